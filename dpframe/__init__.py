@@ -1,0 +1,40 @@
+"""dpframe: differential privacy for pandas.
+
+``import dpframe`` registers a ``.dp`` accessor on DataFrame and Series::
+
+    import pandas as pd, dpframe
+    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    p["age"].dp.mean(bounds=(0, 125), epsilon=0.2)
+    p.dp.budget
+"""
+
+from dpframe.accessor import register
+from dpframe.accounting import Budget, Cost
+from dpframe.errors import (
+    AlreadyProtectedError,
+    BudgetExceededError,
+    DPFrameError,
+    NotProtectedError,
+    PrivacyUnitLostError,
+)
+from dpframe.protection import UNIT_LEVEL
+from dpframe.results import DPFloat, DPInt, Release
+
+register()
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "UNIT_LEVEL",
+    "AlreadyProtectedError",
+    "Budget",
+    "BudgetExceededError",
+    "Cost",
+    "DPFloat",
+    "DPFrameError",
+    "DPInt",
+    "NotProtectedError",
+    "PrivacyUnitLostError",
+    "Release",
+    "__version__",
+]

@@ -1,0 +1,330 @@
+"""The ``.dp`` accessor on DataFrame and Series: a thin front door.
+
+Each method validates its arguments, builds a query (which fixes the noise
+and the cost from the schema and arguments alone), and hands it to
+:mod:`dpframe.queries`, which charges the budget before reading the data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import pandas as pd
+
+from dpframe.accounting.budget import Budget
+from dpframe.errors import PrivacyUnitLostError
+from dpframe.protection import (
+    PandasObject,
+    Protection,
+    attach,
+    check_can_protect,
+    has_unit_record,
+    require_protection,
+)
+from dpframe.queries import partitioned, scalar
+from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
+from dpframe.queries.plan import Target
+from dpframe.results import DPFloat, DPInt
+
+T = TypeVar("T", pd.DataFrame, "pd.Series[Any]")
+
+
+class _Accessor(Generic[T]):
+    """What frames and series share: protecting, the budget, counting."""
+
+    def __init__(self, obj: T) -> None:
+        self._obj = obj
+
+    def protect(
+        self,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+        *,
+        rho: float | None = None,
+        budget: Budget | None = None,
+        privacy_unit: str | None = None,
+        max_contributions: int = 1,
+    ) -> T:
+        """Return a protected copy of the data with a privacy budget attached.
+
+        The original stays unprotected. Frames derived from the returned one
+        (filters, column selections, ``assign``, ``sort_values``, ...) spend
+        from the same budget. With ``privacy_unit="user_id"`` the guarantee is
+        per person rather than per row, and each query keeps at most
+        ``max_contributions`` rows per person.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"age": [23, 35, 47, 59]})
+        >>> p = df.dp.protect(epsilon=1.0, delta=1e-6)
+        >>> p.dp.budget
+        Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
+        >>> df.dp.is_protected, p.dp.is_protected
+        (False, True)
+        """
+        obj = self._obj
+        if budget is not None:
+            if epsilon is not None or rho is not None or delta:
+                raise ValueError("pass either budget= or epsilon=/delta=/rho=, not both")
+            if not isinstance(budget, Budget):
+                raise TypeError(f"budget must be a dpframe.Budget, got {type(budget).__name__}")
+        else:
+            budget = Budget(epsilon=epsilon, delta=delta, rho=rho)
+        check_can_protect(obj)
+        if len(obj) == 0:
+            raise ValueError("cannot protect an empty frame: there is nothing to analyse")
+        if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
+            raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
+        units = None
+        if privacy_unit is not None:
+            if not isinstance(obj, pd.DataFrame) or privacy_unit not in obj.columns:
+                raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
+            if obj[privacy_unit].isna().any():
+                raise ValueError(f"privacy_unit column {privacy_unit!r} has missing values; every row needs a unit")
+            units = obj[privacy_unit].to_numpy()
+        elif max_contributions != 1:
+            raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
+        protection = Protection(budget, max_contributions, privacy_unit)
+        return attach(obj, protection, units)  # type: ignore[return-value]
+
+    @property
+    def is_protected(self) -> bool:
+        """True when this data carries a privacy budget."""
+        return "dpframe" in self._obj.attrs
+
+    @property
+    def budget(self) -> Budget:
+        """The budget this data spends from (shared with every frame derived from the same protect())."""
+        return require_protection(self._obj).budget
+
+    def _target(self) -> Target:
+        return Target.of(self._obj)
+
+    def count(
+        self,
+        *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> DPInt:
+        """Noisy number of rows (frames) or non-missing values (series).
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": range(1000)}).dp.protect(epsilon=1.0)
+        >>> n = p.dp.count(epsilon=0.5)
+        >>> abs(n - 1000) < 100, n.mechanism
+        (True, 'discrete Laplace')
+        """
+        target = self._target()
+        return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism))
+
+
+class DataFrameAccessor(_Accessor[pd.DataFrame]):
+    """Differentially private questions about a protected DataFrame (``df.dp``)."""
+
+    def crosstab(
+        self,
+        index: Any,
+        columns: Any,
+        *,
+        keys: KeySpec = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.DataFrame:
+        """Noisy contingency table of two columns, like ``pd.crosstab(df[index], df[columns])``.
+
+        Keys come from ``keys={col: [...]}``, a categorical dtype, booleans, or
+        (with ``delta > 0``) private selection of cells.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": [True, False] * 50})
+        >>> table = df.dp.protect(epsilon=1.0).dp.crosstab("a", "b", epsilon=0.5)
+        >>> table.shape
+        (2, 2)
+        """
+        target = self._target()
+        partitioning = Partitioning.of(target, [index, columns], keys)
+        privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
+        return partitioned.crosstab(target, index, columns, partitioning, privacy)
+
+    def merge(self, right: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
+        """``DataFrame.merge`` with public data, keeping this frame's budget and privacy-unit record.
+
+        A plain ``merge`` on columns discards both (pandas drops ``attrs`` and
+        the index), so queries on its result are refused. Through ``.dp.merge``
+        a one-to-many match that repeats a person's rows is fine: every query
+        bounds each person's rows to ``max_contributions``. Merging two
+        protected frames is refused: a joined row would mix two people.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"code": ["a", "b"], "n": [1, 2]}).dp.protect(epsilon=1.0)
+        >>> labels = pd.DataFrame({"code": ["a", "b"], "label": ["first", "second"]})
+        >>> m = p.dp.merge(labels, on="code")
+        >>> m.dp.budget is p.dp.budget, list(m.columns)
+        (True, ['code', 'n', 'label'])
+        """
+        protection = require_protection(self._obj)
+        if isinstance(right, (pd.DataFrame, pd.Series)) and ("dpframe" in right.attrs or has_unit_record(right)):
+            raise PrivacyUnitLostError(
+                "both sides of this merge are protected data: a joined row would mix two people's records. "
+                "Query each protected frame separately."
+            )
+        names = list(self._obj.index.names)
+        merged = self._obj.reset_index().merge(right, **kwargs).set_index(names)
+        merged.attrs = {**self._obj.attrs, "dpframe": protection}
+        return merged
+
+    def groupby(self, by: Any, *, keys: KeySpec = None) -> GroupBy:
+        """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`)."""
+        return GroupBy(self._target(), by, keys)
+
+
+class SeriesAccessor(_Accessor["pd.Series[Any]"]):
+    """Differentially private questions about a protected Series (``s.dp``)."""
+
+    def sum(
+        self,
+        *,
+        bounds: Any = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> DPFloat:
+        """Noisy sum of the values clipped to ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": [1.0] * 1000}).dp.protect(epsilon=1.0)
+        >>> s = p["x"].dp.sum(bounds=(0, 2), epsilon=1.0)
+        >>> abs(s - 1000) < 50
+        True
+        """
+        target = self._target()
+        return scalar.bounded_sum(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism))
+
+    def mean(
+        self,
+        *,
+        bounds: Any = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> DPFloat:
+        """Noisy mean of the values clipped to ``bounds`` (noisy sum / noisy count).
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [20, 40, 60] * 1000}).dp.protect(epsilon=1.0)
+        >>> m = p["age"].dp.mean(bounds=(0, 125), epsilon=0.2)
+        >>> abs(m - 40) < 2, m.ci[0] <= m <= m.ci[1]
+        (True, True)
+        """
+        target = self._target()
+        return scalar.mean(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism))
+
+    def var(
+        self,
+        *,
+        bounds: Any = None,
+        ddof: int = 1,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> DPFloat:
+        """Noisy variance of the values clipped to ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": [0.0, 10.0] * 5000}).dp.protect(epsilon=1.0)
+        >>> v = p["x"].dp.var(bounds=(0, 10), epsilon=1.0)
+        >>> abs(v - 25) < 2
+        True
+        """
+        target = self._target()
+        return scalar.var(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
+
+    def std(
+        self,
+        *,
+        bounds: Any = None,
+        ddof: int = 1,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> DPFloat:
+        """Noisy standard deviation of the values clipped to ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": [0.0, 10.0] * 5000}).dp.protect(epsilon=1.0)
+        >>> abs(p["x"].dp.std(bounds=(0, 10), epsilon=1.0) - 5) < 0.5
+        True
+        """
+        target = self._target()
+        return scalar.std(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
+
+    def histogram(
+        self,
+        bins: Any = 10,
+        *,
+        bounds: Any = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy counts per bin; ``bins`` is a sequence of edges, or a number of bins over ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [25, 35, 45] * 100}).dp.protect(epsilon=1.0)
+        >>> h = p["age"].dp.histogram(bins=range(0, 130, 10), epsilon=0.2)
+        >>> len(h), h.name
+        (12, 'count')
+        """
+        target = self._target()
+        return partitioned.histogram(
+            target, self._obj, bins, bounds, target.privacy(epsilon, delta, rho, mechanism)
+        )
+
+    def value_counts(
+        self,
+        *,
+        keys: KeySpec = None,
+        normalize: bool = False,
+        sort: bool = True,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy count per category, like ``Series.value_counts()``.
+
+        Categories come from ``keys=``, a categorical dtype, booleans, or
+        (with ``delta > 0``) private partition selection.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"edu": ["HS", "BA", "HS"] * 300}).dp.protect(epsilon=1.0, delta=1e-6)
+        >>> vc = p["edu"].dp.value_counts(keys=["HS", "BA", "PhD"], epsilon=0.2)
+        >>> list(vc.index[:2])
+        ['HS', 'BA']
+        """
+        target = self._target()
+        partitioning = Partitioning.of(target, [self._obj.name], keys)
+        privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
+        return partitioned.value_counts(target, self._obj, partitioning, privacy, normalize, sort)
+
+
+def register() -> None:
+    """Register ``.dp`` on pandas DataFrame and Series (done on ``import dpframe``)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        # Re-registering on reload replaces our own accessor; the warning is noise.
+        warnings.simplefilter("ignore", UserWarning)
+        pd.api.extensions.register_dataframe_accessor("dp")(DataFrameAccessor)
+        pd.api.extensions.register_series_accessor("dp")(SeriesAccessor)
+
+
+__all__ = ["DataFrameAccessor", "PandasObject", "SeriesAccessor", "register"]

@@ -1,0 +1,1 @@
+"""Noise: a secure random source, exact discrete samplers and their calibration."""

@@ -1,0 +1,254 @@
+"""From a query's privacy parameters to calibrated, exact integer noise.
+
+Every release in dpframe is an integer vector plus exact discrete noise:
+
+* counts are integers already;
+* sums are computed exactly on an integer grid (see :class:`SumGrid`), so the
+  sensitivity holds exactly despite floating point, and are released on a
+  power-of-two grid tied to the noise scale, never to the data.
+
+Pure DP uses the discrete Laplace mechanism; (epsilon, delta)-DP uses the
+discrete Gaussian calibrated with Balle & Wang's analytic bound and checked
+against its exact discrete privacy profile (CKS20, Thm 7); zCDP uses the
+discrete Gaussian with sigma^2 = Delta^2 / (2 rho) (CKS20, Thm 14).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpframe.accounting.budget import Budget, Cost, exact
+from dpframe.noise import calibrate
+from dpframe.noise.discrete import sample_discrete_gaussian, sample_discrete_laplace
+
+MechanismName = Literal["laplace", "gaussian"]
+
+# Noise is represented with a power-of-two denominator of this many bits: fine
+# enough that the rounding (always upwards: more noise) is invisible, coarse
+# enough that the exact samplers stay on their fast integer path.
+_NOISE_BITS = 40
+# Sums are released on a grid this many binary digits finer than their noise.
+_NOISE_GRID_BITS = 20
+# Values are summed on a grid this many binary digits finer than their range.
+_DATA_GRID_BITS = 30
+
+
+def round_up(value: Fraction, bits: int = _NOISE_BITS) -> Fraction:
+    """The smallest fraction >= ``value`` with a power-of-two denominator and ~``bits`` significant bits.
+
+    >>> round_up(Fraction(1, 3), bits=8)
+    Fraction(171, 512)
+    """
+    if value <= 0:
+        raise ValueError("noise parameters must be positive")
+    exponent = bits - (value.numerator.bit_length() - value.denominator.bit_length())
+    scale = Fraction(2) ** exponent
+    return Fraction(math.ceil(value * scale)) / scale
+
+
+def round_down(value: float, bits: int = _NOISE_BITS) -> Fraction:
+    """The largest fraction <= ``value`` with a power-of-two denominator and ~``bits`` significant bits."""
+    exponent = bits - math.frexp(value)[1]
+    return Fraction(math.floor(Fraction(value) * 2**exponent)) / 2**exponent
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """Exact discrete noise: Laplace with ``scale`` or Gaussian with variance ``sigma2`` (grid units)."""
+
+    mechanism: MechanismName
+    param: Fraction
+
+    def sample(self, size: int) -> NDArray[np.int64]:
+        """``size`` independent exact draws."""
+        if self.mechanism == "laplace":
+            return sample_discrete_laplace(self.param, size)
+        return sample_discrete_gaussian(self.param, size)
+
+    @property
+    def std(self) -> float:
+        """Standard deviation of one draw."""
+        if self.mechanism == "laplace":
+            return math.sqrt(calibrate.discrete_laplace_variance(float(self.param)))
+        return math.sqrt(calibrate.discrete_gaussian_variance(float(self.param)))
+
+    def halfwidth(self, level: float = 0.95) -> int:
+        """Smallest integer k with P(|noise| <= k) >= level."""
+        if self.mechanism == "laplace":
+            return calibrate.discrete_laplace_halfwidth(float(self.param), level)
+        return calibrate.discrete_gaussian_halfwidth(float(self.param), level)
+
+    @property
+    def name(self) -> str:
+        """``"discrete Laplace"`` or ``"discrete Gaussian"``."""
+        return "discrete Laplace" if self.mechanism == "laplace" else "discrete Gaussian"
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """The privacy a query may spend, resolved against its budget's currency.
+
+    ``epsilon`` is the Laplace mechanism's epsilon; ``delta`` is spent on the
+    Gaussian mechanism or on partition selection; ``rho`` is the zCDP cost.
+    """
+
+    kind: Literal["approx", "zcdp"]
+    mechanism: MechanismName
+    epsilon: Fraction
+    delta: Fraction
+    rho: Fraction
+
+    @property
+    def cost(self) -> Cost:
+        """What the budget is charged."""
+        if self.kind == "zcdp":
+            return Cost(rho=self.rho)
+        return Cost(epsilon=self.epsilon, delta=self.delta)
+
+    def share(self, weight: Fraction) -> Privacy:
+        """The privacy of one of several measurements composed sequentially (a ``weight`` share)."""
+        if self.kind == "zcdp":
+            rho = self.rho * weight
+            epsilon = round_down(math.sqrt(2 * float(rho))) if self.mechanism == "laplace" else Fraction(0)
+            return Privacy(self.kind, self.mechanism, epsilon, Fraction(0), rho)
+        return Privacy(self.kind, self.mechanism, self.epsilon * weight, self.delta * weight, Fraction(0))
+
+    def noise(self, sensitivity: int) -> NoiseSpec:
+        """Exact noise for a measurement with integer sensitivity (L1 for Laplace, L2 for Gaussian)."""
+        if self.mechanism == "laplace":
+            return NoiseSpec("laplace", round_up(Fraction(sensitivity) / self.epsilon))
+        if self.kind == "zcdp":
+            return NoiseSpec("gaussian", round_up(Fraction(sensitivity**2) / (2 * self.rho)))
+        sigma = calibrate.discrete_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
+        return NoiseSpec("gaussian", round_up(Fraction(sigma) ** 2))
+
+    def real_noise_std(self, sensitivity: float) -> float:
+        """The noise std a real-valued measurement with this sensitivity gets (to choose grids)."""
+        if self.mechanism == "laplace":
+            return math.sqrt(2) * sensitivity / float(self.epsilon)
+        if self.kind == "zcdp":
+            return sensitivity / math.sqrt(2 * float(self.rho))
+        return calibrate.analytic_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
+
+
+def resolve(
+    budget: Budget,
+    epsilon: float | None,
+    delta: float | None,
+    rho: float | None,
+    mechanism: str | None,
+    *,
+    selects_partitions: bool = False,
+) -> Privacy:
+    """Validate a query's privacy arguments against the budget it will spend from.
+
+    * (epsilon, delta) budgets: ``epsilon`` is required; ``delta > 0`` selects
+      the Gaussian mechanism unless ``mechanism="laplace"`` -- or, for queries
+      that discover their categories, pays for private partition selection.
+    * zCDP budgets: ``rho`` (Gaussian), or ``epsilon`` (Laplace, charged
+      rho = epsilon^2 / 2, since epsilon-DP implies epsilon^2/2-zCDP).
+
+    >>> resolve(Budget(epsilon=1.0), 0.5, None, None, None).mechanism
+    'laplace'
+    """
+    if mechanism not in (None, "laplace", "gaussian"):
+        raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
+    if budget.kind == "zcdp":
+        if delta is not None:
+            raise ValueError("this budget is zCDP (rho): pass rho= (Gaussian) or epsilon= (Laplace), not delta=")
+        if (epsilon is None) == (rho is None):
+            raise ValueError("this budget is zCDP: pass exactly one of rho= (Gaussian) or epsilon= (Laplace)")
+        if epsilon is not None:
+            if mechanism == "gaussian":
+                raise ValueError("on a zCDP budget the Gaussian mechanism is specified by rho=, not epsilon=")
+            eps = exact(epsilon, "epsilon")
+            return Privacy("zcdp", "laplace", eps, Fraction(0), eps * eps / 2)
+        assert rho is not None
+        r = exact(rho, "rho")
+        chosen: MechanismName = "laplace" if mechanism == "laplace" else "gaussian"
+        eps = round_down(math.sqrt(2 * float(r))) if chosen == "laplace" else Fraction(0)
+        return Privacy("zcdp", chosen, eps, Fraction(0), r)
+
+    if rho is not None:
+        raise ValueError("this budget is (epsilon, delta): pass epsilon= (and delta= for the Gaussian mechanism)")
+    if epsilon is None:
+        raise ValueError("pass epsilon=, the share of the budget this query may spend (e.g. epsilon=0.1)")
+    eps = exact(epsilon, "epsilon")
+    dlt = exact(delta, "delta", allow_zero=True) if delta is not None else Fraction(0)
+    if dlt >= 1:
+        raise ValueError(f"delta must be < 1, got {delta!r}")
+    if mechanism is None:
+        chosen = "gaussian" if dlt > 0 and not selects_partitions else "laplace"
+    else:
+        chosen = "gaussian" if mechanism == "gaussian" else "laplace"
+    if chosen == "gaussian" and dlt == 0:
+        raise ValueError("the Gaussian mechanism needs delta > 0: pass delta= (e.g. 1e-7) or use the Laplace mechanism")
+    if chosen == "gaussian" and selects_partitions:
+        raise ValueError(
+            "private partition selection uses the Laplace mechanism: declare the categories to use "
+            "mechanism='gaussian', or drop mechanism="
+        )
+    if chosen == "laplace" and dlt > 0 and not selects_partitions:
+        raise ValueError("the Laplace mechanism does not use delta: drop delta= or pass mechanism='gaussian'")
+    return Privacy("approx", chosen, eps, dlt, Fraction(0))
+
+
+def _power_of_two_at_most(value: float) -> Fraction:
+    return Fraction(2) ** (math.frexp(value)[1] - 1)
+
+
+@dataclass(frozen=True)
+class SumGrid:
+    """How a bounded sum is computed exactly and released on a data-independent grid.
+
+    Each value is clipped to ``[lo, hi]`` and rounded to the nearest multiple of
+    ``data_step`` (a power of two ~2^-30 of the range), so the per-row
+    contribution is an integer of magnitude at most ``data_bound`` and the sum
+    is exact. The exact integer sum is then rounded to a multiple of
+    ``2**shift`` data steps (the release grid, ~2^-20 of the noise standard
+    deviation); rounding can move neighbouring sums by at most one extra step,
+    which ``sensitivity`` includes. The released value is
+    ``release_step * (rounded sum + noise)``.
+    """
+
+    lo: float
+    hi: float
+    data_step: Fraction
+    data_bound: int
+    shift: int
+    sensitivity: int
+
+    @property
+    def release_step(self) -> float:
+        """Real value of one unit of the released integer."""
+        return float(self.data_step * 2**self.shift)
+
+    @classmethod
+    def choose(cls, lo: float, hi: float, contributions: int, privacy: Privacy) -> SumGrid:
+        """The grid for a sum of values clipped to ``[lo, hi]``, ``contributions`` rows per unit."""
+        magnitude = max(abs(lo), abs(hi))
+        if magnitude == 0:
+            raise ValueError("bounds (0, 0) leave nothing to sum; widen them")
+        data_step = _power_of_two_at_most(magnitude) / 2**_DATA_GRID_BITS
+        data_bound = max(abs(round(Fraction(lo) / data_step)), abs(round(Fraction(hi) / data_step)))
+        noise_std = privacy.real_noise_std(contributions * magnitude)
+        shift = max(0, math.frexp(noise_std / float(data_step))[1] - 1 - _NOISE_GRID_BITS)
+        data_sensitivity = contributions * data_bound
+        sensitivity = data_sensitivity if shift == 0 else data_sensitivity // 2**shift + 1
+        return cls(lo, hi, data_step, data_bound, shift, sensitivity)
+
+    def to_release_grid(self, exact_sums: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Round exact data-grid sums to the release grid (half to even, in integers)."""
+        if self.shift == 0:
+            return exact_sums
+        step = np.int64(2**self.shift)
+        quotient, remainder = np.divmod(exact_sums, step)
+        half = step // 2
+        up = (remainder > half) | ((remainder == half) & (quotient % 2 == 1))
+        return quotient + up.astype(np.int64)

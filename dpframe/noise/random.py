@@ -1,0 +1,336 @@
+"""The random source behind every noise draw, and exact uniform integers.
+
+All noise in dpframe is built from independent uniform 64-bit words.  By
+default they come from :class:`SystemRandomSource`, i.e. ``os.urandom`` (the
+kernel CSPRNG), because a differential-privacy guarantee is only as good as
+the unpredictability of its noise: a seeded PRNG such as numpy's PCG64 lets
+anyone who learns (or guesses) the seed subtract the noise again.
+
+:class:`SeededRandomSource` exists for reproducible tests only.  It is never
+used unless a caller passes it explicitly to a low-level sampler, or the
+documented test switch :func:`dpframe.testing.seeded_noise` is active; in
+that case :func:`current_source` returns it and :func:`is_seeded` reports it,
+so higher layers can label such releases "seeded (not private)".
+
+The switch is one process-wide slot guarded by a :class:`threading.Lock`: it
+is deliberately *not* thread-local, so a test that turns it on affects every
+thread, which is what a test wants and keeps the mechanism easy to audit.
+
+On top of the words this module provides exact integer helpers:
+
+* :func:`uniform_below` -- exact uniform integers in ``[0, high)``;
+* :func:`random_bits` -- fair coins, 64 per word.
+
+Random words are the expensive resource (``os.urandom`` costs roughly 20-30 ns
+per word, far more than a numpy pass over the same element), so both helpers
+pack several small draws into one 64-bit word instead of spending a word per
+draw.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "RandomSource",
+    "SeededRandomSource",
+    "SystemRandomSource",
+    "current_source",
+    "is_seeded",
+    "random_bits",
+    "uniform_below",
+]
+
+_INT64_MAX = 2**63 - 1
+
+
+@runtime_checkable
+class RandomSource(Protocol):
+    """Anything that can produce independent uniform 64-bit words.
+
+    Implementations must return a one-dimensional ``uint64`` array of length
+    ``n`` whose entries are independent and uniform over ``[0, 2**64)``.  The
+    returned array may be read-only; callers must not modify it in place.
+
+    >>> import numpy as np
+    >>> from dpframe.noise.random import RandomSource, SystemRandomSource
+    >>> isinstance(SystemRandomSource(), RandomSource)
+    True
+    """
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        """Return ``n`` independent uniform 64-bit words."""
+        ...
+
+
+class SystemRandomSource:
+    """Cryptographically secure words from the operating system (the default).
+
+    Each call reads ``8 * n`` bytes from ``os.urandom``; the result is a
+    read-only view of those bytes.
+
+    >>> w = SystemRandomSource().words(3)
+    >>> w.shape, w.dtype
+    ((3,), dtype('uint64'))
+    """
+
+    __slots__ = ()
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        """Return ``n`` uniform 64-bit words read from ``os.urandom``."""
+        if n < 0:
+            raise ValueError(f"n must be non-negative, got {n}")
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+
+    def __repr__(self) -> str:
+        return "SystemRandomSource()"
+
+
+class SeededRandomSource:
+    """Deterministic words from ``numpy.random.Generator(PCG64(seed))``.
+
+    NOT cryptographically secure and NOT private: anyone who knows the seed
+    can reproduce, and therefore remove, the noise.  For tests only; use
+    :func:`dpframe.testing.seeded_noise` rather than constructing it directly.
+
+    >>> SeededRandomSource(7).words(2).tolist() == SeededRandomSource(7).words(2).tolist()
+    True
+    """
+
+    __slots__ = ("_generator", "seed")
+
+    def __init__(self, seed: int) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        if seed < 0:
+            raise ValueError(f"seed must be non-negative, got {seed}")
+        self.seed = int(seed)
+        self._generator = np.random.Generator(np.random.PCG64(self.seed))
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        """Return the next ``n`` 64-bit outputs of the PCG64 stream."""
+        if n < 0:
+            raise ValueError(f"n must be non-negative, got {n}")
+        # random_raw is the bit generator's native 64-bit output: no
+        # conversion, and every bit is used.
+        raw: NDArray[np.uint64] = self._generator.bit_generator.random_raw(n)
+        return raw
+
+    def __repr__(self) -> str:
+        return f"SeededRandomSource({self.seed})"
+
+
+# --- the process-wide test switch ------------------------------------------
+
+_SYSTEM_SOURCE = SystemRandomSource()
+_switch_lock = threading.Lock()
+_seeded_source: SeededRandomSource | None = None
+
+
+def current_source() -> RandomSource:
+    """Return the active random source.
+
+    That is the secure :class:`SystemRandomSource`, unless the test switch
+    :func:`dpframe.testing.seeded_noise` is active, in which case it is the
+    switch's :class:`SeededRandomSource`.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> current_source()
+    SystemRandomSource()
+    >>> with seeded_noise(3):
+    ...     current_source()
+    SeededRandomSource(3)
+    """
+    with _switch_lock:
+        seeded = _seeded_source
+    return _SYSTEM_SOURCE if seeded is None else seeded
+
+
+def is_seeded() -> bool:
+    """Return True while the seeded test switch is active.
+
+    Releases made while this is True are reproducible and therefore NOT
+    differentially private; the ledger should mark them "seeded (not private)".
+
+    >>> from dpframe.testing import seeded_noise
+    >>> is_seeded()
+    False
+    >>> with seeded_noise(0):
+    ...     is_seeded()
+    True
+    """
+    with _switch_lock:
+        return _seeded_source is not None
+
+
+def _swap_seeded_source(source: SeededRandomSource | None) -> SeededRandomSource | None:
+    """Install ``source`` as the active seeded source; return the previous one.
+
+    Private: the only intended caller is :func:`dpframe.testing.seeded_noise`.
+    """
+    global _seeded_source
+    with _switch_lock:
+        previous = _seeded_source
+        _seeded_source = source
+    return previous
+
+
+# --- exact integer helpers --------------------------------------------------
+
+
+def _draw_bits(source: RandomSource, n: int, bits: int) -> NDArray[np.int64]:
+    """Return ``n`` independent uniform integers in ``[0, 2**bits)``.
+
+    ``1 <= bits <= 63``.  ``64 // bits`` values are cut from each 64-bit word
+    (e.g. three 20-bit values per word), so small draws cost a fraction of a
+    word.  The result is a fresh, writable array.
+    """
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if bits == 1:
+        return np.unpackbits(source.words(-(-n // 64)).view(np.uint8), count=n).astype(np.int64)
+    per_word = 64 // bits
+    words = source.words(-(-n // per_word))
+    if bits in (8, 16, 32):
+        # A reinterpreting view is cheaper than shifting.
+        narrow = {8: np.uint8, 16: np.uint16, 32: np.uint32}[bits]
+        return words.view(narrow)[:n].astype(np.int64)
+    mask = np.uint64((1 << bits) - 1)
+    if per_word == 1:
+        return (words & mask).view(np.int64)
+    # Row j holds bits [j*bits, (j+1)*bits) of every word.  Which value ends
+    # up where does not matter: all of them are independent and uniform.
+    shifts = (np.arange(per_word, dtype=np.uint64) * np.uint64(bits))[:, None]
+    fields = (words[None, :] >> shifts) & mask
+    return fields.reshape(-1)[:n].view(np.int64)
+
+
+def _fill_mask(x: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Return ``2**k - 1`` for the least ``k`` with ``2**k > x``, elementwise.
+
+    ``x`` must be non-negative.  Exact integer shifts and ors, no float log2
+    (which rounds wrongly near powers of two above 2**53).
+    """
+    m = x.copy()
+    for shift in (1, 2, 4, 8, 16, 32):
+        m |= m >> shift
+    return m
+
+
+def _uniform_below_scalar(high: int, size: int, source: RandomSource) -> NDArray[np.int64]:
+    """``size`` exact uniform integers in ``[0, high)`` for one int bound."""
+    top = high - 1
+    bits = top.bit_length()
+    if bits == 0:
+        return np.zeros(size, dtype=np.int64)
+    out = _draw_bits(source, size, bits)
+    if top == (1 << bits) - 1:
+        return out  # power of two: every draw is accepted
+    # Rejection sampling; each round accepts with probability > 1/2 and
+    # redraws only the rejected entries.
+    bad = np.flatnonzero(out > top)
+    while bad.size:
+        redraw = _draw_bits(source, bad.size, bits)
+        out[bad] = redraw
+        bad = bad[np.flatnonzero(redraw > top)]
+    return out
+
+
+def _as_int64_array(values: ArrayLike, name: str) -> NDArray[np.int64]:
+    """Convert integer input to int64 exactly, refusing floats and overflow."""
+    if isinstance(values, (int, np.integer)) and not isinstance(values, (bool, np.bool_)):
+        v = int(values)
+        if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+            raise OverflowError(f"{name}={v} does not fit in int64")
+        return np.asarray(v, dtype=np.int64)
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iu":
+        if arr.size == 0:
+            return np.zeros(arr.shape, dtype=np.int64)
+        raise TypeError(f"{name} must be integers that fit in int64, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > _INT64_MAX:
+        raise OverflowError(f"{name} does not fit in int64")
+    return arr.astype(np.int64, copy=False)
+
+
+def uniform_below(
+    high: ArrayLike, source: RandomSource | None = None, size: int | None = None
+) -> NDArray[np.int64]:
+    """Exact uniform integers in ``[0, high)``, elementwise.
+
+    ``high`` is an integer array (or scalar) of bounds, each in
+    ``[1, 2**63 - 1]``; the result has the shape of ``high``.  With an int
+    ``high`` and ``size=n`` it returns ``n`` draws below that common bound,
+    which is cheaper than passing a constant array.
+
+    The draw is exact: each candidate is a uniform integer with the bit
+    length of ``high - 1`` (masking random bits, the mask computed with exact
+    integer shifts), and candidates ``>= high`` are rejected and redrawn.
+    Only the rejected entries are redrawn, so the work is a few numpy passes
+    over a shrinking array.  When the bounds are small several candidates
+    share one 64-bit word.
+
+    ``source`` defaults to :func:`current_source`.
+
+    >>> import numpy as np
+    >>> from dpframe.testing import seeded_noise
+    >>> x = uniform_below(np.array([1, 2, 10, 2**62]))
+    >>> x.dtype, x.shape, bool(((0 <= x) & (x < [1, 2, 10, 2**62])).all())
+    (dtype('int64'), (4,), True)
+    >>> with seeded_noise(1):
+    ...     uniform_below(6, size=8).tolist()
+    [4, 3, 3, 5, 2, 1, 2, 3]
+    """
+    src = current_source() if source is None else source
+    if size is not None:
+        if size < 0:
+            raise ValueError(f"size must be non-negative, got {size}")
+        if np.ndim(high) != 0:
+            raise ValueError("size= is only supported with a scalar high")
+        h = int(_as_int64_array(high, "high"))
+        if h < 1:
+            raise ValueError(f"high must be >= 1, got {h}")
+        return _uniform_below_scalar(h, size, src)
+
+    bounds = _as_int64_array(high, "high")
+    if bounds.size == 0:
+        return np.zeros(bounds.shape, dtype=np.int64)
+    if int(bounds.min()) < 1:
+        raise ValueError("every bound in high must be >= 1")
+    top = bounds.reshape(-1) - 1
+    mask = _fill_mask(top)
+    bits = int(mask.max()).bit_length()
+    if bits == 0:
+        return np.zeros(bounds.shape, dtype=np.int64)
+    out = _draw_bits(src, top.size, bits) & mask
+    bad = np.flatnonzero(out > top)
+    while bad.size:
+        sub_mask = mask[bad]
+        sub_top = top[bad]
+        redraw = _draw_bits(src, bad.size, int(sub_mask.max()).bit_length()) & sub_mask
+        out[bad] = redraw
+        bad = bad[np.flatnonzero(redraw > sub_top)]
+    return out.reshape(bounds.shape)
+
+
+def random_bits(n: int, source: RandomSource | None = None) -> NDArray[np.bool_]:
+    """Return ``n`` independent fair coin flips as a boolean array.
+
+    Every bit of every word is used: ``n`` coins cost ``ceil(n / 64)`` words.
+    ``source`` defaults to :func:`current_source`.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     random_bits(5).tolist()
+    [False, True, True, True, True]
+    """
+    if n < 0:
+        raise ValueError(f"n must be non-negative, got {n}")
+    src = current_source() if source is None else source
+    bits = np.unpackbits(src.words(-(-n // 64)).view(np.uint8), count=n)
+    return bits.view(np.bool_)

@@ -1,0 +1,1 @@
+"""Queries: plans decided before reading the data, the data kernels, and the aggregates."""

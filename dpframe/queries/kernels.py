@@ -1,0 +1,138 @@
+"""The passes over the data: exact integer aggregates, vectorised and chunked.
+
+These functions read private data and return exact integers; they never
+raise on data values (NaN, inf and out-of-range values are clipped or
+dropped by rule), so nothing about a record can surface in an error.
+
+Work is done in cache-sized chunks with in-place numpy operations: one pass
+over the column, and extra memory of a few chunks regardless of its length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.noise.mechanism import SumGrid
+
+# 2^16 rows per chunk: a chunk of grid integers (each below 2^31 in magnitude)
+# sums exactly in float64 (below 2^53), and four float64 chunks fit in L2 cache.
+CHUNK = 1 << 16
+
+
+def as_float_array(series: pd.Series[Any]) -> NDArray[np.float64]:
+    """The column as float64 with missing values as NaN (no copy when already float64)."""
+    if series.dtype == np.float64:
+        return series.to_numpy()
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _chunks(n: int) -> Iterator[slice]:
+    for start in range(0, n, CHUNK):
+        yield slice(start, min(start + CHUNK, n))
+
+
+@dataclass(frozen=True)
+class MomentSums:
+    """Exact results of one pass: non-missing counts and grid sums, per group."""
+
+    counts: NDArray[np.int64]
+    sums: NDArray[np.int64]
+    square_sums: NDArray[np.int64] | None
+
+
+def moment_sums(
+    values: NDArray[np.float64],
+    center: float,
+    grid: SumGrid,
+    square_grid: SumGrid | None = None,
+    codes: NDArray[np.int64] | None = None,
+    n_groups: int = 1,
+) -> MomentSums:
+    """Count the non-missing values and sum their grid-rounded deviations, exactly.
+
+    Per row: ``d = clip(x - center, grid.lo, grid.hi)`` contributes
+    ``rint(d / grid.data_step)``; with ``square_grid`` also
+    ``rint(clip(d*d - c2, square_grid.lo, square_grid.hi) / step2)`` where
+    ``c2`` centres the square range. Missing values contribute nothing and are
+    not counted. With ``codes`` (group of each row, -1 = row not used) the sums
+    are per group.
+    """
+    counts = np.zeros(n_groups, dtype=np.int64)
+    sums = np.zeros(n_groups, dtype=np.int64)
+    square_sums = np.zeros(n_groups, dtype=np.int64) if square_grid is not None else None
+    inv_step = float(1 / grid.data_step)  # a power of two: multiplying is exact
+    buf = np.empty(min(CHUNK, len(values)), dtype=np.float64)
+    sq = np.empty_like(buf) if square_grid is not None else None
+    for part in _chunks(len(values)):
+        d = buf[: part.stop - part.start]
+        np.subtract(values[part], center, out=d)
+        missing = np.isnan(d)
+        np.clip(d, grid.lo, grid.hi, out=d)
+        d[missing] = 0.0
+        group = None if codes is None else codes[part]
+        if group is not None:
+            unused = group < 0
+            d[unused] = 0.0
+            missing |= unused
+            group = np.where(unused, 0, group)
+        if sq is not None and square_grid is not None and square_sums is not None:
+            s = sq[: len(d)]
+            np.multiply(d, d, out=s)
+            np.subtract(s, (square_grid.lo + square_grid.hi) / 2, out=s)
+            np.clip(s, square_grid.lo, square_grid.hi, out=s)
+            s[missing] = 0.0
+            np.multiply(s, float(1 / square_grid.data_step), out=s)
+            np.rint(s, out=s)
+            square_sums += _group_sum(s, group, n_groups)
+        np.multiply(d, inv_step, out=d)
+        np.rint(d, out=d)
+        sums += _group_sum(d, group, n_groups)
+        present = (~missing).astype(np.float64)
+        counts += _group_sum(present, group, n_groups)
+    return MomentSums(counts, sums, square_sums)
+
+
+def _group_sum(
+    integers: NDArray[np.float64], group: NDArray[np.int64] | None, n_groups: int
+) -> NDArray[np.int64]:
+    # Exact: a chunk's integer-valued floats sum below 2^53 in any order.
+    if group is None:
+        return np.array([integers.sum()], dtype=np.int64)
+    return np.bincount(group, weights=integers, minlength=n_groups).astype(np.int64)
+
+
+def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Rows per bin (numpy's convention: last bin closed); NaN and out-of-range rows are dropped."""
+    counts, _ = np.histogram(values, bins=edges)
+    return counts.astype(np.int64)
+
+
+def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> NDArray[np.int64]:
+    """Position of each row's value in ``keys``; -1 for missing or undeclared values."""
+    if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.categories.equals(keys):
+        return series.cat.codes.to_numpy(dtype=np.int64)
+    return pd.Categorical(series, categories=keys).codes.astype(np.int64)
+
+
+def combine_codes(codes: Sequence[NDArray[np.int64]], sizes: Sequence[int]) -> NDArray[np.int64]:
+    """Row-major cell number of each row in the product of the key sets; -1 if any part is -1."""
+    combined = codes[0].copy()
+    invalid = combined < 0
+    for part, size in zip(codes[1:], sizes[1:]):
+        combined *= size
+        combined += part
+        invalid |= part < 0
+    combined[invalid] = -1
+    return combined
+
+
+def count_codes(codes: NDArray[np.int64], n_cells: int) -> NDArray[np.int64]:
+    """Rows per cell, ignoring rows coded -1."""
+    valid = codes[codes >= 0] if (codes < 0).any() else codes
+    return np.bincount(valid, minlength=n_cells).astype(np.int64)

@@ -1,0 +1,352 @@
+"""Queries over disjoint partitions: histogram, value_counts, crosstab and group-by.
+
+Each row falls in at most one partition, so every partition gets the query's
+whole budget (parallel composition); a privacy unit with up to k rows can
+touch k partitions, which the sensitivity k accounts for.
+
+Partition keys must be public: declared with ``keys=``, the categories of a
+categorical dtype, or False/True for booleans. Declared keys that do not occur
+still get a noisy answer, since their absence would leak. Otherwise, with
+delta > 0, keys are selected privately (Korolova et al. 2009; Google's DP
+SQL 2020): the noisy count of each observed key is released only if it clears
+a threshold set so that a key contributed by a single unit appears with
+probability at most delta.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
+from dpframe.queries import kernels
+from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, normal_quantile, public_keys
+from dpframe.queries.scalar import LEVEL, _Moments
+from dpframe.results import Release, with_release
+
+KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How rows map to partitions, decided from the schema and the declared keys."""
+
+    columns: tuple[Any, ...]
+    keys: tuple[pd.Index[Any] | None, ...]
+
+    @classmethod
+    def of(cls, target: Target, columns: Sequence[Any], keys: KeySpec) -> Partitioning:
+        """Validate the columns and find their public keys (None where there are none)."""
+        if isinstance(keys, Mapping):
+            unknown = set(keys) - set(columns)
+            if unknown:
+                raise KeyError(f"keys given for columns {sorted(map(str, unknown))} that are not being grouped")
+            declared = [keys.get(c) for c in columns]
+        elif keys is not None:
+            if len(columns) != 1:
+                raise TypeError("with several columns, pass keys as a dict {column: [values, ...]}")
+            declared = [keys]
+        else:
+            declared = [None] * len(columns)
+        found = tuple(public_keys(target.column(c), d) for c, d in zip(columns, declared))
+        return cls(tuple(columns), found)
+
+    @property
+    def public(self) -> bool:
+        """True when every key set is public, so no selection is needed."""
+        return all(k is not None for k in self.keys)
+
+    @property
+    def cells(self) -> int:
+        """Number of public cells."""
+        return math.prod(len(k) for k in self.keys if k is not None)
+
+    def index(self) -> pd.Index[Any]:
+        """The public cells as an index (a MultiIndex for several columns)."""
+        keys = [k for k in self.keys if k is not None]
+        if len(keys) == 1:
+            return keys[0].rename(self.columns[0])
+        return pd.MultiIndex.from_product(keys, names=list(self.columns))
+
+    def codes(self, target: Target, mask: NDArray[np.bool_] | None) -> tuple[NDArray[np.int64], pd.Index[Any]]:
+        """After charging: each row's cell (-1 = unused) and the cells (observed ones if not public)."""
+        parts, sizes, observed = [], [], []
+        for column, keys in zip(self.columns, self.keys):
+            series = target.column(column)
+            if keys is None:
+                codes, uniques = pd.factorize(series, use_na_sentinel=True)
+                keys = pd.Index(uniques)
+            else:
+                codes = kernels.category_codes(series, keys)
+            parts.append(np.asarray(codes, dtype=np.int64))
+            sizes.append(len(keys))
+            observed.append(keys)
+        combined = kernels.combine_codes(parts, sizes)
+        if mask is not None:
+            combined = np.where(mask, combined, -1)
+        if self.public:
+            return combined, self.index()
+        # Compact the observed combinations; these keys are private until selected.
+        used, compact = np.unique(combined[combined >= 0], return_inverse=True)
+        out = np.full(len(combined), -1, dtype=np.int64)
+        out[combined >= 0] = compact
+        positions = np.unravel_index(used, sizes)
+        arrays = [keys[pos] for keys, pos in zip(observed, positions)]
+        if len(arrays) == 1:
+            return out, pd.Index(arrays[0], name=self.columns[0])
+        return out, pd.MultiIndex.from_arrays(arrays, names=list(self.columns))
+
+
+def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
+    """Smallest noisy count that releases a key, so a unit's own keys leak with probability <= delta.
+
+    With discrete Laplace noise of scale b, P[Z >= m] = p^m / (1 + p), p = e^(-1/b). A key
+    held by one unit has count <= k, and the unit holds <= k keys, so requiring
+    P[Z >= m] <= delta / k and releasing at count >= k + m bounds the total by delta.
+    """
+    p = math.exp(-1.0 / float(noise.param))
+    m = math.ceil(math.log(delta * (1 + p) / contributions) / math.log(p)) + 1  # +1: margin for rounding
+    return contributions + max(m, 1)
+
+
+def _require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
+    if not partitioning.public and (privacy.kind != "approx" or privacy.delta == 0):
+        missing = [str(c) for c, k in zip(partitioning.columns, partitioning.keys) if k is None]
+        raise ValueError(
+            f"the categories of {missing} are not public: declare them with keys=[...], give the column a "
+            "categorical dtype, or pass delta>0 (on an epsilon/delta budget) to select them privately"
+        )
+
+
+def _release_counts(
+    query: str, target: Target, partitioning: Partitioning, privacy: Privacy, columns: tuple[str, ...]
+) -> tuple[NDArray[np.float64], pd.Index[Any], NoiseSpec, Plan]:
+    """Charge and release noisy counts per partition (selecting partitions privately if needed)."""
+    _require_selection(partitioning, privacy)
+    noise = privacy.noise(target.contributions)
+    rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
+    plan = Plan(query, columns, target, privacy, {"count": noise}, rule=rule)
+    plan.charge()
+    codes, cells = partitioning.codes(target, target.rows_in_use())
+    noisy = (kernels.count_codes(codes, len(cells)) + noise.sample(len(cells))).astype(np.float64)
+    if not partitioning.public:
+        keep = noisy >= selection_threshold(noise, target.contributions, float(privacy.delta))
+        noisy, cells = noisy[keep], cells[keep]
+    return noisy, cells, noise, plan
+
+
+def _count_release(plan: Plan, noise: NoiseSpec, values: Any, note: str = "") -> Release:
+    half = noise.halfwidth(LEVEL)
+    return Release(
+        plan.query, plan.columns, plan.mechanism, plan.privacy.cost, noise.std, values - half, values + half,
+        LEVEL, None, note,
+    )
+
+
+def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, privacy: Privacy) -> pd.Series[Any]:
+    """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``."""
+    check_numeric(series, "histogram")
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        lo, hi = check_bounds(bounds)
+        if bins < 1:
+            raise ValueError(f"bins must be >= 1, got {bins}")
+        edges = np.linspace(lo, hi, int(bins) + 1)
+    else:
+        try:
+            edges = np.asarray(list(bins), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("bins must be an int (with bounds=) or a sequence of bin edges") from None
+        if len(edges) < 2 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
+            raise ValueError("bin edges must be at least two finite, strictly increasing numbers")
+    noise = privacy.noise(target.contributions)
+    plan = Plan("histogram", (str(series.name),), target, privacy, {"count": noise},
+                rule="parallel composition over bins")
+    plan.charge()
+    mask = target.rows_in_use()
+    values = kernels.as_float_array(series)
+    counts = kernels.histogram_counts(values if mask is None else values[mask], edges)
+    noisy = counts + noise.sample(len(counts))
+    index = pd.IntervalIndex.from_breaks(edges, closed="left", name=series.name)
+    result = pd.Series(noisy, index=index, name="count")
+    release = _count_release(plan, noise, pd.Series(noisy, index=index), "last bin includes its right edge")
+    return with_release(result, release)  # type: ignore[no-any-return]
+
+
+def value_counts(
+    target: Target,
+    series: pd.Series[Any],
+    partitioning: Partitioning,
+    privacy: Privacy,
+    normalize: bool,
+    sort: bool,
+) -> pd.Series[Any]:
+    """Noisy count of each category, like ``Series.value_counts``."""
+    noisy, cells, noise, plan = _release_counts("value_counts", target, partitioning, privacy, (str(series.name),))
+    result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
+    release = _count_release(plan, noise, result.copy())
+    if normalize:
+        result = result.clip(lower=0) / max(float(result.clip(lower=0).sum()), 1.0)
+        result.name = "proportion"
+    if sort:
+        result = result.sort_values(ascending=False, kind="stable")
+    return with_release(result, release)  # type: ignore[no-any-return]
+
+
+def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitioning, privacy: Privacy) -> pd.DataFrame:
+    """Noisy contingency table of two columns, like ``pd.crosstab``."""
+    noisy, cells, noise, plan = _release_counts(
+        "crosstab", target, partitioning, privacy, (str(index), str(columns))
+    )
+    assert isinstance(cells, pd.MultiIndex)
+    if partitioning.public:
+        rows, cols = partitioning.keys
+        assert rows is not None and cols is not None
+        table = pd.DataFrame(
+            noisy.astype(np.int64).reshape(len(rows), len(cols)),
+            index=rows.rename(index), columns=cols.rename(columns),
+        )
+    else:
+        # Unselected cells are unknown, not zero.
+        table = pd.Series(noisy.astype(np.int64), index=cells).astype("Int64").unstack()
+    release = _count_release(plan, noise, table.copy())
+    return with_release(table, release)  # type: ignore[no-any-return]
+
+
+class GroupBy:
+    """Private aggregates per group: ``p.dp.groupby("sex").mean("age", bounds=(0, 125), epsilon=0.2)``.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> df = pd.DataFrame({"sex": pd.Categorical(["F", "M"] * 500), "age": [30, 50] * 500})
+    >>> p = df.dp.protect(epsilon=1.0)
+    >>> with seeded_noise(1):
+    ...     means = p.dp.groupby("sex").mean("age", bounds=(0, 100), epsilon=0.5)
+    >>> list(means.index), bool(abs(means["M"] - 50) < 5)
+    (['F', 'M'], True)
+    """
+
+    def __init__(self, target: Target, by: Any, keys: KeySpec):
+        self._target = target
+        self._by = list(by) if isinstance(by, (list, tuple)) else [by]
+        self._keys = keys
+        self._partitioning = Partitioning.of(target, self._by, keys)
+
+    def _privacy(self, epsilon: float | None, delta: float | None, rho: float | None, mechanism: str | None) -> Privacy:
+        privacy = self._target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not self._partitioning.public)
+        _require_selection(self._partitioning, privacy)
+        return privacy
+
+    def count(
+        self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy number of rows per group."""
+        privacy = self._privacy(epsilon, delta, rho, mechanism)
+        noisy, cells, noise, plan = _release_counts(
+            "groupby count", self._target, self._partitioning, privacy, tuple(map(str, self._by))
+        )
+        result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
+        return with_release(result, _count_release(plan, noise, result.copy()))  # type: ignore[no-any-return]
+
+    def sum(
+        self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+        rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy sum per group of ``column`` clipped to ``bounds``."""
+        series = self._target.column(column)
+        check_numeric(series, "sum")
+        lo, hi = check_bounds(bounds)
+        privacy = self._privacy(epsilon, delta, rho, mechanism)
+        if not self._partitioning.public:
+            # Groups must be selected with a count; the mean machinery measures both.
+            return self._moment_query("sum", series, bounds, privacy)
+        grid = SumGrid.choose(lo, hi, self._target.contributions, privacy)
+        noise = privacy.noise(grid.sensitivity)
+        step = grid.release_step
+        plan = Plan("groupby sum", (str(column),), self._target, privacy, {"sum": noise}, {"sum": step},
+                    rule="parallel composition over groups")
+        plan.charge()
+        mask = self._target.rows_in_use()
+        codes, cells = self._partitioning.codes(self._target, mask)
+        values = kernels.as_float_array(series)
+        exact = kernels.moment_sums(values, 0.0, grid, codes=codes, n_groups=len(cells))
+        noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
+        result = pd.Series(noisy, index=cells, name=column)
+        half = noise.halfwidth(LEVEL) * step
+        release = Release(plan.query, plan.columns, plan.mechanism, privacy.cost, noise.std * step,
+                          result - half, result + half, LEVEL, (lo, hi))
+        return with_release(result, release)  # type: ignore[no-any-return]
+
+    def mean(
+        self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+        rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy mean per group of ``column`` clipped to ``bounds``."""
+        series = self._target.column(column)
+        return self._moment_query("mean", series, bounds, self._privacy(epsilon, delta, rho, mechanism))
+
+    def var(
+        self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
+        delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy variance per group of ``column`` clipped to ``bounds``."""
+        series = self._target.column(column)
+        return self._moment_query("var", series, bounds, self._privacy(epsilon, delta, rho, mechanism), ddof)
+
+    def std(
+        self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
+        delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy standard deviation per group of ``column`` clipped to ``bounds``."""
+        series = self._target.column(column)
+        return self._moment_query("std", series, bounds, self._privacy(epsilon, delta, rho, mechanism), ddof)
+
+    def _moment_query(
+        self, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
+    ) -> pd.Series[Any]:
+        order = 2 if query in ("var", "std") else 1
+        rule = "parallel composition over groups" + ("" if self._partitioning.public else ", private group selection")
+        moments = _Moments(self._target, series, bounds, privacy, f"groupby {query}", order, rule)
+        moments.plan.charge()
+        mask = self._target.rows_in_use()
+        codes, cells = self._partitioning.codes(self._target, mask)
+        # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
+        exact = kernels.moment_sums(
+            kernels.as_float_array(series), moments.center, moments.grid, moments.square_grid, codes, len(cells)
+        )
+        measured = moments.noisy(exact)
+        if not self._partitioning.public:
+            share_delta = float(privacy.delta) / (order + 1)
+            threshold = selection_threshold(moments.noise["count"], self._target.contributions, share_delta)
+            keep = measured["count"] >= threshold
+            measured = {name: value[keep] for name, value in measured.items()}
+            cells = cells[keep]
+        z = normal_quantile(LEVEL)
+        if query == "sum":
+            estimate = measured["sum"] + measured["count"] * moments.center
+            spread = np.sqrt(moments.stds()["sum"] ** 2 + (moments.stds()["count"] * moments.center) ** 2)
+            low, high = -np.inf, np.inf
+        elif query == "mean":
+            estimate, spread = moments.mean(measured)
+            low, high = moments.lo, moments.hi
+        else:
+            estimate, spread = moments.variance(measured, ddof)
+            low, high = 0.0, moments.half**2
+        lower = np.clip(estimate - z * spread, low, high)
+        upper = np.clip(estimate + z * spread, low, high)
+        if query == "std":
+            estimate, lower, upper = np.sqrt(estimate), np.sqrt(lower), np.sqrt(upper)
+            spread = spread / (2 * np.maximum(estimate, 1e-300))
+        result = pd.Series(estimate, index=cells, name=series.name)
+        release = Release(
+            moments.plan.query, moments.plan.columns, moments.plan.mechanism, privacy.cost,
+            pd.Series(spread, index=cells), pd.Series(lower, index=cells), pd.Series(upper, index=cells),
+            LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)",
+        )
+        return with_release(result, release)  # type: ignore[no-any-return]

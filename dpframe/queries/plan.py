@@ -1,0 +1,159 @@
+"""Query plans: everything decided from the schema and the arguments, before any data is read.
+
+A plan fixes the measurements a query will make, their exact noise and the
+cost; :meth:`Plan.charge` then spends the budget. Only after that do the
+kernels touch the data. Validation here looks at dtypes, names and arguments
+only, so its errors can never reveal a record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
+from dpframe.noise.random import is_seeded
+from dpframe.protection import PandasObject, Protection, contribution_mask, require_protection, unit_ids
+
+
+@dataclass(frozen=True)
+class Target:
+    """A protected frame or series a query runs on, validated."""
+
+    obj: PandasObject
+    protection: Protection
+
+    @classmethod
+    def of(cls, obj: PandasObject) -> Target:
+        """Check that ``obj`` is protected and still records its privacy units."""
+        protection = require_protection(obj)
+        unit_ids(obj)  # raises PrivacyUnitLostError if the record was dropped
+        return cls(obj, protection)
+
+    @property
+    def contributions(self) -> int:
+        """Rows one privacy unit may contribute to a query."""
+        return self.protection.max_contributions
+
+    def privacy(
+        self,
+        epsilon: float | None,
+        delta: float | None,
+        rho: float | None,
+        mechanism: str | None,
+        *,
+        selects_partitions: bool = False,
+    ) -> Privacy:
+        """The query's privacy arguments, validated against this target's budget."""
+        return resolve(
+            self.protection.budget, epsilon, delta, rho, mechanism, selects_partitions=selects_partitions
+        )
+
+    def rows_in_use(self) -> NDArray[np.bool_] | None:
+        """After charging: the rows kept by contribution bounding (None = all)."""
+        return contribution_mask(self.obj, self.contributions)
+
+    def column(self, name: Any) -> pd.Series[Any]:
+        """A column of a frame target (the series itself for a series target)."""
+        if isinstance(self.obj, pd.Series):
+            return self.obj
+        if name not in self.obj.columns:
+            raise KeyError(f"unknown column {name!r}; the frame has columns {list(self.obj.columns)}")
+        return self.obj[name]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The measurements of one query, their noise, and what the query costs."""
+
+    query: str
+    columns: tuple[str, ...]
+    target: Target
+    privacy: Privacy
+    noise: Mapping[str, NoiseSpec]
+    unit: Mapping[str, float] = field(default_factory=dict)
+    rule: str = "sequential composition"
+
+    @property
+    def mechanism(self) -> str:
+        """The noise distribution(s) used."""
+        return " + ".join(sorted({spec.name for spec in self.noise.values()}))
+
+    def charge(self) -> None:
+        """Spend the query's cost, or raise BudgetExceededError having spent nothing."""
+        description = "; ".join(
+            f"{name} σ={spec.std * self.unit.get(name, 1.0):.4g}" for name, spec in self.noise.items()
+        )
+        self.target.protection.budget.charge(
+            self.privacy.cost,
+            query=self.query,
+            columns=self.columns,
+            mechanism=self.mechanism,
+            noise=description,
+            rule=self.rule,
+            seeded=is_seeded(),
+        )
+
+
+def split(privacy: Privacy, names: Sequence[str]) -> dict[str, Privacy]:
+    """Equal shares for measurements composed sequentially."""
+    weight = Fraction(1, len(names))
+    return {name: privacy.share(weight) for name in names}
+
+
+def check_bounds(bounds: Any) -> tuple[float, float]:
+    """Validate ``bounds=(lower, upper)``: two finite numbers, lower < upper."""
+    if bounds is None:
+        raise ValueError("pass bounds=(lower, upper): values are clipped to them, which bounds each person's influence")
+    try:
+        lo, hi = bounds
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds must be a pair of numbers (lower, upper), got {bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"bounds must be finite, got {bounds!r}")
+    if lo >= hi:
+        raise ValueError(f"bounds must satisfy lower < upper, got {bounds!r}; did you reverse them?")
+    return lo, hi
+
+
+def check_numeric(series: pd.Series[Any], query: str) -> None:
+    """A numeric aggregate needs a numeric (or boolean) column."""
+    dtype = series.dtype
+    if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+        raise TypeError(
+            f"{query} needs a numeric column, but {series.name!r} has dtype {dtype}; "
+            "convert it (e.g. astype(float)) or use value_counts for categories"
+        )
+
+
+def public_keys(series: pd.Series[Any], declared: Iterable[Any] | None) -> pd.Index[Any] | None:
+    """The public categories of a column: declared, from a categorical dtype, or boolean; else None."""
+    if declared is not None:
+        if isinstance(declared, (str, bytes)):
+            raise TypeError(f"keys for {series.name!r} must be a list of values, got a string")
+        keys = pd.Index(list(declared))
+        if len(keys) == 0:
+            raise ValueError(f"the declared keys for {series.name!r} are empty")
+        if not keys.is_unique:
+            raise ValueError(f"the declared keys for {series.name!r} contain duplicates")
+        return keys
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return pd.Index(series.cat.categories)
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return pd.Index([False, True])
+    return None
+
+
+def normal_quantile(level: float) -> float:
+    """Two-sided standard normal quantile for approximate intervals of ratios."""
+    from scipy.special import ndtri
+
+    return float(ndtri(0.5 + level / 2))

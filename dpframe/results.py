@@ -1,0 +1,121 @@
+"""Released answers that say how accurate they are.
+
+Scalars are ``float``/``int`` subclasses, so they drop into any arithmetic,
+and expose ``.std``, ``.ci``, ``.mechanism`` and ``.cost``. Series and frames
+carry a :class:`Release` in ``.attrs["dp"]`` with the same facts, per cell
+where they differ. Intervals describe the added noise: they cover the exact
+(non-private) answer on this data, clipped to the declared bounds, with the
+stated probability. They are post-processing and cost nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+import pandas as pd
+
+from dpframe.accounting.budget import Cost
+
+Cells = Union[float, "pd.Series[float]", pd.DataFrame]
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """How a released value was made and how accurate it is."""
+
+    query: str
+    columns: tuple[str, ...]
+    mechanism: str
+    cost: Cost
+    std: Cells
+    lower: Cells
+    upper: Cells
+    level: float = 0.95
+    bounds: tuple[float, float] | None = None
+    note: str = ""
+
+    def __repr__(self) -> str:
+        return (
+            f"Release({self.query} of {', '.join(self.columns) or 'rows'}: {self.mechanism}, "
+            f"cost {self.cost.describe('zcdp' if self.cost.rho else 'approx')}, {self.level:.0%} intervals)"
+        )
+
+
+class _Released:
+    """Accuracy accessors shared by released scalars."""
+
+    release: Release
+
+    @property
+    def std(self) -> float:
+        """Standard deviation of the noise in this answer."""
+        return float(self.release.std)  # type: ignore[arg-type]
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The 95% interval around this answer."""
+        return (float(self.release.lower), float(self.release.upper))  # type: ignore[arg-type]
+
+    @property
+    def mechanism(self) -> str:
+        """The mechanism that produced this answer."""
+        return self.release.mechanism
+
+    @property
+    def cost(self) -> Cost:
+        """What this answer cost the budget."""
+        return self.release.cost
+
+    def _describe(self, value: str) -> str:
+        lo, hi = self.ci
+        return f"{value} (95% CI {lo:.6g} to {hi:.6g}; {self.mechanism}, {self.cost.describe('zcdp' if self.cost.rho else 'approx')})"
+
+
+class DPFloat(_Released, float):
+    """A released real number.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"age": [30, 40, 50] * 100}).dp.protect(epsilon=1.0)
+    >>> with seeded_noise(0):
+    ...     m = p["age"].dp.mean(bounds=(0, 100), epsilon=0.5)
+    >>> 35 < m < 45 and m.ci[0] < m < m.ci[1]
+    True
+    """
+
+    release: Release
+
+    def __new__(cls, value: float, release: Release) -> DPFloat:
+        obj = float.__new__(cls, value)
+        obj.release = release
+        return obj
+
+    def __repr__(self) -> str:
+        return self._describe(float.__repr__(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DPFloat, (float(self), self.release))
+
+
+class DPInt(_Released, int):
+    """A released integer (a noisy count)."""
+
+    release: Release
+
+    def __new__(cls, value: int, release: Release) -> DPInt:
+        obj = int.__new__(cls, value)
+        obj.release = release
+        return obj
+
+    def __repr__(self) -> str:
+        return self._describe(int.__repr__(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DPInt, (int(self), self.release))
+
+
+def with_release(obj: pd.Series | pd.DataFrame, release: Release) -> Any:
+    """Attach ``release`` as ``obj.attrs["dp"]`` (results never carry a budget)."""
+    obj.attrs = {"dp": release}
+    return obj
