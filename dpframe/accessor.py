@@ -33,7 +33,7 @@ class _Accessor(Generic[T]):
     """What frames and series share: protecting, the budget, counting."""
 
     def __init__(self, obj: T) -> None:
-        self._obj = obj
+        self._obj: T = obj
 
     def protect(
         self,
@@ -172,7 +172,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
                 "Query each protected frame separately."
             )
         names = list(self._obj.index.names)
-        merged = self._obj.reset_index().merge(right, **kwargs).set_index(names)
+        merged: pd.DataFrame = self._obj.reset_index().merge(right, **kwargs).set_index(names)
         merged.attrs = {**self._obj.attrs, "dpframe": protection}
         return merged
 

@@ -97,13 +97,21 @@ def unit_ids(obj: PandasObject) -> pd.Index[Any]:
 
     Raises :class:`PrivacyUnitLostError` when the record was dropped.
     """
+    require_unit_record(obj)
     index = obj.index
     if UNIT_LEVEL in index.names:
         if isinstance(index, pd.MultiIndex):
             return index.get_level_values(UNIT_LEVEL)
         return index
-    if isinstance(obj, pd.DataFrame) and UNIT_LEVEL in obj.columns:
-        return pd.Index(obj[UNIT_LEVEL])
+    column: pd.Series[Any] = obj[UNIT_LEVEL]
+    recorded: pd.Index[Any] = pd.Index(column.to_numpy(), name=UNIT_LEVEL)
+    return recorded
+
+
+def require_unit_record(obj: PandasObject) -> None:
+    """Raise :class:`PrivacyUnitLostError` (from the schema alone) if rows no longer record their unit."""
+    if has_unit_record(obj):
+        return
     if isinstance(obj, pd.DataFrame) and any(str(c).startswith(UNIT_LEVEL + "_") for c in obj.columns):
         raise PrivacyUnitLostError(
             "this frame joins rows of several privacy units into one row (a self-join or a merge of two "

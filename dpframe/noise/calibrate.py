@@ -44,6 +44,7 @@ __all__ = [
     "discrete_gaussian_delta",
     "discrete_gaussian_halfwidth",
     "discrete_gaussian_sigma",
+    "discrete_gaussian_sigma2",
     "discrete_gaussian_variance",
     "discrete_laplace_halfwidth",
     "discrete_laplace_tail",
@@ -543,7 +544,14 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
        huge epsilon, where the lattice matters, need more), then bisect back
        towards the last failing value, keeping only verified values.
 
-    So the returned sigma always passes the exact check.
+    So the returned sigma always passes the exact check (at ``sigma * sigma``
+    in floating point).  Note that, unlike the continuous case, the discrete
+    delta is *not* monotone in sigma when sigma is small (a few units of
+    ``Delta`` or less): it saw-tooths upwards between the points where
+    ``eps sigma**2 / Delta - Delta/2`` crosses an integer.  Rounding the
+    result up can therefore, in that regime, slightly break the guarantee;
+    to hand an exact rational to the sampler use
+    :func:`discrete_gaussian_sigma2`, which rounds and re-verifies.
 
     If the analytic sigma exceeds ``DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX`` (the
     exact sum would be too slow), we instead return the larger of the
@@ -598,6 +606,62 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
         else:
             bad = mid
     return good
+
+
+def discrete_gaussian_sigma2(
+    epsilon: float, delta: float, sensitivity: int, bits: int = 40
+) -> Fraction:
+    """Exact dyadic ``sigma**2`` for the discrete Gaussian sampler, verified.
+
+    Takes :func:`discrete_gaussian_sigma`, squares it exactly, rounds up to a
+    rational with a power-of-two denominator and about ``bits`` significant
+    bits (small numerators/denominators keep the exact sampler on its fast
+    path), and re-runs the exact CKS20 Thm 7 check *at that very value*
+    (``float`` of it is exact because ``bits <= 52``), nudging upwards until
+    it passes.  Re-verifying matters because the discrete delta is not
+    monotone in sigma for small sigma (see :func:`discrete_gaussian_sigma`).
+    Above ``DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX`` the zCDP-based sigma is used,
+    which is monotone, so rounding up is enough.
+
+    >>> s2 = discrete_gaussian_sigma2(1.0, 1e-6, 1)
+    >>> s2.denominator & (s2.denominator - 1) == 0  # power of two
+    True
+    >>> s2 >= Fraction(discrete_gaussian_sigma(1.0, 1e-6, 1)) ** 2
+    True
+    >>> discrete_gaussian_delta(float(s2), 1.0, 1) <= 1e-6
+    True
+    """
+    eps = _positive("epsilon", epsilon, _EPS_HINT)
+    dlt = _open_unit("delta", delta, _DELTA_HINT)
+    sens = _positive_int(
+        "sensitivity", sensitivity, "pass the integer sensitivity of the query, e.g. 1"
+    )
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 8 <= bits <= 52:
+        raise ValueError(
+            f"bits must be an integer between 8 and 52, got {bits!r}; "
+            "52 is the most for which float(sigma2) is exact"
+        )
+    sigma = discrete_gaussian_sigma(eps, dlt, sens)
+    s2 = _round_up_dyadic(Fraction(sigma) ** 2, bits)
+    if math.sqrt(float(s2)) > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
+        return s2
+    step = Fraction(1, 2**bits)
+    for _ in range(200):
+        if _dg_delta_shift(float(s2), eps, sens) <= dlt:
+            return s2
+        # Out of a saw-tooth: move up geometrically (relative 2**-bits, doubling).
+        s2 = _round_up_dyadic(s2 * (1 + step), bits)
+        step *= 2
+    raise ArithmeticError(  # pragma: no cover - the steps reach 2**200
+        "could not find a verified sigma2; please report this"
+    )
+
+
+def _round_up_dyadic(value: Fraction, bits: int) -> Fraction:
+    """Smallest k / 2**e >= value, with e chosen so k has about ``bits`` bits."""
+    e = bits - (value.numerator.bit_length() - value.denominator.bit_length())
+    scale = Fraction(2) ** e
+    return Fraction(math.ceil(value * scale)) / scale
 
 
 def discrete_gaussian_variance(sigma2: float) -> float:

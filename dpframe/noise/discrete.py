@@ -176,6 +176,35 @@ def _bern_exp_factored(
         k += 1
 
 
+def _bern_exp_fraction(num: _Int64Array, den: _Int64Array | int, source: RandomSource) -> _BoolArray:
+    """Bernoulli(exp(-num/den)) for 1-d ``num >= 0`` and ``den >= 1`` (array or int).
+
+    exp(-gamma) = exp(-1)**floor(gamma) * exp(-(gamma - floor(gamma))), so
+    the draw is the AND of floor(gamma) Bernoulli(exp(-1)) and one
+    Algorithm-1 draw for the fractional part.  Round j of the integer part
+    draws the j-th exp(-1) trial for the entries with floor(gamma) > j that
+    have not failed yet; about 63% fail each round, so the loop ends after a
+    few rounds even when floor(gamma) is huge.
+    """
+    whole = num // den
+    frac = num - whole * den
+    out = np.ones(num.size, dtype=np.bool_)
+    live = np.flatnonzero(whole > 0)
+    j = 0
+    while live.size:
+        ok = _bern_exp_one(live.size, source)
+        out[live[np.flatnonzero(~ok)]] = False
+        live = live[np.flatnonzero(ok)]
+        j += 1
+        live = live[np.flatnonzero(whole[live] > j)]
+    # Fractional part (frac = 0 means exp(0) = 1: nothing to draw).
+    idx = np.flatnonzero(out & (frac > 0))
+    if idx.size:
+        sub_den = den if isinstance(den, int) else den[idx]
+        out[idx] = _bern_exp_factored([(frac[idx], sub_den)], idx.size, source)
+    return out
+
+
 def _geometric_exp_one(n: int, source: RandomSource) -> _Int64Array:
     """Number of Bernoulli(exp(-1)) successes before the first failure.
 
@@ -232,88 +261,54 @@ def _dlap_attempts(t: int, s: int, n: int, source: RandomSource) -> _Int64Array:
     return y[keep]
 
 
-def _gauss_fast_ymax(a: int, b: int, t: int, limit: int) -> int:
-    """Largest ``|Y|`` whose Gaussian acceptance step fits in the fast path.
+def _gauss_offset(a: int, b: int) -> tuple[int, int]:
+    """Choose the offset ``c = p/q`` (and so the proposal scale t = sigma2/c).
 
-    Returns -1 if even ``Y = 0`` does not fit (then the slow path is used
-    for everything).  See :func:`_gauss_accept` for the quantities bounded.
+    CKS Algorithm 3 is correct for any proposal scale t > 0: the DLap(t)
+    weight exp(-|y|/t) times the acceptance probability
+    exp(-(|y| - sigma2/t)**2 / (2 sigma2)) equals
+    exp(-y**2 / (2 sigma2)) * exp(-sigma2 / (2 t**2)), proportional to the
+    target.  CKS take t = floor(sigma) + 1; then the offset sigma2/t has the
+    denominator of sigma2 times t, and gamma's numerator n1**2 (n1 = |Y| b t - a)
+    overflows int64 already for sigma ~ 2**15, or for sigma ~ 1 when sigma2
+    carries 40 significant bits.  Instead we fix the offset c to a simple
+    fraction p/q close to sigma and set t = sigma2 / c (still close to sigma,
+    where the acceptance rate is best, about 0.6-0.76).  Then
+
+        gamma = (|Y| - p/q)**2 / (2 a/b) = (q |Y| - p)**2 * b / (2 q**2 a),
+
+    whose parts stay near ``q**2 * a`` -- small.  q is a power of two with
+    q * sigma >= 16 (so c is within 1/16 of sigma) when that keeps
+    ``q**2 * a <= 2**48``; p = floor(q * sigma) + 1.
     """
-    bt = b * t
-    c = -(-a // bt)  # ceil(a / (b t))
-
-    def fits(y: int) -> bool:
-        n1_max = max(y * bt, a)  # |y b t - a| <= max(y b t, a)
-        l_max = max(y, c)  # L = ceil(|n1| / (b t)) <= max(y, ceil(a / (b t)))
-        return (
-            y * bt <= limit
-            and n1_max + bt - 1 <= limit
-            and bt * l_max <= limit
-            and l_max * l_max * b + 2 * a - 1 <= limit
-        )
-
-    if t > limit or not fits(0):
-        return -1
-    lo, hi = 0, limit  # fits() is monotone in y: binary search
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    q = 1
+    while q * q * a < 256 * b:  # want q * sigma >= 16
+        q *= 2
+    while q > 1 and q * q * a > 2**48:
+        q //= 2
+    p = isqrt(a * q * q // b) + 1  # floor(q sigma) + 1 = isqrt(floor(q^2 a / b)) + 1
+    return p, q
 
 
 def _gauss_accept(
-    y: _Int64Array, a: int, b: int, t: int, ymax: int, source: RandomSource
+    y: _Int64Array, a: int, b: int, p: int, q: int, ymax: int, source: RandomSource
 ) -> _BoolArray:
-    """CKS Algorithm 3's test: Bernoulli(exp(-(|Y| - sigma2/t)^2 / (2 sigma2))).
+    """Algorithm 3's test for offset p/q: Bernoulli(exp(-(q|Y| - p)**2 b / (2 q**2 a))).
 
-    With sigma2 = a/b, gamma = n1^2 / (2 a b t^2) where n1 = |Y| b t - a.
-    n1^2 overflows int64 already for sigma ~ 2**16, so gamma is factored into
-    pieces that stay near ``b * sigma**2``:
-
-        d = |n1| / (b t),  L = ceil(d),  m = ceil(L^2 b / (2 a)),
-        gamma / m = (d / L)^2 * (L^2 b / (2 a m)),
-
-    each factor in [0, 1].  exp(-gamma) = exp(-gamma/m)^m, so the test is m
-    independent Algorithm-1 draws with gamma/m = product of the factors
-    (usually m = 1).  n1 = 0 gives m = 0: gamma = 0, always accepted.
-    Entries with ``|Y| > ymax`` (parameter-derived, see
-    :func:`_gauss_fast_ymax`) use the literal formula on Python ints.
+    Entries with ``|Y| <= ymax`` (``ymax`` is derived from the parameters so
+    that the numerator fits in int64) are decided in one vectorised pass;
+    the rare tail entries beyond it use the same formula on Python ints.
     """
     absy = np.abs(y)
-    out = np.empty(y.size, dtype=np.bool_)
+    den = 2 * q * q * a
     slow = np.flatnonzero(absy > ymax)
-    if slow.size:
-        for i in slow.tolist():
-            ay = int(absy[i])
-            out[i] = _bern_exp_int((ay * t * b - a) ** 2, 2 * a * t * t * b, source)
-        fast: NDArray[np.intp] | None = np.flatnonzero(absy <= ymax)
-        ay_fast = absy[fast]
-    else:
-        fast = None
-        ay_fast = absy
-    bt = b * t
-    two_a = 2 * a
-    n1 = np.abs(ay_fast * bt - a)
-    big_l = (n1 + (bt - 1)) // bt
-    l2b = big_l * big_l * b
-    m = (l2b + (two_a - 1)) // two_a
-    # One Algorithm-1 draw per (entry, copy); an entry is accepted iff all
-    # of its m copies succeed.
-    owner = np.repeat(np.arange(ay_fast.size), m)
-    n1_c = n1[owner]
-    btl_c = (big_l * bt)[owner]
-    ok = _bern_exp_factored(
-        [(l2b[owner], (m * two_a)[owner]), (n1_c, btl_c), (n1_c, btl_c)],
-        owner.size,
-        source,
-    )
-    failures = np.bincount(owner[np.flatnonzero(~ok)], minlength=ay_fast.size)
-    accepted = failures == 0
-    if fast is None:
-        return accepted
-    out[fast] = accepted
+    if slow.size == 0:
+        return _bern_exp_fraction((absy * q - p) ** 2 * b, den, source)
+    out = np.empty(y.size, dtype=np.bool_)
+    fast = np.flatnonzero(absy <= ymax)
+    out[fast] = _bern_exp_fraction((absy[fast] * q - p) ** 2 * b, den, source)
+    for i in slow.tolist():
+        out[i] = _bern_exp_int((q * int(absy[i]) - p) ** 2 * b, den, source)
     return out
 
 
@@ -466,25 +461,7 @@ def sample_bernoulli_exp(
     dens = den_a.reshape(-1)
     if nums.size and (int(nums.min()) < 0 or int(dens.min()) < 1):
         raise ValueError("need num >= 0 and den >= 1")
-    whole = nums // dens
-    frac = nums - whole * dens
-    out = np.ones(nums.size, dtype=np.bool_)
-    # Integer part: `whole` independent Bernoulli(exp(-1)) must all succeed.
-    # Round j draws the j-th trial for entries with whole > j that have not
-    # failed yet; about 63% fail each round, so this ends quickly even for
-    # huge `whole`.
-    live = np.flatnonzero(whole > 0)
-    j = 0
-    while live.size:
-        ok = _bern_exp_one(live.size, src)
-        out[live[np.flatnonzero(~ok)]] = False
-        live = live[np.flatnonzero(ok)]
-        j += 1
-        live = live[np.flatnonzero(whole[live] > j)]
-    # Fractional part (frac = 0 means exp(0) = 1: nothing to draw).
-    idx = np.flatnonzero(out & (frac > 0))
-    if idx.size:
-        out[idx] = _bern_exp_factored([(frac[idx], dens[idx])], idx.size, src)
+    out = _bern_exp_fraction(nums, dens, src)
     return out.reshape(shape)
 
 
@@ -559,15 +536,23 @@ def sample_discrete_gaussian(
     n = _check_size(size)
     src = current_source() if source is None else source
     a, b = frac.numerator, frac.denominator
-    t = isqrt(a // b) + 1  # floor(sqrt(a/b)) = isqrt(floor(a/b))
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    ymax = _gauss_fast_ymax(a, b, t, _FAST_PATH_LIMIT)
-    if ymax < 0:
+    limit = _FAST_PATH_LIMIT
+    p, q = _gauss_offset(a, b)
+    proposal = Fraction(a * q, b * p)  # t = sigma2 / (p/q)
+    t_num, t_den = proposal.numerator, proposal.denominator
+    # (q|Y| - p)**2 * b <= limit  <=>  |q|Y| - p| <= root.
+    root = isqrt(limit // b)
+    if max(t_num, t_den, 2 * q * q * a) > limit or p > root:
+        # Parameters too large for int64: CKS Algorithm 3 verbatim
+        # (t = floor(sigma) + 1) on Python ints.
+        t = isqrt(a // b) + 1  # floor(sqrt(a/b)) = isqrt(floor(a/b))
         return _fill_slowly(lambda: _dgauss_int(a, b, t, src), n)
+    ymax = (root + p) // q
 
     def batch(k: int) -> _Int64Array:
-        y = _dlap_attempts(t, 1, k, src)
-        return y[np.flatnonzero(_gauss_accept(y, a, b, t, ymax, src))]
+        y = _dlap_attempts(t_num, t_den, k, src)
+        return y[np.flatnonzero(_gauss_accept(y, a, b, p, q, ymax, src))]
 
     return _collect(batch, n, 0.4)

@@ -54,8 +54,8 @@ def round_up(value: Fraction, bits: int = _NOISE_BITS) -> Fraction:
 
 def round_down(value: float, bits: int = _NOISE_BITS) -> Fraction:
     """The largest fraction <= ``value`` with a power-of-two denominator and ~``bits`` significant bits."""
-    exponent = bits - math.frexp(value)[1]
-    return Fraction(math.floor(Fraction(value) * 2**exponent)) / 2**exponent
+    scale = Fraction(2) ** (bits - math.frexp(value)[1])
+    return Fraction(math.floor(Fraction(value) * scale)) / scale
 
 
 @dataclass(frozen=True)
@@ -251,4 +251,5 @@ class SumGrid:
         quotient, remainder = np.divmod(exact_sums, step)
         half = step // 2
         up = (remainder > half) | ((remainder == half) & (quotient % 2 == 1))
-        return quotient + up.astype(np.int64)
+        rounded: NDArray[np.int64] = quotient + up.astype(np.int64)
+        return rounded

@@ -116,7 +116,7 @@ def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) ->
 def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> NDArray[np.int64]:
     """Position of each row's value in ``keys``; -1 for missing or undeclared values."""
     if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.categories.equals(keys):
-        return series.cat.codes.to_numpy(dtype=np.int64)
+        return series.cat.codes.to_numpy(dtype=np.int64).astype(np.int64, copy=False)
     return pd.Categorical(series, categories=keys).codes.astype(np.int64)
 
 

@@ -346,7 +346,8 @@ class GroupBy:
         result = pd.Series(estimate, index=cells, name=series.name)
         release = Release(
             moments.plan.query, moments.plan.columns, moments.plan.mechanism, privacy.cost,
-            pd.Series(spread, index=cells), pd.Series(lower, index=cells), pd.Series(upper, index=cells),
+            pd.Series(spread, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
+            pd.Series(upper, index=cells, dtype=float),
             LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)",
         )
         return with_release(result, release)  # type: ignore[no-any-return]

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
-from dpframe.protection import PandasObject, Protection, contribution_mask, require_protection, unit_ids
+from dpframe.protection import PandasObject, Protection, contribution_mask, require_protection, require_unit_record
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Target:
     def of(cls, obj: PandasObject) -> Target:
         """Check that ``obj`` is protected and still records its privacy units."""
         protection = require_protection(obj)
-        unit_ids(obj)  # raises PrivacyUnitLostError if the record was dropped
+        require_unit_record(obj)
         return cls(obj, protection)
 
     @property
@@ -66,7 +66,8 @@ class Target:
             return self.obj
         if name not in self.obj.columns:
             raise KeyError(f"unknown column {name!r}; the frame has columns {list(self.obj.columns)}")
-        return self.obj[name]
+        column: pd.Series[Any] = self.obj[name]
+        return column
 
 
 @dataclass(frozen=True)
@@ -139,14 +140,15 @@ def public_keys(series: pd.Series[Any], declared: Iterable[Any] | None) -> pd.In
     if declared is not None:
         if isinstance(declared, (str, bytes)):
             raise TypeError(f"keys for {series.name!r} must be a list of values, got a string")
-        keys = pd.Index(list(declared))
+        keys: pd.Index[Any] = pd.Index(list(declared))
         if len(keys) == 0:
             raise ValueError(f"the declared keys for {series.name!r} are empty")
         if not keys.is_unique:
             raise ValueError(f"the declared keys for {series.name!r} contain duplicates")
         return keys
     if isinstance(series.dtype, pd.CategoricalDtype):
-        return pd.Index(series.cat.categories)
+        categories: pd.Index[Any] = pd.Index(series.cat.categories)
+        return categories
     if pd.api.types.is_bool_dtype(series.dtype):
         return pd.Index([False, True])
     return None
