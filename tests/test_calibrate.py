@@ -410,7 +410,10 @@ def test_discrete_gaussian_halfwidth_vs_brute_force(sigma2: float, level: float)
     x, p = dg_pmf(sigma2, int(40 * math.sqrt(sigma2)) + 40)
     k = discrete_gaussian_halfwidth(sigma2, level)
     # compare tails (1 - coverage) summed from the outside for precision
-    tail = lambda j: float(p[np.abs(x) > j].sum())  # noqa: E731
+
+    def tail(j: int) -> float:
+        return float(p[np.abs(x) > j].sum())
+
     assert tail(k) <= (1 - level) * (1 + 1e-9)
     if k > 0:
         assert tail(k - 1) > (1 - level) * (1 - 1e-9)

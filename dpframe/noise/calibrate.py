@@ -6,7 +6,9 @@ Every function here is pure: it maps privacy parameters to noise parameters
 Closed forms are used wherever they exist.  The only numerical searches are
 1-D root finds on closed-form monotone functions (Balle & Wang's analytic
 Gaussian, the tight zCDP -> (epsilon, delta) conversion), each bracketed
-analytically so it converges in a few dozen function evaluations.
+analytically so it converges in a few dozen function evaluations, plus
+the exact verification of discrete Gaussian parameters [CKS20 Thm 7], which
+sums the pmf over ~40 sigma integers.
 
 References
 ----------

@@ -15,6 +15,7 @@ discrete Gaussian with sigma^2 = Delta^2 / (2 rho) (CKS20, Thm 14).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -33,8 +34,11 @@ MechanismName = Literal["laplace", "gaussian"]
 # enough that the rounding (always upwards: more noise) is invisible, coarse
 # enough that the exact samplers stay on their fast integer path.
 _NOISE_BITS = 40
-# Sums are released on a grid this many binary digits finer than their noise.
-_NOISE_GRID_BITS = 20
+# Sums are released on a grid this many binary digits finer than their noise:
+# fine enough that the one-step rounding allowance in the sensitivity costs
+# little (about 2^-bits * sensitivity/std of extra noise), coarse enough that
+# the discrete Gaussian's exact privacy check (O(sigma) work) stays fast.
+_NOISE_GRID_BITS = {"laplace": 20, "gaussian": 14}
 # Values are summed on a grid this many binary digits finer than their range.
 _DATA_GRID_BITS = 30
 
@@ -125,8 +129,7 @@ class Privacy:
             return NoiseSpec("laplace", round_up(Fraction(sensitivity) / self.epsilon))
         if self.kind == "zcdp":
             return NoiseSpec("gaussian", round_up(Fraction(sensitivity**2) / (2 * self.rho)))
-        sigma = calibrate.discrete_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
-        return NoiseSpec("gaussian", round_up(Fraction(sigma) ** 2))
+        return NoiseSpec("gaussian", _discrete_gaussian_sigma2(_below(self.epsilon), _below(self.delta), sensitivity))
 
     def real_noise_std(self, sensitivity: float) -> float:
         """The noise std a real-valued measurement with this sensitivity gets (to choose grids)."""
@@ -135,6 +138,18 @@ class Privacy:
         if self.kind == "zcdp":
             return sensitivity / math.sqrt(2 * float(self.rho))
         return calibrate.analytic_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
+
+
+def _below(value: Fraction) -> float:
+    """The largest float not above ``value``: calibrating to it can only add noise."""
+    approx = float(value)
+    return approx if Fraction(approx) <= value else math.nextafter(approx, 0.0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _discrete_gaussian_sigma2(epsilon: float, delta: float, sensitivity: int) -> Fraction:
+    # The exact check costs milliseconds for large sigma; repeated queries reuse it.
+    return calibrate.discrete_gaussian_sigma2(epsilon, delta, sensitivity, bits=_NOISE_BITS)
 
 
 def resolve(
@@ -238,7 +253,8 @@ class SumGrid:
         data_step = _power_of_two_at_most(magnitude) / 2**_DATA_GRID_BITS
         data_bound = max(abs(round(Fraction(lo) / data_step)), abs(round(Fraction(hi) / data_step)))
         noise_std = privacy.real_noise_std(contributions * magnitude)
-        shift = max(0, math.frexp(noise_std / float(data_step))[1] - 1 - _NOISE_GRID_BITS)
+        bits = _NOISE_GRID_BITS[privacy.mechanism]
+        shift = max(0, math.frexp(noise_std / float(data_step))[1] - 1 - bits)
         data_sensitivity = contributions * data_bound
         sensitivity = data_sensitivity if shift == 0 else data_sensitivity // 2**shift + 1
         return cls(lo, hi, data_step, data_bound, shift, sensitivity)
