@@ -24,14 +24,15 @@ On top of the words this module provides exact integer helpers:
 Random words are the expensive resource (``os.urandom`` costs roughly 20-30 ns
 per word, far more than a numpy pass over the same element), so both helpers
 pack several small draws into one 64-bit word instead of spending a word per
-draw.
+draw, and the samplers read words through a small per-call buffer
+(``_WordBuffer``) rather than making one system call per numpy pass.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -180,7 +181,55 @@ def _swap_seeded_source(source: SeededRandomSource | None) -> SeededRandomSource
     return previous
 
 
+# --- buffering ----------------------------------------------------------------
+
+
+class _WordBuffer:
+    """Serves small ``words`` requests from one larger read of ``inner``.
+
+    The samplers ask for words in many small pieces (one per numpy pass);
+    each ``os.urandom`` call costs a system call plus Python overhead, so a
+    sampler call wraps its source in a buffer.  Words handed out are still
+    independent and uniform, each used at most once, and the unused rest is
+    discarded when the buffer is dropped.  Requests at least as large as the
+    current chunk go straight to ``inner``.  The chunk starts small (a
+    one-sample call should not read kilobytes) and doubles with each refill.
+    """
+
+    __slots__ = ("_buf", "_chunk", "_inner", "_pos")
+
+    def __init__(self, inner: RandomSource, chunk: int = 64) -> None:
+        self._inner = inner
+        self._buf: NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+        self._pos = 0
+        self._chunk = chunk
+
+    def words(self, n: int) -> NDArray[np.uint64]:
+        """Return ``n`` fresh words, from the buffer when possible."""
+        pos = self._pos
+        if pos + n <= self._buf.size:
+            self._pos = pos + n
+            return self._buf[pos : pos + n]
+        if n >= self._chunk:
+            return self._inner.words(n)
+        self._buf = self._inner.words(self._chunk)
+        self._chunk = min(2 * self._chunk, 1 << 14)
+        self._pos = n
+        return self._buf[:n]
+
+
+def _buffered(source: RandomSource) -> RandomSource:
+    """Wrap ``source`` in a :class:`_WordBuffer` (unless it already is one)."""
+    return source if isinstance(source, _WordBuffer) else _WordBuffer(source)
+
+
 # --- exact integer helpers --------------------------------------------------
+
+
+_NARROW_VIEWS: dict[int, type[np.unsignedinteger[Any]]] = {8: np.uint8, 16: np.uint16, 32: np.uint32}
+_FIELD_SHIFTS: dict[int, NDArray[np.uint64]] = {
+    bits: (np.arange(64 // bits, dtype=np.uint64) * np.uint64(bits))[:, None] for bits in range(2, 33)
+}
 
 
 def _draw_bits(source: RandomSource, n: int, bits: int) -> NDArray[np.int64]:
@@ -196,17 +245,16 @@ def _draw_bits(source: RandomSource, n: int, bits: int) -> NDArray[np.int64]:
         return np.unpackbits(source.words(-(-n // 64)).view(np.uint8), count=n).astype(np.int64)
     per_word = 64 // bits
     words = source.words(-(-n // per_word))
-    if bits in (8, 16, 32):
+    narrow = _NARROW_VIEWS.get(bits)
+    if narrow is not None:
         # A reinterpreting view is cheaper than shifting.
-        narrow = {8: np.uint8, 16: np.uint16, 32: np.uint32}[bits]
         return words.view(narrow)[:n].astype(np.int64)
     mask = np.uint64((1 << bits) - 1)
     if per_word == 1:
         return (words & mask).view(np.int64)
     # Row j holds bits [j*bits, (j+1)*bits) of every word.  Which value ends
     # up where does not matter: all of them are independent and uniform.
-    shifts = (np.arange(per_word, dtype=np.uint64) * np.uint64(bits))[:, None]
-    fields = (words[None, :] >> shifts) & mask
+    fields = (words[None, :] >> _FIELD_SHIFTS[bits]) & mask
     return fields.reshape(-1)[:n].view(np.int64)
 
 
@@ -228,16 +276,26 @@ def _uniform_below_scalar(high: int, size: int, source: RandomSource) -> NDArray
     bits = top.bit_length()
     if bits == 0:
         return np.zeros(size, dtype=np.int64)
-    out = _draw_bits(source, size, bits)
     if top == (1 << bits) - 1:
-        return out  # power of two: every draw is accepted
-    # Rejection sampling; each round accepts with probability > 1/2 and
-    # redraws only the rejected entries.
-    bad = np.flatnonzero(out > top)
-    while bad.size:
-        redraw = _draw_bits(source, bad.size, bits)
-        out[bad] = redraw
-        bad = bad[np.flatnonzero(redraw > top)]
+        return _draw_bits(source, size, bits)  # power of two: no rejection
+    # Rejection sampling.  Draw enough candidates that usually one round
+    # suffices (the float only sizes the batch) and keep the first ``size``
+    # accepted ones: accepted candidates are i.i.d. uniform on [0, high), so
+    # which of them are kept does not matter.  Fewer rounds means fewer numpy
+    # calls, which dominate for small sizes.
+    want = int(size * (1 << bits) / high * 1.05) + 8
+    draws = _draw_bits(source, want, bits)
+    accepted = draws[(draws <= top).nonzero()[0]]
+    if accepted.size >= size:
+        return accepted[:size]
+    out = np.empty(size, dtype=np.int64)
+    filled = accepted.size
+    out[:filled] = accepted
+    while filled < size:
+        draws = _draw_bits(source, 2 * (size - filled) + 8, bits)
+        accepted = draws[(draws <= top).nonzero()[0]][: size - filled]
+        out[filled : filled + accepted.size] = accepted
+        filled += accepted.size
     return out
 
 
@@ -271,9 +329,10 @@ def uniform_below(
     The draw is exact: each candidate is a uniform integer with the bit
     length of ``high - 1`` (masking random bits, the mask computed with exact
     integer shifts), and candidates ``>= high`` are rejected and redrawn.
-    Only the rejected entries are redrawn, so the work is a few numpy passes
-    over a shrinking array.  When the bounds are small several candidates
-    share one 64-bit word.
+    Only the rejected entries are redrawn (with a common bound, a few spare
+    candidates are drawn up front instead), so the work is a few numpy
+    passes.  When the bounds are small several candidates share one 64-bit
+    word.
 
     ``source`` defaults to :func:`current_source`.
 
@@ -284,7 +343,7 @@ def uniform_below(
     (dtype('int64'), (4,), True)
     >>> with seeded_noise(1):
     ...     uniform_below(6, size=8).tolist()
-    [4, 3, 3, 5, 2, 1, 2, 3]
+    [3, 2, 5, 0, 1, 1, 5, 1]
     """
     src = current_source() if source is None else source
     if size is not None:
@@ -308,13 +367,13 @@ def uniform_below(
     if bits == 0:
         return np.zeros(bounds.shape, dtype=np.int64)
     out = _draw_bits(src, top.size, bits) & mask
-    bad = np.flatnonzero(out > top)
+    bad = (out > top).nonzero()[0]
     while bad.size:
         sub_mask = mask[bad]
         sub_top = top[bad]
         redraw = _draw_bits(src, bad.size, int(sub_mask.max()).bit_length()) & sub_mask
         out[bad] = redraw
-        bad = bad[np.flatnonzero(redraw > sub_top)]
+        bad = bad[(redraw > sub_top).nonzero()[0]]
     return out.reshape(bounds.shape)
 
 
@@ -327,7 +386,7 @@ def random_bits(n: int, source: RandomSource | None = None) -> NDArray[np.bool_]
     >>> from dpframe.testing import seeded_noise
     >>> with seeded_noise(0):
     ...     random_bits(5).tolist()
-    [False, True, True, True, True]
+    [False, True, False, True, True]
     """
     if n < 0:
         raise ValueError(f"n must be non-negative, got {n}")
