@@ -277,6 +277,10 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
     ) -> pd.Series[Any]:
         """Noisy counts per bin; ``bins`` is a sequence of edges, or a number of bins over ``bounds``.
 
+        Bins follow ``np.histogram``: each is closed on the left, and the last
+        also includes its right edge. Values outside the edges and missing
+        values are not counted.
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [25, 35, 45] * 100}).dp.protect(epsilon=1.0)
         >>> h = p["age"].dp.histogram(bins=range(0, 130, 10), epsilon=0.2)

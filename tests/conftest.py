@@ -9,6 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings
+
+# Property tests explore the same examples on every run: CI must never be flaky.
+settings.register_profile("dpframe", derandomize=True, database=None, deadline=None)
+settings.load_profile("dpframe")
 
 import dpframe  # noqa: F401  (registers .dp)
 from dpframe.testing import NotPrivateWarning, seeded_noise

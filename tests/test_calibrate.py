@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import log_ndtr, ndtr
@@ -205,6 +205,7 @@ def test_analytic_decreases_in_epsilon(eps: float, ratio: float, delta: float) -
 def test_analytic_decreases_in_delta(eps: float, log_delta: float, factor: float) -> None:
     d1 = math.exp(log_delta)
     d2 = min(0.5, d1 * factor)
+    assume(d2 > d1 * 1.001)  # deltas equal to rounding give sigmas equal to rounding
     assert analytic_gaussian_sigma(eps, d2, 1.0) <= analytic_gaussian_sigma(eps, d1, 1.0)
 
 

@@ -15,6 +15,7 @@ exactly 1 and rounding can never let the ledger overspend.
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import uuid
 import weakref
@@ -23,6 +24,7 @@ from datetime import datetime, timezone
 from fractions import Fraction
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from dpframe.errors import BudgetExceededError
@@ -30,7 +32,7 @@ from dpframe.errors import BudgetExceededError
 BudgetKind = Literal["approx", "zcdp"]
 
 
-def exact(value: float | int | Fraction, name: str, *, allow_zero: bool = False) -> Fraction:
+def exact(value: object, name: str, *, allow_zero: bool = False) -> Fraction:
     """Validate a privacy parameter and return it as an exact fraction.
 
     Floats are read through their shortest decimal form, so ``0.1`` is exactly
@@ -39,11 +41,17 @@ def exact(value: float | int | Fraction, name: str, *, allow_zero: bool = False)
     >>> exact(0.1, "epsilon")
     Fraction(1, 10)
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}; pass a positive number such as 0.1")
-    result = value if isinstance(value, Fraction) else Fraction(repr(value) if isinstance(value, float) else value)
+    if isinstance(value, Fraction):
+        result = value
+    elif isinstance(value, numbers.Integral):
+        result = Fraction(int(value))
+    else:
+        as_float = float(value)
+        if not math.isfinite(as_float):
+            raise ValueError(f"{name} must be finite, got {value!r}; pass a positive number such as 0.1")
+        result = Fraction(repr(as_float))
     if result < 0 or (result == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {bound}, got {value!r}")

@@ -53,13 +53,14 @@ def moment_sums(
     square_grid: SumGrid | None = None,
     codes: NDArray[np.int64] | None = None,
     n_groups: int = 1,
+    square_center: float = 0.0,
 ) -> MomentSums:
     """Count the non-missing values and sum their grid-rounded deviations, exactly.
 
     Per row: ``d = clip(x - center, grid.lo, grid.hi)`` contributes
     ``rint(d / grid.data_step)``; with ``square_grid`` also
-    ``rint(clip(d*d - c2, square_grid.lo, square_grid.hi) / step2)`` where
-    ``c2`` centres the square range. Missing values contribute nothing and are
+    ``rint(clip(d*d - square_center, square_grid.lo, square_grid.hi) / step2)``
+    (the centre of the squares' range halves their sensitivity). Missing values contribute nothing and are
     not counted. With ``codes`` (group of each row, -1 = row not used) the sums
     are per group.
     """
@@ -84,7 +85,7 @@ def moment_sums(
         if sq is not None and square_grid is not None and square_sums is not None:
             s = sq[: len(d)]
             np.multiply(d, d, out=s)
-            np.subtract(s, (square_grid.lo + square_grid.hi) / 2, out=s)
+            np.subtract(s, square_center, out=s)
             np.clip(s, square_grid.lo, square_grid.hi, out=s)
             s[missing] = 0.0
             np.multiply(s, float(1 / square_grid.data_step), out=s)
@@ -114,10 +115,36 @@ def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) ->
 
 
 def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> NDArray[np.int64]:
-    """Position of each row's value in ``keys``; -1 for missing or undeclared values."""
+    """Position of each row's value in ``keys``; -1 for missing, undeclared or unhashable values."""
     if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.categories.equals(keys):
         return series.cat.codes.to_numpy(dtype=np.int64).astype(np.int64, copy=False)
-    return pd.Categorical(series, categories=keys).codes.astype(np.int64)
+    try:
+        codes = keys.get_indexer(pd.Index(series))
+    except TypeError:
+        codes = keys.get_indexer(pd.Index(_hashable_only(series)))
+    return codes.astype(np.int64, copy=False)
+
+
+def observed_codes(series: pd.Series[Any]) -> tuple[NDArray[np.int64], pd.Index[Any]]:
+    """Codes of each row's value among the values present (-1 for missing or unhashable)."""
+    try:
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:
+        codes, uniques = pd.factorize(_hashable_only(series), use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
+
+
+def _hashable_only(series: pd.Series[Any]) -> pd.Series[Any]:
+    # Only reached when an object column holds unhashable values (lists, dicts):
+    # those rows are treated as missing rather than letting a data value raise.
+    def hashable(value: Any) -> Any:
+        try:
+            hash(value)
+        except TypeError:
+            return None
+        return value
+
+    return series.map(hashable)
 
 
 def combine_codes(codes: Sequence[NDArray[np.int64]], sizes: Sequence[int]) -> NDArray[np.int64]:

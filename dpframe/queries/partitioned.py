@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, normal_quantile, public_keys
-from dpframe.queries.scalar import LEVEL, _Moments
+from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
+from dpframe.queries.scalar import LEVEL, Moments, moment_result, value_range
 from dpframe.results import Release, with_release
 
 KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
@@ -80,11 +80,10 @@ class Partitioning:
         for column, keys in zip(self.columns, self.keys):
             series = target.column(column)
             if keys is None:
-                codes, uniques = pd.factorize(series, use_na_sentinel=True)
-                keys = pd.Index(uniques)
+                codes, keys = kernels.observed_codes(series)
             else:
                 codes = kernels.category_codes(series, keys)
-            parts.append(np.asarray(codes, dtype=np.int64))
+            parts.append(codes)
             sizes.append(len(keys))
             observed.append(keys)
         combined = kernels.combine_codes(parts, sizes)
@@ -110,9 +109,10 @@ def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> i
     held by one unit has count <= k, and the unit holds <= k keys, so requiring
     P[Z >= m] <= delta / k and releasing at count >= k + m bounds the total by delta.
     """
-    p = math.exp(-1.0 / float(noise.param))
-    m = math.ceil(math.log(delta * (1 + p) / contributions) / math.log(p)) + 1  # +1: margin for rounding
-    return contributions + max(m, 1)
+    scale = float(noise.param)
+    # m >= log(delta (1+p) / k) / log(p), with log(p) = -1/scale exactly (p may underflow to 0).
+    m = math.ceil(-scale * (math.log(delta / contributions) + math.log1p(math.exp(-1.0 / scale)))) + 1
+    return contributions + max(m, 1)  # the +1 above: margin for floating-point rounding
 
 
 def _require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
@@ -162,6 +162,8 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
             edges = np.asarray(list(bins), dtype=np.float64)
         except (TypeError, ValueError):
             raise TypeError("bins must be an int (with bounds=) or a sequence of bin edges") from None
+        if bounds is not None:
+            raise ValueError("give either bin edges, or a number of bins with bounds=(lower, upper), not both")
         if len(edges) < 2 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
             raise ValueError("bin edges must be at least two finite, strictly increasing numbers")
     noise = privacy.noise(target.contributions)
@@ -191,8 +193,16 @@ def value_counts(
     result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
     release = _count_release(plan, noise, result.copy())
     if normalize:
-        result = result.clip(lower=0) / max(float(result.clip(lower=0).sum()), 1.0)
-        result.name = "proportion"
+        # Post-processing: proportions of the (non-negative) noisy counts; the
+        # intervals are the count intervals scaled by the same noisy total.
+        total = max(float(result.clip(lower=0).sum()), 1.0)
+        result = (result.clip(lower=0) / total).rename("proportion")
+        half = noise.halfwidth(LEVEL) / total
+        release = Release(
+            plan.query, plan.columns, plan.mechanism, plan.privacy.cost, noise.std / total,
+            (result - half).clip(lower=0), (result + half).clip(upper=1), LEVEL, None,
+            "proportions of noisy counts; intervals scaled by the noisy total",
+        )
     if sort:
         result = result.sort_values(ascending=False, kind="stable")
     return with_release(result, release)  # type: ignore[no-any-return]
@@ -312,14 +322,12 @@ class GroupBy:
     ) -> pd.Series[Any]:
         order = 2 if query in ("var", "std") else 1
         rule = "parallel composition over groups" + ("" if self._partitioning.public else ", private group selection")
-        moments = _Moments(self._target, series, bounds, privacy, f"groupby {query}", order, rule)
+        moments = Moments(self._target, series, bounds, privacy, f"groupby {query}", order, rule, ddof)
         moments.plan.charge()
         mask = self._target.rows_in_use()
         codes, cells = self._partitioning.codes(self._target, mask)
         # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
-        exact = kernels.moment_sums(
-            kernels.as_float_array(series), moments.center, moments.grid, moments.square_grid, codes, len(cells)
-        )
+        exact = moments.exact(kernels.as_float_array(series), codes, len(cells))
         measured = moments.noisy(exact)
         if not self._partitioning.public:
             share_delta = float(privacy.delta) / (order + 1)
@@ -327,26 +335,22 @@ class GroupBy:
             keep = measured["count"] >= threshold
             measured = {name: value[keep] for name, value in measured.items()}
             cells = cells[keep]
-        z = normal_quantile(LEVEL)
         if query == "sum":
-            estimate = measured["sum"] + measured["count"] * moments.center
-            spread = np.sqrt(moments.stds()["sum"] ** 2 + (moments.stds()["count"] * moments.center) ** 2)
-            low, high = -np.inf, np.inf
-        elif query == "mean":
-            estimate, spread = moments.mean(measured)
-            low, high = moments.lo, moments.hi
+            # Selected groups: the sum of deviations plus the noisy count times the centre.
+            ones = np.ones(len(cells))
+            estimate = moments.linearised(
+                measured["sum"] + measured["count"] * moments.center,
+                {"sum": ones, "count": ones * moments.center},
+                ones * (moments.grid.release_step / 2 + measured["count"].clip(min=0) * float(moments.grid.data_step) / 2),
+            )
+            lower, upper = estimate.interval(-np.inf, np.inf)
         else:
-            estimate, spread = moments.variance(measured, ddof)
-            low, high = 0.0, moments.half**2
-        lower = np.clip(estimate - z * spread, low, high)
-        upper = np.clip(estimate + z * spread, low, high)
-        if query == "std":
-            estimate, lower, upper = np.sqrt(estimate), np.sqrt(lower), np.sqrt(upper)
-            spread = spread / (2 * np.maximum(estimate, 1e-300))
-        result = pd.Series(estimate, index=cells, name=series.name)
+            estimate = moment_result(query, moments, measured)
+            lower, upper = estimate.interval(*value_range(query, moments))
+        result = pd.Series(estimate.value, index=cells, name=series.name)
         release = Release(
             moments.plan.query, moments.plan.columns, moments.plan.mechanism, privacy.cost,
-            pd.Series(spread, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
+            pd.Series(estimate.std, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
             pd.Series(upper, index=cells, dtype=float),
             LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)",
         )

@@ -122,7 +122,18 @@ def check_bounds(bounds: Any) -> tuple[float, float]:
         raise ValueError(f"bounds must be finite, got {bounds!r}")
     if lo >= hi:
         raise ValueError(f"bounds must satisfy lower < upper, got {bounds!r}; did you reverse them?")
+    magnitude = max(abs(lo), abs(hi))
+    if not (_SMALLEST_BOUND <= magnitude <= _LARGEST_BOUND and _SMALLEST_BOUND <= (hi - lo) / 2):
+        # Squares of deviations and the summation grid must stay representable in float64.
+        raise ValueError(
+            f"bounds {bounds!r} are outside the supported range: their magnitude and half-width must lie "
+            f"between {_SMALLEST_BOUND:g} and {_LARGEST_BOUND:g}; rescale the column (e.g. to thousands)"
+        )
     return lo, hi
+
+
+_SMALLEST_BOUND = 1e-150
+_LARGEST_BOUND = 1e150
 
 
 def check_numeric(series: pd.Series[Any], query: str) -> None:

@@ -15,6 +15,7 @@ Composition rules (recorded in the ledger):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,10 +24,23 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, normal_quantile, split
+from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import DPFloat, DPInt, Release
 
 LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A post-processed estimate, its noise std, and the half-width of its ``LEVEL`` interval."""
+
+    value: NDArray[np.float64]
+    std: NDArray[np.float64]
+    reach: NDArray[np.float64]
+
+    def interval(self, low: float, high: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The interval ``value +- reach``, clipped to where the statistic can lie."""
+        return np.clip(self.value - self.reach, low, high), np.clip(self.value + self.reach, low, high)
 
 
 def _values(target: Target, series: pd.Series[Any], mask: NDArray[np.bool_] | None) -> NDArray[np.float64]:
@@ -73,7 +87,7 @@ def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Pr
     return DPFloat(value, release)
 
 
-class _Moments:
+class Moments:
     """The shared measurements of mean/var/std: a count and centred grid sums."""
 
     def __init__(
@@ -85,9 +99,13 @@ class _Moments:
         query: str,
         order: int,
         rule: str = "sequential composition",
+        ddof: int = 1,
     ):
         check_numeric(series, query)
         self.lo, self.hi = check_bounds(bounds)
+        if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
+            raise ValueError(f"ddof must be a non-negative integer, got {ddof!r}")
+        self.ddof = int(ddof)
         self.center = (self.lo + self.hi) / 2
         self.half = (self.hi - self.lo) / 2
         names = ["count", "sum", "sum of squares"][: order + 1]
@@ -113,7 +131,15 @@ class _Moments:
         """Charge, read the data once, and return the noisy measurements in real units."""
         self.plan.charge()
         values = _values(self.target, self.series, self.target.rows_in_use())
-        return self.noisy(kernels.moment_sums(values, self.center, self.grid, self.square_grid))
+        return self.noisy(self.exact(values))
+
+    def exact(
+        self, values: NDArray[np.float64], codes: NDArray[np.int64] | None = None, n_groups: int = 1
+    ) -> kernels.MomentSums:
+        """The one pass over the data: counts, sums of deviations and of centred squares."""
+        return kernels.moment_sums(
+            values, self.center, self.grid, self.square_grid, codes, n_groups, square_center=self.half**2 / 2
+        )
 
     def noisy(self, exact: kernels.MomentSums) -> dict[str, NDArray[np.float64]]:
         """Add the planned noise to exact measurements and convert them to real units."""
@@ -133,77 +159,98 @@ class _Moments:
         """Noise standard deviations of the measurements in real units."""
         return {name: spec.std * self.units[name] for name, spec in self.noise.items()}
 
-    def mean(self, measured: dict[str, NDArray[np.float64]]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Post-processing: mean estimate (clamped to the bounds) and its approximate noise std."""
+    def linearised(
+        self, value: NDArray[np.float64], gradient: dict[str, NDArray[np.float64]], slack: NDArray[np.float64]
+    ) -> Estimate:
+        """An estimate whose error is ~ sum of gradient[m] * noise[m] (delta method).
+
+        The interval adds the measurements' exact ``LEVEL`` quantiles in
+        quadrature: exact when one measurement dominates (e.g. the Laplace noise
+        of a sum) or the noise is Gaussian, conservative otherwise.
+        """
+        std = np.sqrt(sum((g * self.stds()[m]) ** 2 for m, g in gradient.items()))
+        reach = np.sqrt(
+            sum((g * self.noise[m].halfwidth(LEVEL) * self.units[m]) ** 2 for m, g in gradient.items())
+        )
+        return Estimate(value, np.asarray(std, dtype=np.float64), np.asarray(reach + slack, dtype=np.float64))
+
+    @staticmethod
+    def _rounding(grid: SumGrid, n: NDArray[np.float64]) -> NDArray[np.float64]:
+        # Worst-case effect on an average of rounding each value to the data
+        # grid and the sum to the release grid; tiny, but intervals must cover.
+        return float(grid.data_step) / 2 + grid.release_step / (2 * n)
+
+    def mean(self, measured: dict[str, NDArray[np.float64]]) -> Estimate:
+        """Post-processing: mean estimate (clamped to the bounds), its approximate noise std and rounding slack."""
         n = np.maximum(measured["count"], 1.0)
         deviation = measured["sum"] / n
         estimate = np.clip(self.center + deviation, self.lo, self.hi)
-        std = self.stds()
-        # Delta method for a ratio of independent noisy quantities.
-        spread = np.sqrt(std["sum"] ** 2 + (deviation * std["count"]) ** 2) / n
-        return estimate, spread
+        return self.linearised(estimate, {"sum": 1 / n, "count": -deviation / n}, self._rounding(self.grid, n))
 
-    def variance(
-        self, measured: dict[str, NDArray[np.float64]], ddof: int
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Post-processing: variance estimate (clamped to [0, half-width^2]) and its approximate noise std."""
+    def variance(self, measured: dict[str, NDArray[np.float64]]) -> Estimate:
+        """Post-processing: variance estimate (clamped to [0, half-width^2]), its approximate noise std and slack."""
+        assert self.square_grid is not None
         n = np.maximum(measured["count"], 1.0)
         m1 = measured["sum"] / n
         m2 = measured["sum of squares"] / n + self.half**2 / 2
-        correction = n / np.maximum(n - ddof, 1.0)
-        estimate = np.clip((m2 - m1**2) * correction, 0.0, self.half**2)
-        std = self.stds()
-        grad_n = (-(m2 - self.half**2 / 2) + 2 * m1**2) / n
-        spread = correction * np.sqrt(
-            (std["sum of squares"] / n) ** 2 + (2 * m1 * std["sum"] / n) ** 2 + (grad_n * std["count"]) ** 2
-        )
-        return estimate, spread
+        correction = n / np.maximum(n - self.ddof, 1.0)
+        # Clamp the population variance (at most half-width^2 for clipped data), then correct for ddof.
+        estimate = np.clip(m2 - m1**2, 0.0, self.half**2) * correction
+        gradient = {
+            "sum of squares": correction / n,
+            "sum": -2 * m1 * correction / n,
+            "count": correction * (-(m2 - self.half**2 / 2) + 2 * m1**2) / n,
+        }
+        r1 = self._rounding(self.grid, n)
+        slack = correction * (self._rounding(self.square_grid, n) + 2 * np.abs(m1) * r1 + r1**2)
+        return self.linearised(estimate, gradient, slack)
 
 
-def _scalar_result(
-    query: str, moments: _Moments, estimate: float, spread: float, lower: float, upper: float
+def moment_result(query: str, moments: Moments, measured: dict[str, NDArray[np.float64]]) -> Estimate:
+    """The post-processed mean, variance or standard deviation with interval ingredients."""
+    if query == "mean":
+        return moments.mean(measured)
+    variance = moments.variance(measured)
+    if query == "var":
+        return variance
+    # std: the square root of the variance and of its interval's ends (monotone).
+    root = np.sqrt(variance.value)
+    lower, upper = variance.interval(0.0, math.inf)
+    spread = variance.std / (2 * np.maximum(root, 1e-300))
+    return Estimate(root, spread, np.maximum(root - np.sqrt(lower), np.sqrt(upper) - root))
+
+
+def value_range(query: str, moments: Moments) -> tuple[float, float]:
+    """Where a mean, variance or standard deviation of the clipped data can lie."""
+    if query == "mean":
+        return moments.lo, moments.hi
+    # The ddof-corrected variance of clipped data can exceed half-width^2 slightly.
+    return 0.0, math.inf
+
+
+def _moment_query(
+    query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
 ) -> DPFloat:
-    z = normal_quantile(LEVEL)
+    moments = Moments(target, series, bounds, privacy, query, order=1 if query == "mean" else 2, ddof=ddof)
+    estimate = moment_result(query, moments, moments.measure())
+    lower, upper = estimate.interval(*value_range(query, moments))
     release = Release(
-        query,
-        moments.plan.columns,
-        moments.plan.mechanism,
-        moments.privacy.cost,
-        spread,
-        max(estimate - z * spread, lower),
-        min(estimate + z * spread, upper),
-        LEVEL,
-        (moments.lo, moments.hi),
-        "approximate interval (delta method)",
+        query, moments.plan.columns, moments.plan.mechanism, privacy.cost, float(estimate.std[0]),
+        float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)",
     )
-    return DPFloat(estimate, release)
+    return DPFloat(float(estimate.value[0]), release)
 
 
 def mean(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat:
     """Noisy mean of the values clipped to ``bounds``."""
-    moments = _Moments(target, series, bounds, privacy, "mean", order=1)
-    estimate, spread = moments.mean(moments.measure())
-    return _scalar_result("mean", moments, float(estimate[0]), float(spread[0]), moments.lo, moments.hi)
+    return _moment_query("mean", target, series, bounds, privacy)
 
 
 def var(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1) -> DPFloat:
     """Noisy variance of the values clipped to ``bounds``."""
-    moments = _Moments(target, series, bounds, privacy, "var", order=2)
-    estimate, spread = moments.variance(moments.measure(), ddof)
-    return _scalar_result("var", moments, float(estimate[0]), float(spread[0]), 0.0, moments.half**2)
+    return _moment_query("var", target, series, bounds, privacy, ddof)
 
 
 def std(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1) -> DPFloat:
     """Noisy standard deviation: the square root of the noisy variance."""
-    moments = _Moments(target, series, bounds, privacy, "std", order=2)
-    variance, spread = moments.variance(moments.measure(), ddof)
-    estimate = math.sqrt(float(variance[0]))
-    z = normal_quantile(LEVEL)
-    lower = math.sqrt(max(float(variance[0]) - z * float(spread[0]), 0.0))
-    upper = math.sqrt(min(float(variance[0]) + z * float(spread[0]), moments.half**2))
-    std_of_std = float(spread[0]) / (2 * max(estimate, 1e-300))
-    release = Release(
-        "std", moments.plan.columns, moments.plan.mechanism, privacy.cost, std_of_std, lower, upper, LEVEL,
-        (moments.lo, moments.hi), "approximate interval (from the variance's)",
-    )
-    return DPFloat(estimate, release)
+    return _moment_query("std", target, series, bounds, privacy, ddof)
