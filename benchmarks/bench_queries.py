@@ -6,9 +6,11 @@ Usage::
     python benchmarks/bench_queries.py --quick         # 1 million rows, 3 repeats (smoke run)
     python benchmarks/bench_queries.py --rows 2000000 --repeats 5 --json results.json
 
-Each query is run once to warm up, then ``--repeats`` times; the table shows
-the median wall time of the dpframe query and of its reference, their ratio
-(dpframe / reference) and the target ratio where there is one.
+Each query and its reference are run once to warm up, then ``--repeats`` times
+each, alternating, so that load from other processes hits both alike; the
+table shows the median wall times, their ratio (dpframe / reference) and the
+target ratio where there is one. Derived data (a filter, a permutation) is
+built inside the timed call on both sides, as pandas caches ``Index.is_unique``.
 
 Peak extra memory is measured separately with :mod:`tracemalloc` (numpy and
 pandas report their buffer allocations to it): the peak traced memory during
@@ -18,8 +20,8 @@ mean, histogram and group-by mean.
 
 The data are generated from a fixed seed: ``x`` is standard normal float64;
 ``a`` (10 categories), ``b`` (5) and ``k`` (50) are uniform categoricals; ``k_int``
-and ``k_obj`` are ``k`` as plain int64 and object (str) columns, queried with
-declared ``keys=``. The noise is *not* seeded: queries use the secure source
+and ``k_obj`` are ``k`` as plain int64 and object columns (and ``k_str`` as the
+pandas 3 ``str`` dtype), queried with declared ``keys=``. The noise is *not* seeded: queries use the secure source
 as they would in real use. The budget is huge so the benchmark never runs
 out; each query spends epsilon=1.
 """
@@ -85,9 +87,9 @@ def make_data(rows: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "x": rng.standard_normal(rows),
-            "a": pd.Categorical.from_codes(a_codes, [f"a{i}" for i in range(10)]),
-            "b": pd.Categorical.from_codes(b_codes, [f"b{i}" for i in range(5)]),
-            "k": pd.Categorical.from_codes(k_codes, list(k_names)),
+            "a": pd.Categorical.from_codes(a_codes, pd.Index([f"a{i}" for i in range(10)])),
+            "b": pd.Categorical.from_codes(b_codes, pd.Index([f"b{i}" for i in range(5)])),
+            "k": pd.Categorical.from_codes(k_codes, pd.Index(list(k_names))),
             "k_int": k_codes.astype(np.int64),
             "k_obj": pd.Series(k_names[k_codes], dtype=object),
         }
@@ -106,12 +108,17 @@ def build_cases(df: pd.DataFrame) -> list[Case]:
     edges = np.linspace(-4.0, 4.0, N_EDGES)
     int_keys = list(range(N_KEYS))
     obj_keys = [f"k{i:02d}" for i in range(N_KEYS)]
-    # Filtering leaves a non-range index: the unit-uniqueness check has real work to do.
-    f, pf = df[df["x"] > 0], p[p["x"] > 0]
-    fx, pfx = f["x"], pf["x"]
-    # Reordering rows makes the unit index non-monotonic, so uniqueness needs a hash table.
+    # Derived data is built inside the timed call (on both sides), as a user would: pandas
+    # caches Index.is_unique, so a derived object built once would hide the unit check.
+    # Filtering leaves a monotonic non-range index; reordering leaves a non-monotonic one,
+    # for which the unit-uniqueness check needs a hash table.
     order = np.random.default_rng(0).permutation(len(df))
-    sh, psh = df["x"].iloc[order], p["x"].iloc[order]
+    k_str = df["k_obj"].astype("str")  # pandas >= 3: the default dtype of string columns
+    df_str, p_str = df.assign(k_str=k_str), p.assign(k_str=k_str)
+    # User-level privacy: ~3 rows per user on average, at most 5 used per user and query.
+    users = np.random.default_rng(1).integers(0, max(len(df) // 3, 1), len(df))
+    p_user = df[["x"]].assign(user=users).dp.protect(epsilon=1e9, privacy_unit="user", max_contributions=5)
+    ux = p_user["x"]
     mem2 = 2.0
     return [
         Case("mean", lambda: px.dp.mean(bounds=(LO, HI), epsilon=1.0),
@@ -138,25 +145,42 @@ def build_cases(df: pd.DataFrame) -> list[Case]:
              lambda: x.clip(LO, HI).sum(), "s.clip(lo, hi).sum()", None, None, _nbytes(df, "x")),
         Case("var", lambda: px.dp.var(bounds=(LO, HI), epsilon=1.0),
              lambda: x.clip(LO, HI).var(), "s.clip(lo, hi).var()", None, None, _nbytes(df, "x")),
-        Case("mean of filtered frame (x > 0)", lambda: pfx.dp.mean(bounds=(LO, HI), epsilon=1.0),
-             lambda: fx.clip(LO, HI).mean(), "f.x.clip(lo, hi).mean()", None, None, _nbytes(f, "x"),
-             "p[p.x > 0]; exercises the unit-uniqueness check"),
-        Case("mean of shuffled frame", lambda: psh.dp.mean(bounds=(LO, HI), epsilon=1.0),
-             lambda: sh.clip(LO, HI).mean(), "s.clip(lo, hi).mean()", None, None, _nbytes(df, "x"),
-             "rows permuted: the unit index is not monotonic"),
+        Case("filter + mean (x > 0)", lambda: p[p["x"] > 0]["x"].dp.mean(bounds=(LO, HI), epsilon=1.0),
+             lambda: df[df["x"] > 0]["x"].clip(LO, HI).mean(), "df[df.x > 0].x.clip(lo, hi).mean()", None, None,
+             _nbytes(df, "x"), "filter inside the timed call; exercises the unit-uniqueness check"),
+        Case("permute + mean", lambda: p["x"].iloc[order].dp.mean(bounds=(LO, HI), epsilon=1.0),
+             lambda: x.iloc[order].clip(LO, HI).mean(), "s.iloc[perm].clip(lo, hi).mean()", None, None,
+             _nbytes(df, "x"), "non-monotonic unit index: uniqueness check hashes"),
+        Case("mean, privacy_unit= (<= 5 rows/user)", lambda: ux.dp.mean(bounds=(LO, HI), epsilon=1.0),
+             lambda: x.clip(LO, HI).mean(), "s.clip(lo, hi).mean()", None, None, _nbytes(df, "x"),
+             "~3 rows per user; users over 5 rows are bounded by random choice"),
+        Case("groupby mean (k str, keys=)",
+             lambda: p_str.dp.groupby("k_str", keys=obj_keys).mean("x", bounds=(LO, HI), epsilon=1.0),
+             lambda: df_str.groupby("k_str")["x"].mean(), "df.groupby(k)[x].mean()", None, None,
+             _nbytes(df_str, "k_str", "x"), "pandas 3 default string dtype"),
     ]
 
 
-def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float]]:
-    """Median wall time of ``repeats`` calls after one warm-up call."""
+def _timed(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.perf_counter()
     fn()
-    times = []
+    return time.perf_counter() - start
+
+
+def paired_times(dp: Callable[[], Any], ref: Callable[[], Any], repeats: int) -> tuple[list[float], list[float]]:
+    """Wall times of ``repeats`` calls of each, after one warm-up call of each.
+
+    The calls alternate (dp, ref, dp, ref, ...) so that load from other processes
+    on a shared machine affects both sides alike.
+    """
+    dp()
+    ref()
+    dp_times, ref_times = [], []
     for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
+        dp_times.append(_timed(dp))
+        ref_times.append(_timed(ref))
+    return dp_times, ref_times
 
 
 def peak_extra_memory(fn: Callable[[], Any]) -> int:
@@ -207,6 +231,13 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def _load() -> list[float] | None:
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
 def _fmt_ms(seconds: float) -> str:
     return f"{seconds * 1e3:9.1f}"
 
@@ -224,6 +255,8 @@ def run(rows: int, repeats: int, seed: int, memory: bool, only: Sequence[str] = 
     )
     print(f"python {info['python']}  numpy {info['numpy']}  pandas {info['pandas']}  dpframe {info['dpframe']}")
     print(f"rows {rows:,}  repeats {repeats}  seed {seed}  (median wall time; ratio = dpframe / reference)")
+    load_before = _load()
+    print(f"load average before: {load_before}  (other processes on the machine distort timings)")
     print()
     start = time.perf_counter()
     df = make_data(rows, seed)
@@ -236,8 +269,8 @@ def run(rows: int, repeats: int, seed: int, memory: bool, only: Sequence[str] = 
     print(header)
     print("-" * len(header))
     for case in cases:
-        dp_t, dp_all = median_time(case.dp, repeats)
-        ref_t, ref_all = median_time(case.ref, repeats)
+        dp_all, ref_all = paired_times(case.dp, case.ref, repeats)
+        dp_t, ref_t = statistics.median(dp_all), statistics.median(ref_all)
         ratio = dp_t / ref_t if ref_t > 0 else float("inf")
         met = None if case.target is None else ratio <= case.target
         case.result = {
@@ -293,10 +326,13 @@ def run(rows: int, repeats: int, seed: int, memory: bool, only: Sequence[str] = 
 
     missed = [c.name for c in cases if c.result.get("met") is False]
     missed += [f"{c.name} (memory)" for c in cases if c.result.get("memory", {}).get("met") is False]
+    load_after = _load()
     print()
+    print(f"load average after: {load_after}")
     print("all targets met" if not missed else "targets missed: " + "; ".join(missed))
     return {
         "machine": info,
+        "load_average": {"before": load_before, "after": load_after},
         "rows": rows,
         "repeats": repeats,
         "seed": seed,

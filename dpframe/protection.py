@@ -174,17 +174,69 @@ def contribution_mask(obj: PandasObject, max_contributions: int) -> NDArray[np.b
     source), so the choice depends on no other unit's data.
     """
     units = unit_ids(obj)
-    if max_contributions == 1 and units.is_unique:
+    if max_contributions == 1 and _all_distinct(units):
         return None
-    codes, _ = pd.factorize(units, use_na_sentinel=False)
+    codes = _unit_codes(units)
     counts = np.bincount(codes)
     if counts.max(initial=0) <= max_contributions:
         return None
-    priority = current_source().words(len(codes))
-    order = np.lexsort((priority, codes))
-    sorted_codes = codes[order]
-    group_start = np.searchsorted(sorted_codes, sorted_codes, side="left")
-    rank = np.arange(len(codes)) - group_start
-    keep = np.empty(len(codes), dtype=bool)
-    keep[order] = rank < max_contributions
+    keep = counts[codes] <= max_contributions
+    # Only rows of over-represented units need a random choice: sort just those,
+    # by unit then by a random priority, and keep the first max_contributions.
+    over = np.flatnonzero(~keep)
+    over_codes = codes[over]
+    priority = current_source().words(len(over))
+    bits = int(over_codes.max()).bit_length()
+    if bits <= 32:
+        # One 64-bit key: the unit in the high bits, >= 32 random bits below it
+        # (a tie, broken by position, has probability < rows^2 / 2^33).
+        key = (over_codes.astype(np.uint64) << np.uint64(64 - bits)) | (priority >> np.uint64(bits))
+        order = np.argsort(key)
+    else:
+        order = np.lexsort((priority, over_codes))
+    sorted_codes = over_codes[order]
+    first = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    keep[over[order[rank < max_contributions]]] = True
     return keep
+
+
+_SEEN_CHUNK = 1 << 16
+
+
+def _all_distinct(units: pd.Index[Any]) -> bool:
+    """``units.is_unique`` without pandas' hash table for integer units in a compact range.
+
+    pandas answers cheaply (and caches it) for a monotonic index, e.g. after a filter;
+    for a reordered one it hashes every unit. Integer units spanning at most 4 values
+    per row -- row numbers, the default -- are checked with a table of seen flags.
+    """
+    if isinstance(units, pd.RangeIndex) or units.is_monotonic_increasing or units.is_monotonic_decreasing:
+        return bool(units.is_unique)
+    values = units.to_numpy()
+    if values.dtype.kind not in "iu" or len(values) == 0:
+        return bool(units.is_unique)
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo >= 4 * len(values):
+        return bool(units.is_unique)
+    seen = np.zeros(hi - lo + 1, dtype=np.bool_)
+    for start in range(0, len(values), _SEEN_CHUNK):
+        part = values[start : start + _SEEN_CHUNK]
+        seen[part - lo if lo else part] = True
+    return int(np.count_nonzero(seen)) == len(values)
+
+
+def _unit_codes(units: pd.Index[Any]) -> NDArray[np.intp]:
+    """A non-negative number per unit (same unit, same number), for bincount.
+
+    Integer units in a compact range are used as they are, shifted to start at 0;
+    others are factorized (a hash pass).
+    """
+    values = units.to_numpy()
+    if values.dtype.kind in "iu" and len(values) > 0:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 4 * len(values):
+            shifted: NDArray[np.intp] = (values - values.dtype.type(lo)).astype(np.intp, copy=False)
+            return shifted
+    codes, _ = pd.factorize(units, use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.intp)

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import SumGrid
+
+# Group or category number of each row, -1 for rows not used; as narrow as the
+# data allows (a categorical's int8 codes are used without widening).
+Codes = NDArray[np.signedinteger[Any]]
 
 # 2^16 rows per chunk: a chunk of grid integers (each below 2^31 in magnitude)
 # sums exactly in float64 (below 2^53), and four float64 chunks fit in L2 cache.
@@ -51,7 +55,7 @@ def moment_sums(
     center: float,
     grid: SumGrid,
     square_grid: SumGrid | None = None,
-    codes: NDArray[np.int64] | None = None,
+    codes: Codes | None = None,
     n_groups: int = 1,
     square_center: float = 0.0,
 ) -> MomentSums:
@@ -70,37 +74,47 @@ def moment_sums(
     inv_step = float(1 / grid.data_step)  # a power of two: multiplying is exact
     buf = np.empty(min(CHUNK, len(values)), dtype=np.float64)
     sq = np.empty_like(buf) if square_grid is not None else None
+    # One pass over the (small-integer) codes saves masking every chunk in the common case.
+    any_unused = codes is not None and bool((codes < 0).any())
     for part in _chunks(len(values)):
         d = buf[: part.stop - part.start]
         np.subtract(values[part], center, out=d)
         missing = np.isnan(d)
+        any_missing = bool(missing.any())
         np.clip(d, grid.lo, grid.hi, out=d)
-        d[missing] = 0.0
         group = None if codes is None else codes[part]
-        if group is not None:
+        if any_unused and group is not None:
             unused = group < 0
-            d[unused] = 0.0
-            missing |= unused
-            group = np.where(unused, 0, group)
+            if unused.any():
+                missing |= unused
+                any_missing = True
+                group = np.where(unused, 0, group)
+        if any_missing:
+            d[missing] = 0.0
         if sq is not None and square_grid is not None and square_sums is not None:
             s = sq[: len(d)]
             np.multiply(d, d, out=s)
             np.subtract(s, square_center, out=s)
             np.clip(s, square_grid.lo, square_grid.hi, out=s)
-            s[missing] = 0.0
+            if any_missing:
+                s[missing] = 0.0
             np.multiply(s, float(1 / square_grid.data_step), out=s)
             np.rint(s, out=s)
             square_sums += _group_sum(s, group, n_groups)
         np.multiply(d, inv_step, out=d)
         np.rint(d, out=d)
         sums += _group_sum(d, group, n_groups)
-        present = (~missing).astype(np.float64)
-        counts += _group_sum(present, group, n_groups)
+        if any_missing:
+            counts += _group_sum((~missing).astype(np.float64), group, n_groups)
+        elif group is None:
+            counts += len(d)
+        else:
+            counts += np.bincount(group, minlength=n_groups)
     return MomentSums(counts, sums, square_sums)
 
 
 def _group_sum(
-    integers: NDArray[np.float64], group: NDArray[np.int64] | None, n_groups: int
+    integers: NDArray[np.float64], group: Codes | None, n_groups: int
 ) -> NDArray[np.int64]:
     # Exact: a chunk's integer-valued floats sum below 2^53 in any order.
     if group is None:
@@ -114,10 +128,14 @@ def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) ->
     return counts.astype(np.int64)
 
 
-def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> NDArray[np.int64]:
+def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
     """Position of each row's value in ``keys``; -1 for missing, undeclared or unhashable values."""
-    if isinstance(series.dtype, pd.CategoricalDtype) and series.cat.categories.equals(keys):
-        return series.cat.codes.to_numpy(dtype=np.int64).astype(np.int64, copy=False)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = cast(Codes, series.cat.codes.to_numpy())  # int8 for <= 127 categories; -1 = missing
+        if series.cat.categories.equals(keys):
+            return codes
+        table = np.append(keys.get_indexer(series.cat.categories), -1)  # table[-1] = -1 keeps missing
+        return table[codes]
     try:
         codes = keys.get_indexer(pd.Index(series))
     except TypeError:
@@ -125,7 +143,7 @@ def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> NDArray[np.in
     return codes.astype(np.int64, copy=False)
 
 
-def observed_codes(series: pd.Series[Any]) -> tuple[NDArray[np.int64], pd.Index[Any]]:
+def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
     """Codes of each row's value among the values present (-1 for missing or unhashable)."""
     try:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
@@ -147,9 +165,11 @@ def _hashable_only(series: pd.Series[Any]) -> pd.Series[Any]:
     return series.map(hashable)
 
 
-def combine_codes(codes: Sequence[NDArray[np.int64]], sizes: Sequence[int]) -> NDArray[np.int64]:
+def combine_codes(codes: Sequence[Codes], sizes: Sequence[int]) -> Codes:
     """Row-major cell number of each row in the product of the key sets; -1 if any part is -1."""
-    combined = codes[0].copy()
+    if len(codes) == 1:
+        return codes[0]  # callers never modify the codes in place
+    combined = codes[0].astype(np.int64)
     invalid = combined < 0
     for part, size in zip(codes[1:], sizes[1:]):
         combined *= size
@@ -159,7 +179,9 @@ def combine_codes(codes: Sequence[NDArray[np.int64]], sizes: Sequence[int]) -> N
     return combined
 
 
-def count_codes(codes: NDArray[np.int64], n_cells: int) -> NDArray[np.int64]:
+def count_codes(codes: Codes, n_cells: int) -> NDArray[np.int64]:
     """Rows per cell, ignoring rows coded -1."""
-    valid = codes[codes >= 0] if (codes < 0).any() else codes
-    return np.bincount(valid, minlength=n_cells).astype(np.int64)
+    counts = np.zeros(n_cells + 1, dtype=np.int64)
+    for part in _chunks(len(codes)):
+        counts += np.bincount(codes[part].astype(np.intp) + 1, minlength=n_cells + 1)  # -1 -> bin 0
+    return counts[1:]

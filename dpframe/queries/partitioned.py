@@ -74,7 +74,7 @@ class Partitioning:
             return keys[0].rename(self.columns[0])
         return pd.MultiIndex.from_product(keys, names=list(self.columns))
 
-    def codes(self, target: Target, mask: NDArray[np.bool_] | None) -> tuple[NDArray[np.int64], pd.Index[Any]]:
+    def codes(self, target: Target, mask: NDArray[np.bool_] | None) -> tuple[kernels.Codes, pd.Index[Any]]:
         """After charging: each row's cell (-1 = unused) and the cells (observed ones if not public)."""
         parts, sizes, observed = [], [], []
         for column, keys in zip(self.columns, self.keys):

@@ -134,7 +134,7 @@ class Moments:
         return self.noisy(self.exact(values))
 
     def exact(
-        self, values: NDArray[np.float64], codes: NDArray[np.int64] | None = None, n_groups: int = 1
+        self, values: NDArray[np.float64], codes: kernels.Codes | None = None, n_groups: int = 1
     ) -> kernels.MomentSums:
         """The one pass over the data: counts, sums of deviations and of centred squares."""
         return kernels.moment_sums(
