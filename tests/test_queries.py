@@ -387,10 +387,12 @@ def test_private_selection_with_several_rows_per_person(k: int) -> None:
         assert not any(str(key).startswith("rare") for key in groups.index)
 
 
-def test_value_counts_selection_needs_delta(p: pd.DataFrame, z: pd.DataFrame) -> None:
-    before = spent(p)
+def test_value_counts_selection_needs_delta(people: pd.DataFrame, p: pd.DataFrame, z: pd.DataFrame) -> None:
+    pure = people.dp.protect(epsilon=10.0)
     with pytest.raises(ValueError, match="not public"):
-        p["edu"].dp.value_counts(epsilon=1.0)
+        pure["edu"].dp.value_counts(epsilon=1.0)
+    assert pure.dp.budget.spent.epsilon == 0
+    before = spent(p)
     with pytest.raises(ValueError, match="Laplace"):
         p["edu"].dp.value_counts(epsilon=1.0, delta=1e-6, mechanism="gaussian")
     assert spent(p) == before
@@ -398,6 +400,16 @@ def test_value_counts_selection_needs_delta(p: pd.DataFrame, z: pd.DataFrame) ->
     with pytest.raises(ValueError, match="not public"):
         z["edu"].dp.value_counts(rho=0.1)
     assert spent(z) == before
+
+
+def test_selection_without_delta_spends_a_tenth_of_the_budget_delta(people: pd.DataFrame) -> None:
+    p = people.dp.protect(epsilon=10.0, delta=1e-5)
+    counts = p["edu"].dp.value_counts(epsilon=1.0)
+    assert set(counts.index) == {"HS", "BA", "MA"}
+    ledger = p.dp.budget.ledger
+    assert ledger["delta"].iloc[-1] == pytest.approx(1e-6)
+    p.dp.crosstab("edu", "sex", epsilon=1.0)
+    assert p.dp.budget.spent.delta == Fraction(2, 10**6)
 
 
 def test_value_counts_selection_at_very_large_epsilon(rare: pd.DataFrame) -> None:
@@ -467,9 +479,20 @@ def test_crosstab_bad_keys_before_charge(p: pd.DataFrame) -> None:
         p.dp.crosstab("edu", "sex", keys=["HS"], epsilon=1.0)
     with pytest.raises(KeyError):
         p.dp.crosstab("edu", "nope", epsilon=1.0)
-    with pytest.raises(ValueError, match="not public"):
-        p.dp.crosstab("edu", "sex", epsilon=1.0)
     assert spent(p) == before
+
+
+def test_undeclared_keys_on_a_pure_budget_are_refused(people: pd.DataFrame) -> None:
+    pure = people.dp.protect(epsilon=10.0)
+    with pytest.raises(ValueError, match="not public"):
+        pure.dp.crosstab("edu", "sex", epsilon=1.0)
+    with pytest.raises(ValueError, match="not public"):
+        pure.dp.groupby("edu").mean("age", bounds=(0, 125), epsilon=1.0)
+    with pytest.raises(ValueError, match="not public"):
+        pure.dp.groupby("edu").count(epsilon=1.0)
+    with pytest.raises(ValueError, match="not public"):
+        pure["edu"].dp.value_counts(epsilon=0.1)
+    assert pure.dp.budget.spent.epsilon == 0
 
 
 # ---------------------------------------------------------------------------
@@ -569,10 +592,6 @@ def test_groupby_errors_before_charge(p: pd.DataFrame) -> None:
         p.dp.groupby("sex").sum("edu", bounds=(0, 1), epsilon=1.0)
     with pytest.raises(ValueError, match="bounds"):
         p.dp.groupby("sex").mean("age", epsilon=1.0)
-    with pytest.raises(ValueError, match="not public"):
-        p.dp.groupby("edu").mean("age", bounds=(0, 125), epsilon=1.0)
-    with pytest.raises(ValueError, match="not public"):
-        p.dp.groupby("edu").count(epsilon=1.0)
     with pytest.raises(KeyError):
         p.dp.groupby("sex", keys={"edu": ["HS"]})
     assert spent(p) == before
@@ -798,7 +817,6 @@ BAD_CALLS: dict[str, tuple[type[Exception], Callable[[pd.DataFrame], Any]]] = {
     "delta nan": (ValueError, lambda p: p.dp.count(epsilon=0.1, delta=float("nan"))),
     "delta string": (TypeError, lambda p: p.dp.count(epsilon=0.1, delta="1e-6")),
     "no epsilon": (ValueError, lambda p: p.dp.count()),
-    "selection without delta": (ValueError, lambda p: p["edu"].dp.value_counts(epsilon=0.1)),
 }
 
 

@@ -123,7 +123,7 @@ def _open_unit(name: str, value: object, hint: str) -> float:
     return x
 
 
-def _positive_int(name: str, value: object, hint: str) -> int:
+def _int_at_least(name: str, value: object, minimum: int, hint: str) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{name} must be an integer, got {value!r}; {hint}")
     try:
@@ -133,23 +133,8 @@ def _positive_int(name: str, value: object, hint: str) -> int:
             f"{name} must be an integer, got {value!r} "
             f"({type(value).__name__}); {hint}"
         ) from None
-    if n < 1:
-        raise ValueError(f"{name} must be >= 1, got {n}; {hint}")
-    return n
-
-
-def _nonnegative_int(name: str, value: object, hint: str) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer, got {value!r}; {hint}")
-    try:
-        n = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise ValueError(
-            f"{name} must be an integer, got {value!r} "
-            f"({type(value).__name__}); {hint}"
-        ) from None
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0, got {n}; {hint}")
+    if n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {n}; {hint}")
     return n
 
 
@@ -251,7 +236,7 @@ def discrete_laplace_tail(scale: float, k: int) -> float:
     True
     """
     b = _check_scale_float(scale)
-    kk = _nonnegative_int("k", k, "pass a half-width k >= 0")
+    kk = _int_at_least("k", k, 0, "pass a half-width k >= 0")
     p = math.exp(-1.0 / b)
     return math.exp(math.log(2.0) - (kk + 1) / b - math.log1p(p))
 
@@ -516,8 +501,8 @@ def discrete_gaussian_delta(sigma2: float, epsilon: float, sensitivity: int) -> 
     """
     s2 = _positive("sigma2", sigma2, _SIGMA2_HINT)
     eps = _nonnegative("epsilon", epsilon, _EPS_HINT)
-    sens = _positive_int(
-        "sensitivity", sensitivity, "pass the integer sensitivity of the query, e.g. 1"
+    sens = _int_at_least(
+        "sensitivity", sensitivity, 1, "pass the integer sensitivity of the query, e.g. 1"
     )
     sigma = math.sqrt(s2)
     if sigma > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
@@ -571,8 +556,8 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
     """
     eps = _positive("epsilon", epsilon, _EPS_HINT)
     dlt = _open_unit("delta", delta, _DELTA_HINT)
-    sens = _positive_int(
-        "sensitivity", sensitivity, "pass the integer sensitivity of the query, e.g. 1"
+    sens = _int_at_least(
+        "sensitivity", sensitivity, 1, "pass the integer sensitivity of the query, e.g. 1"
     )
     sigma0 = analytic_gaussian_sigma(eps, dlt, float(sens))
     if sigma0 > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
@@ -635,8 +620,8 @@ def discrete_gaussian_sigma2(
     """
     eps = _positive("epsilon", epsilon, _EPS_HINT)
     dlt = _open_unit("delta", delta, _DELTA_HINT)
-    sens = _positive_int(
-        "sensitivity", sensitivity, "pass the integer sensitivity of the query, e.g. 1"
+    sens = _int_at_least(
+        "sensitivity", sensitivity, 1, "pass the integer sensitivity of the query, e.g. 1"
     )
     if isinstance(bits, bool) or not isinstance(bits, int) or not 8 <= bits <= 52:
         raise ValueError(

@@ -43,6 +43,11 @@ _NOISE_GRID_BITS = {"laplace": 20, "gaussian": 14}
 _DATA_GRID_BITS = 30
 
 
+# The share of the budget's delta a query spends on private key selection when
+# it needs one and the analyst gave no delta.
+SELECTION_DELTA_SHARE = Fraction(1, 10)
+
+
 def round_up(value: Fraction, bits: int = _NOISE_BITS) -> Fraction:
     """The smallest fraction >= ``value`` with a power-of-two denominator and ~``bits`` significant bits.
 
@@ -165,7 +170,8 @@ def resolve(
 
     * (epsilon, delta) budgets: ``epsilon`` is required; ``delta > 0`` selects
       the Gaussian mechanism unless ``mechanism="laplace"`` -- or, for queries
-      that discover their categories, pays for private partition selection.
+      that discover their categories, pays for private partition selection
+      (without ``delta=``, such queries spend a tenth of the budget's delta).
     * zCDP budgets: ``rho`` (Gaussian), or ``epsilon`` (Laplace, charged
       rho = epsilon^2 / 2, since epsilon-DP implies epsilon^2/2-zCDP).
 
@@ -195,7 +201,14 @@ def resolve(
     if epsilon is None:
         raise ValueError("pass epsilon=, the share of the budget this query may spend (e.g. epsilon=0.1)")
     eps = exact(epsilon, "epsilon")
-    dlt = exact(delta, "delta", allow_zero=True) if delta is not None else Fraction(0)
+    if delta is not None:
+        dlt = exact(delta, "delta", allow_zero=True)
+    elif selects_partitions and mechanism != "gaussian":
+        # Keys must be selected privately and no delta was given: spend a tenth
+        # of the budget's delta (or what is left of it), recorded in the ledger.
+        dlt = min(budget.total.delta * SELECTION_DELTA_SHARE, budget.remaining.delta)
+    else:
+        dlt = Fraction(0)
     if dlt >= 1:
         raise ValueError(f"delta must be < 1, got {delta!r}")
     if mechanism is None:
