@@ -179,9 +179,17 @@ def combine_codes(codes: Sequence[Codes], sizes: Sequence[int]) -> Codes:
     return combined
 
 
-def count_codes(codes: Codes, n_cells: int) -> NDArray[np.int64]:
-    """Rows per cell, ignoring rows coded -1."""
+def count_cells(
+    codes: Sequence[Codes], sizes: Sequence[int], mask: NDArray[np.bool_] | None, n_cells: int
+) -> NDArray[np.int64]:
+    """Rows per cell of the product of the key sets, ignoring rows with a -1 code or outside ``mask``.
+
+    Works chunk by chunk, so extra memory stays a few chunks whatever the number of rows.
+    """
     counts = np.zeros(n_cells + 1, dtype=np.int64)
-    for part in _chunks(len(codes)):
-        counts += np.bincount(codes[part].astype(np.intp) + 1, minlength=n_cells + 1)  # -1 -> bin 0
+    for part in _chunks(len(codes[0])):
+        cells = combine_codes([c[part] for c in codes], sizes)
+        if mask is not None:
+            cells = np.where(mask[part], cells, -1)
+        counts += np.bincount(cells.astype(np.intp) + 1, minlength=n_cells + 1)  # -1 -> bin 0
     return counts[1:]

@@ -74,8 +74,8 @@ class Partitioning:
             return keys[0].rename(self.columns[0])
         return pd.MultiIndex.from_product(keys, names=list(self.columns))
 
-    def codes(self, target: Target, mask: NDArray[np.bool_] | None) -> tuple[kernels.Codes, pd.Index[Any]]:
-        """After charging: each row's cell (-1 = unused) and the cells (observed ones if not public)."""
+    def column_codes(self, target: Target) -> tuple[list[kernels.Codes], list[int], list[pd.Index[Any]]]:
+        """After charging: each column's codes, its number of keys, and its keys (observed if not public)."""
         parts, sizes, observed = [], [], []
         for column, keys in zip(self.columns, self.keys):
             series = target.column(column)
@@ -86,6 +86,11 @@ class Partitioning:
             parts.append(codes)
             sizes.append(len(keys))
             observed.append(keys)
+        return parts, sizes, observed
+
+    def codes(self, target: Target, mask: NDArray[np.bool_] | None) -> tuple[kernels.Codes, pd.Index[Any]]:
+        """After charging: each row's cell (-1 = unused) and the cells (observed ones if not public)."""
+        parts, sizes, observed = self.column_codes(target)
         combined = kernels.combine_codes(parts, sizes)
         if mask is not None:
             combined = np.where(mask, combined, -1)
@@ -133,8 +138,16 @@ def _release_counts(
     rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
     plan = Plan(query, columns, target, privacy, {"count": noise}, rule=rule)
     plan.charge()
-    codes, cells = partitioning.codes(target, target.rows_in_use())
-    noisy = (kernels.count_codes(codes, len(cells)) + noise.sample(len(cells))).astype(np.float64)
+    mask = target.rows_in_use()
+    if partitioning.public:
+        # Cells are combined and counted chunk by chunk: no full-length cell array.
+        cells = partitioning.index()
+        parts, sizes, _ = partitioning.column_codes(target)
+        exact = kernels.count_cells(parts, sizes, mask, len(cells))
+    else:
+        codes, cells = partitioning.codes(target, mask)
+        exact = kernels.count_cells([codes], [len(cells)], None, len(cells))
+    noisy = (exact + noise.sample(len(cells))).astype(np.float64)
     if not partitioning.public:
         keep = noisy >= selection_threshold(noise, target.contributions, float(privacy.delta))
         noisy, cells = noisy[keep], cells[keep]
