@@ -120,7 +120,13 @@ class _Accessor(Generic[T]):
 
 
 class DataFrameAccessor(_Accessor[pd.DataFrame]):
-    """Differentially private questions about a protected DataFrame (``df.dp``)."""
+    """Differentially private questions about a protected DataFrame (``df.dp``).
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"age": [30, 45, 60]}).dp.protect(epsilon=1.0)
+    >>> p.dp.is_protected, p.dp.budget.kind
+    (True, 'approx')
+    """
 
     def crosstab(
         self,
@@ -177,12 +183,29 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         return merged
 
     def groupby(self, by: Any, *, keys: KeySpec = None) -> GroupBy:
-        """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`)."""
+        """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`).
+
+        ``keys`` declares the groups (a list, or a dict per column); otherwise a
+        categorical dtype's categories or booleans are used, or -- with delta on
+        an (epsilon, delta) budget -- groups are selected privately.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"k": ["a", "b"] * 200, "x": [1.0, 3.0] * 200}).dp.protect(epsilon=1.0)
+        >>> counts = p.dp.groupby("k", keys=["a", "b", "c"]).count(epsilon=0.5)
+        >>> list(counts.index)
+        ['a', 'b', 'c']
+        """
         return GroupBy(self._target(), by, keys)
 
 
 class SeriesAccessor(_Accessor["pd.Series[Any]"]):
-    """Differentially private questions about a protected Series (``s.dp``)."""
+    """Differentially private questions about a protected Series (``s.dp``).
+
+    >>> import pandas as pd, dpframe
+    >>> s = pd.Series([1.0, 2.0, 3.0] * 100, name="x").dp.protect(epsilon=1.0)
+    >>> abs(s.dp.mean(bounds=(0, 4), epsilon=0.5) - 2) < 0.2
+    True
+    """
 
     def sum(
         self,
@@ -321,7 +344,13 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
 
 
 def register() -> None:
-    """Register ``.dp`` on pandas DataFrame and Series (done on ``import dpframe``)."""
+    """Register ``.dp`` on pandas DataFrame and Series (done on ``import dpframe``).
+
+    >>> import pandas as pd
+    >>> register()
+    >>> hasattr(pd.DataFrame(), "dp")
+    True
+    """
     import warnings
 
     with warnings.catch_warnings():

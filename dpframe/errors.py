@@ -12,16 +12,51 @@ class DPFrameError(Exception):
 
 
 class BudgetExceededError(DPFrameError):
-    """A query would spend more than the remaining budget; nothing was charged."""
+    """A query would spend more than the remaining budget; nothing was charged.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1, 2, 3]}).dp.protect(epsilon=0.1)
+    >>> try:
+    ...     p.dp.count(epsilon=0.5)
+    ... except dpframe.BudgetExceededError as error:
+    ...     print(error)
+    count needs ε=0.5, δ=0 but only ε=0.1, δ=0 remains; nothing was charged
+    """
 
 
 class NotProtectedError(DPFrameError, TypeError):
-    """A private query was asked of a frame that carries no privacy budget."""
+    """A private query was asked of a frame that carries no privacy budget.
+
+    >>> import pandas as pd, dpframe
+    >>> try:
+    ...     pd.DataFrame({"x": [1]}).dp.count(epsilon=0.1)
+    ... except dpframe.NotProtectedError:
+    ...     print("protect() first")
+    protect() first
+    """
 
 
 class PrivacyUnitLostError(DPFrameError, ValueError):
-    """A derived frame no longer records which privacy unit each row belongs to."""
+    """A derived frame no longer records which privacy unit each row belongs to.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"k": ["a", "b"], "x": [1, 2]}).dp.protect(epsilon=1.0)
+    >>> try:
+    ...     p.set_index("k").dp.count(epsilon=0.1)
+    ... except dpframe.PrivacyUnitLostError:
+    ...     print("refused; nothing charged:", p.dp.budget.spent.epsilon)
+    refused; nothing charged: 0
+    """
 
 
 class AlreadyProtectedError(DPFrameError, ValueError):
-    """protect() was called on data that is already (or was) protected."""
+    """protect() was called on data that is already (or was) protected.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1]}).dp.protect(epsilon=1.0)
+    >>> try:
+    ...     p.dp.protect(epsilon=1.0)
+    ... except dpframe.AlreadyProtectedError:
+    ...     print("one budget per data set")
+    one budget per data set
+    """

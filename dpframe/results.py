@@ -22,7 +22,14 @@ Cells = Union[float, "pd.Series[float]", pd.DataFrame]
 
 @dataclass(frozen=True, eq=False)
 class Release:
-    """How a released value was made and how accurate it is."""
+    """How a released value was made and how accurate it is.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1.0, 2.0] * 50}).dp.protect(epsilon=1.0)
+    >>> h = p["x"].dp.histogram(bins=[0, 1.5, 3], epsilon=0.5)
+    >>> h.attrs["dp"].query, list(h.attrs["dp"].upper - h.attrs["dp"].lower)
+    ('histogram', [12, 12])
+    """
 
     query: str
     columns: tuple[str, ...]
@@ -99,7 +106,13 @@ class DPFloat(_Released, float):
 
 
 class DPInt(_Released, int):
-    """A released integer (a noisy count)."""
+    """A released integer (a noisy count).
+
+    >>> import pandas as pd, dpframe
+    >>> n = pd.DataFrame({"x": range(500)}).dp.protect(epsilon=1.0).dp.count(epsilon=0.5)
+    >>> isinstance(n, int), n.ci[0] <= n <= n.ci[1], n.mechanism
+    (True, True, 'discrete Laplace')
+    """
 
     release: Release
 

@@ -77,11 +77,19 @@ class Cost:
         return Cost(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
 
     def fits_in(self, other: Cost) -> bool:
-        """True when every component of this cost is at most the other's."""
+        """True when every component of this cost is at most the other's.
+
+        >>> Cost(epsilon=Fraction(1, 2)).fits_in(Cost(epsilon=Fraction(1)))
+        True
+        """
         return self.epsilon <= other.epsilon and self.delta <= other.delta and self.rho <= other.rho
 
     def describe(self, kind: BudgetKind) -> str:
-        """A short human-readable form, e.g. ``ε=0.1, δ=0``."""
+        """A short human-readable form.
+
+        >>> Cost(epsilon=Fraction(1, 10)).describe("approx")
+        'ε=0.1, δ=0'
+        """
         if kind == "zcdp":
             return f"ρ={float(self.rho):.6g}"
         return f"ε={float(self.epsilon):.6g}, δ={float(self.delta):.3g}"

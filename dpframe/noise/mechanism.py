@@ -69,7 +69,12 @@ def round_down(value: float, bits: int = _NOISE_BITS) -> Fraction:
 
 @dataclass(frozen=True)
 class NoiseSpec:
-    """Exact discrete noise: Laplace with ``scale`` or Gaussian with variance ``sigma2`` (grid units)."""
+    """Exact discrete noise: Laplace with ``scale`` or Gaussian with variance ``sigma2`` (grid units).
+
+    >>> spec = NoiseSpec("laplace", Fraction(10))
+    >>> spec.name, spec.halfwidth(0.95), spec.sample(3).dtype
+    ('discrete Laplace', 30, dtype('int64'))
+    """
 
     mechanism: MechanismName
     param: Fraction
@@ -234,6 +239,10 @@ def _power_of_two_at_most(value: float) -> Fraction:
 @dataclass(frozen=True)
 class SumGrid:
     """How a bounded sum is computed exactly and released on a data-independent grid.
+
+    >>> grid = SumGrid.choose(0.0, 125.0, 1, resolve(Budget(epsilon=1.0), 0.5, None, None, None))
+    >>> float(grid.data_step) == 2.0**-24, grid.release_step > grid.data_step
+    (True, True)
 
     Each value is clipped to ``[lo, hi]`` and rounded to the nearest multiple of
     ``data_step`` (a power of two ~2^-30 of the range), so the per-row

@@ -110,6 +110,10 @@ class Partitioning:
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
     """Smallest noisy count that releases a key, so a unit's own keys leak with probability <= delta.
 
+    >>> from fractions import Fraction
+    >>> selection_threshold(NoiseSpec("laplace", Fraction(10)), 1, 1e-6)
+    134
+
     With discrete Laplace noise of scale b, P[Z >= m] = p^m / (1 + p), p = e^(-1/b). A key
     held by one unit has count <= k, and the unit holds <= k keys, so requiring
     P[Z >= m] <= delta / k and releasing at count >= k + m bounds the total by delta.
@@ -269,7 +273,14 @@ class GroupBy:
         self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
         mechanism: str | None = None,
     ) -> pd.Series[Any]:
-        """Noisy number of rows per group."""
+        """Noisy number of rows per group.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"ok": [True, False] * 300}).dp.protect(epsilon=1.0)
+        >>> c = p.dp.groupby("ok").count(epsilon=0.5)
+        >>> list(c.index), bool(abs(c[True] - 300) < 30)
+        ([False, True], True)
+        """
         privacy = self._privacy(epsilon, delta, rho, mechanism)
         noisy, cells, noise, plan = _release_counts(
             "groupby count", self._target, self._partitioning, privacy, tuple(map(str, self._by))
@@ -281,7 +292,14 @@ class GroupBy:
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
         rho: float | None = None, mechanism: str | None = None,
     ) -> pd.Series[Any]:
-        """Noisy sum per group of ``column`` clipped to ``bounds``."""
+        """Noisy sum per group of ``column`` clipped to ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 500), "x": [1.0, 2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> s = p.dp.groupby("k").sum("x", bounds=(0, 5), epsilon=0.5)
+        >>> bool(abs(s["b"] - 1000) < 100)
+        True
+        """
         series = self._target.column(column)
         check_numeric(series, "sum")
         lo, hi = check_bounds(bounds)
@@ -318,7 +336,14 @@ class GroupBy:
         self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
         delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
     ) -> pd.Series[Any]:
-        """Noisy variance per group of ``column`` clipped to ``bounds``."""
+        """Noisy variance per group of ``column`` clipped to ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"k": pd.Categorical(["a"] * 2000), "x": [0.0, 10.0] * 1000})
+        >>> v = df.dp.protect(epsilon=1.0).dp.groupby("k").var("x", bounds=(0, 10), epsilon=1.0)
+        >>> bool(abs(v["a"] - 25) < 2)
+        True
+        """
         series = self._target.column(column)
         return self._moment_query("var", series, bounds, self._privacy(epsilon, delta, rho, mechanism), ddof)
 
@@ -326,7 +351,14 @@ class GroupBy:
         self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
         delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
     ) -> pd.Series[Any]:
-        """Noisy standard deviation per group of ``column`` clipped to ``bounds``."""
+        """Noisy standard deviation per group of ``column`` clipped to ``bounds``.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"k": pd.Categorical(["a"] * 2000), "x": [0.0, 10.0] * 1000})
+        >>> s = df.dp.protect(epsilon=1.0).dp.groupby("k").std("x", bounds=(0, 10), epsilon=1.0)
+        >>> bool(abs(s["a"] - 5) < 0.5)
+        True
+        """
         series = self._target.column(column)
         return self._moment_query("std", series, bounds, self._privacy(epsilon, delta, rho, mechanism), ddof)
 

@@ -110,7 +110,15 @@ def split(privacy: Privacy, names: Sequence[str]) -> dict[str, Privacy]:
 
 
 def check_bounds(bounds: Any) -> tuple[float, float]:
-    """Validate ``bounds=(lower, upper)``: two finite numbers, lower < upper."""
+    """Validate ``bounds=(lower, upper)``: two finite numbers, lower < upper.
+
+    >>> check_bounds((0, 125))
+    (0.0, 125.0)
+    >>> check_bounds((10, 0))
+    Traceback (most recent call last):
+    ...
+    ValueError: bounds must satisfy lower < upper, got (10, 0); did you reverse them?
+    """
     if bounds is None:
         raise ValueError("pass bounds=(lower, upper): values are clipped to them, which bounds each person's influence")
     try:
