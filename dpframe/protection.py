@@ -186,7 +186,7 @@ def contribution_mask(obj: PandasObject, max_contributions: int) -> NDArray[np.b
     over = np.flatnonzero(~keep)
     over_codes = codes[over]
     priority = current_source().words(len(over))
-    bits = int(over_codes.max()).bit_length()
+    bits = max(1, int(over_codes.max()).bit_length())  # >= 1: never shift a uint64 by 64
     if bits <= 32:
         # One 64-bit key: the unit in the high bits, >= 32 random bits below it
         # (a tie, broken by position, has probability < rows^2 / 2^33).
