@@ -78,18 +78,22 @@ class Plan:
     columns: tuple[str, ...]
     target: Target
     privacy: Privacy
-    noise: Mapping[str, NoiseSpec]
+    noise: Mapping[str, NoiseSpec] = field(default_factory=dict)
     unit: Mapping[str, float] = field(default_factory=dict)
     rule: str = "sequential composition"
+    # For mechanisms that are not additive noise (exponential mechanism, sparse
+    # vector): their name and a description of their parameters for the ledger.
+    mechanism_name: str = ""
+    detail: str = ""
 
     @property
     def mechanism(self) -> str:
-        """The noise distribution(s) used."""
-        return " + ".join(sorted({spec.name for spec in self.noise.values()}))
+        """The mechanism, or the noise distribution(s) used."""
+        return self.mechanism_name or " + ".join(sorted({spec.name for spec in self.noise.values()}))
 
     def charge(self) -> None:
         """Spend the query's cost, or raise BudgetExceededError having spent nothing."""
-        description = "; ".join(
+        description = self.detail or "; ".join(
             f"{name} σ={spec.std * self.unit.get(name, 1.0):.4g}" for name, spec in self.noise.items()
         )
         self.target.protection.budget.charge(
