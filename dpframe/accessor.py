@@ -22,8 +22,10 @@ from dpframe.protection import (
     require_protection,
 )
 from dpframe.queries import partitioned, scalar
+from dpframe.queries import select as selection
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
+from dpframe.queries.select import DPChoice
 from dpframe.results import DPFloat, DPInt
 
 T = TypeVar("T", pd.DataFrame, "pd.Series[Any]")
@@ -197,6 +199,111 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         """
         return GroupBy(self._target(), by, keys)
 
+    def above_threshold(
+        self,
+        queries: Any,
+        threshold: float,
+        epsilon: float,
+        sensitivity: int = 1,
+        c: int = 1,
+        *,
+        monotonic: bool = False,
+    ) -> int | None | list[int]:
+        """Sparse vector: the index of the first query whose answer is above ``threshold`` (indices if ``c > 1``).
+
+        ``queries`` is a list of callables ``f(frame) -> number``, evaluated in
+        order on the rows in use (each privacy unit limited to
+        max_contributions rows), each changing by at most the integer
+        ``sensitivity`` when one unit is added or removed -- your promise; the
+        guarantee holds only if it is true. Costs ``epsilon`` once, however
+        many queries are examined; None (or fewer than ``c`` indices) if none
+        is found. See :func:`dpframe.selection.svt.frame_above_threshold`.
+
+        >>> import pandas as pd, dpframe
+        >>> from dpframe.testing import seeded_noise
+        >>> p = pd.DataFrame({"age": [25, 35, 45, 55, 65] * 200}).dp.protect(epsilon=1.0)
+        >>> queries = [lambda f, a=a: (f["age"] >= a).sum() for a in range(100, 0, -10)]
+        >>> with seeded_noise(0):
+        ...     p.dp.above_threshold(queries, threshold=500, epsilon=0.5)  # first age with >= 500 people at or above it
+        6
+        >>> p.dp.budget.spent.epsilon
+        Fraction(1, 2)
+        """
+        from dpframe.selection.svt import frame_above_threshold
+
+        return frame_above_threshold(
+            self._obj, queries, threshold=threshold, epsilon=epsilon, sensitivity=sensitivity, c=c,
+            monotonic=monotonic,
+        )
+
+    def select(
+        self,
+        candidates: Any,
+        *,
+        score: Any,
+        sensitivity: float,
+        epsilon: float | None = None,
+        rho: float | None = None,
+        mechanism: str = "permute_and_flip",
+        monotonic: bool = False,
+    ) -> DPChoice:
+        """Privately choose the public candidate with a (nearly) highest ``score(frame, candidate)``.
+
+        ``score`` runs once per candidate on the rows in use (each privacy unit
+        limited to max_contributions rows); ``sensitivity`` is your bound on
+        how much any score changes when one unit is added or removed -- the
+        guarantee holds only if it is true. ``mechanism``: ``"permute_and_flip"``
+        (default), ``"exponential"`` or ``"report_noisy_max"``.
+        See :func:`dpframe.queries.select.select`.
+
+        >>> import pandas as pd, dpframe
+        >>> from dpframe.testing import seeded_noise
+        >>> p = pd.DataFrame({"day": ["Mon"] * 50 + ["Fri"] * 150}).dp.protect(epsilon=1.0)
+        >>> with seeded_noise(0):
+        ...     busiest = p.dp.select(["Mon", "Fri", "Sun"], score=lambda f, d: (f["day"] == d).sum(),
+        ...                           sensitivity=1, epsilon=0.5)
+        >>> busiest.value, busiest.mechanism
+        ('Fri', 'permute-and-flip')
+        """
+        return selection.select(
+            self._obj, candidates, score, sensitivity, epsilon=epsilon, rho=rho, mechanism=mechanism,
+            monotonic=monotonic,
+        )
+
+
+    def k_anonymity(self, *, quasi_identifiers: Any) -> int:
+        """The k of this frame: its smallest equivalence class on the quasi-identifiers.
+
+        NOT differentially private, and spends no privacy budget: an audit tool
+        (see :func:`dpframe.anonymity.k_anonymity` and ``docs/anonymity.md``).
+        Works on unprotected and protected frames alike.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"zip": [1, 1, 2, 2, 2], "sex": ["F", "F", "M", "M", "F"]})
+        >>> df.dp.k_anonymity(quasi_identifiers=["zip", "sex"])
+        1 (k-anonymity; not differentially private; no privacy budget spent)
+        """
+        from dpframe.anonymity import k_anonymity
+
+        return k_anonymity(self._obj, quasi_identifiers)
+
+    def anonymize(self, *, k: int, quasi_identifiers: Any, **options: Any) -> Any:
+        """The least lossy generalization of this frame that is k-anonymous (optionally l-diverse / t-close).
+
+        NOT differentially private, and spends no privacy budget; a protected
+        frame's result keeps its index and budget. Options (``hierarchies``,
+        ``suppression``, ``metric``, ``sensitive``, ``l``, ``t``, ...) are those
+        of :func:`dpframe.anonymity.anonymize`; see ``docs/anonymity.md``.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"age": [31, 35, 38, 52, 57], "sex": ["F", "M", "F", "M", "F"]})
+        >>> res = df.dp.anonymize(k=2, quasi_identifiers=["age", "sex"], metric="height")
+        >>> res.levels, res.suppressed, res.data["age"].tolist()
+        ({'age': 1, 'sex': 1}, 0, [30, 30, 30, 50, 50])
+        """
+        from dpframe.anonymity import anonymize
+
+        return anonymize(self._obj, k=k, quasi_identifiers=quasi_identifiers, **options)
 
 class SeriesAccessor(_Accessor["pd.Series[Any]"]):
     """Differentially private questions about a protected Series (``s.dp``).
@@ -218,6 +325,10 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
     ) -> DPFloat:
         """Noisy sum of the values clipped to ``bounds``.
 
+        Without ``bounds``, they are chosen privately with the sparse vector
+        technique over a logarithmic grid, spending a quarter of the query's
+        budget (its own ledger line); the result reports them in ``.release.bounds``.
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [1.0] * 1000}).dp.protect(epsilon=1.0)
         >>> s = p["x"].dp.sum(bounds=(0, 2), epsilon=1.0)
@@ -237,6 +348,10 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         mechanism: str | None = None,
     ) -> DPFloat:
         """Noisy mean of the values clipped to ``bounds`` (noisy sum / noisy count).
+
+        Without ``bounds``, they are chosen privately with the sparse vector
+        technique over a logarithmic grid, spending a quarter of the query's
+        budget (its own ledger line); the result reports them in ``.release.bounds``.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [20, 40, 60] * 1000}).dp.protect(epsilon=1.0)
@@ -259,6 +374,10 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
     ) -> DPFloat:
         """Noisy variance of the values clipped to ``bounds``.
 
+        Without ``bounds``, they are chosen privately with the sparse vector
+        technique over a logarithmic grid, spending a quarter of the query's
+        budget (its own ledger line); the result reports them in ``.release.bounds``.
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [0.0, 10.0] * 5000}).dp.protect(epsilon=1.0)
         >>> v = p["x"].dp.var(bounds=(0, 10), epsilon=1.0)
@@ -279,6 +398,10 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         mechanism: str | None = None,
     ) -> DPFloat:
         """Noisy standard deviation of the values clipped to ``bounds``.
+
+        Without ``bounds``, they are chosen privately with the sparse vector
+        technique over a logarithmic grid, spending a quarter of the query's
+        budget (its own ledger line); the result reports them in ``.release.bounds``.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [0.0, 10.0] * 5000}).dp.protect(epsilon=1.0)
@@ -302,7 +425,8 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
 
         Bins follow ``np.histogram``: each is closed on the left, and the last
         also includes its right edge. Values outside the edges and missing
-        values are not counted.
+        values are not counted. A number of bins without ``bounds`` finds the
+        bounds privately first (sparse vector, a quarter of the budget).
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [25, 35, 45] * 100}).dp.protect(epsilon=1.0)
@@ -341,6 +465,84 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         partitioning = Partitioning.of(target, [self._obj.name], keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
         return partitioned.value_counts(target, self._obj, partitioning, privacy, normalize, sort)
+
+    def mode(
+        self,
+        *,
+        epsilon: float | None = None,
+        keys: KeySpec = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """The most common category, privately selected: a one-element Series, like ``Series.mode()``.
+
+        Categories come from ``keys=``, a categorical dtype or booleans (then
+        ``mechanism`` picks the selection: ``"permute_and_flip"`` by default,
+        ``"exponential"`` or ``"report_noisy_max"``), or -- with ``delta`` on an
+        (ε, δ) budget -- private partition selection.
+
+        >>> import pandas as pd, dpframe
+        >>> from dpframe.testing import seeded_noise
+        >>> p = pd.DataFrame({"edu": ["HS"] * 70 + ["BA"] * 30}).dp.protect(epsilon=1.0)
+        >>> with seeded_noise(0):
+        ...     p["edu"].dp.mode(keys=["HS", "BA", "PhD"], epsilon=0.5).tolist()
+        ['HS']
+        """
+        return selection.mode(self._obj, epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
+
+    def top_k(
+        self,
+        k: int,
+        *,
+        epsilon: float | None = None,
+        keys: KeySpec = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """The ``k`` most common categories, most common first (k rounds at ε/k each).
+
+        >>> import pandas as pd, dpframe
+        >>> from dpframe.testing import seeded_noise
+        >>> p = pd.DataFrame({"c": ["a"] * 90 + ["b"] * 60 + ["c"] * 10}).dp.protect(epsilon=1.0)
+        >>> with seeded_noise(0):
+        ...     p["c"].dp.top_k(2, keys=["a", "b", "c"], epsilon=1.0).tolist()
+        ['a', 'b']
+        """
+        return selection.top_k(self._obj, k, epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
+
+    def quantile(
+        self,
+        q: Any = 0.5,
+        *,
+        bounds: Any = None,
+        epsilon: float | None = None,
+        rho: float | None = None,
+    ) -> DPFloat | pd.Series[Any]:
+        """Private quantile(s) of the values clipped to ``bounds`` (exponential mechanism, Smith 2011).
+
+        A number ``q`` gives a :class:`DPFloat`; a list gives a Series indexed
+        by ``q``, like ``Series.quantile``, with ε split equally.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0)
+        >>> qs = p["age"].dp.quantile([0.25, 0.75], bounds=(0, 125), epsilon=1.0)
+        >>> list(qs.index), bool(abs(qs[0.25] - 35) <= 3 and abs(qs[0.75] - 65) <= 3)
+        ([0.25, 0.75], True)
+        """
+        return selection.quantile(self._obj, q, bounds=bounds, epsilon=epsilon, rho=rho)
+
+    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> DPFloat:
+        """Private median of the values clipped to ``bounds``: ``quantile(0.5)``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0)
+        >>> m = p["age"].dp.median(bounds=(0, 125), epsilon=1.0)
+        >>> abs(m - 50) <= 2, m.mechanism
+        (True, 'exponential mechanism (Smith 2011)')
+        """
+        return selection.median(self._obj, bounds=bounds, epsilon=epsilon, rho=rho)
 
 
 def register() -> None:

@@ -76,7 +76,10 @@ class _Released:
 
     def _describe(self, value: str) -> str:
         lo, hi = self.ci
-        return f"{value} (95% CI {lo:.6g} to {hi:.6g}; {self.mechanism}, {self.cost.describe('zcdp' if self.cost.rho else 'approx')})"
+        cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
+        if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
+            return f"{value} ({self.mechanism}, {cost}; no interval)"
+        return f"{value} (95% CI {lo:.6g} to {hi:.6g}; {self.mechanism}, {cost})"
 
 
 class DPFloat(_Released, float):

@@ -591,7 +591,12 @@ def test_groupby_errors_before_charge(p: pd.DataFrame) -> None:
     with pytest.raises(TypeError):
         p.dp.groupby("sex").sum("edu", bounds=(0, 1), epsilon=1.0)
     with pytest.raises(ValueError, match="bounds"):
-        p.dp.groupby("sex").mean("age", epsilon=1.0)
+        p.dp.groupby("sex").mean("age", bounds=(5, 1), epsilon=1.0)
+    # Without bounds (found automatically), bad arguments are still refused before any charge.
+    with pytest.raises(ValueError, match="ddof"):
+        p.dp.groupby("sex").var("age", ddof=-1, epsilon=1.0)
+    with pytest.raises(TypeError):
+        p.dp.groupby("sex").mean("edu", epsilon=1.0)
     with pytest.raises(KeyError):
         p.dp.groupby("sex", keys={"edu": ["HS"]})
     assert spent(p) == before
@@ -774,10 +779,14 @@ BAD_CALLS: dict[str, tuple[type[Exception], Callable[[pd.DataFrame], Any]]] = {
     "bounds nan": (ValueError, lambda p: p["age"].dp.mean(bounds=(0, float("nan")), epsilon=0.1)),
     "bounds inf": (ValueError, lambda p: p["age"].dp.sum(bounds=(0, float("inf")), epsilon=0.1)),
     "bounds -inf": (ValueError, lambda p: p["age"].dp.var(bounds=(-float("inf"), 0), epsilon=0.1)),
-    "bounds missing mean": (ValueError, lambda p: p["age"].dp.mean(epsilon=0.1)),
-    "bounds missing sum": (ValueError, lambda p: p["age"].dp.sum(epsilon=0.1)),
-    "bounds missing std": (ValueError, lambda p: p["age"].dp.std(epsilon=0.1)),
-    "bounds missing histogram": (ValueError, lambda p: p["age"].dp.histogram(bins=10, epsilon=0.1)),
+    # Missing bounds are found automatically (tests/test_bounds.py); the other arguments are still
+    # validated before anything, the bounds step included, is charged.
+    "bounds missing, ddof bad": (ValueError, lambda p: p["age"].dp.std(ddof=-1, epsilon=0.1)),
+    "bounds missing, mean of strings": (TypeError, lambda p: p["edu"].dp.mean(epsilon=0.1)),
+    "bounds missing, gaussian without delta": (
+        ValueError, lambda p: p["age"].dp.sum(epsilon=0.1, mechanism="gaussian"),
+    ),
+    "bounds missing, histogram zero bins": (ValueError, lambda p: p["age"].dp.histogram(bins=0, epsilon=0.1)),
     "bounds scalar": (TypeError, lambda p: p["age"].dp.mean(bounds=5, epsilon=0.1)),
     "bounds triple": (TypeError, lambda p: p["age"].dp.mean(bounds=(0, 1, 2), epsilon=0.1)),
     "bounds strings": (TypeError, lambda p: p["age"].dp.sum(bounds=("a", "b"), epsilon=0.1)),
@@ -984,7 +993,7 @@ SECRET_CALLS: list[Callable[[pd.DataFrame], Any]] = [
     lambda p: p.dp.groupby("flag").mean("name", bounds=(0, 1), epsilon=0.1),
     lambda p: p.dp.groupby("nope"),
     lambda p: p["amount"].dp.mean(bounds=(1, 0), epsilon=0.1),
-    lambda p: p["amount"].dp.mean(epsilon=0.1),
+    lambda p: p["amount"].dp.mean(epsilon=2.0),  # automatic bounds + mean exceed the budget
     lambda p: p["amount"].dp.mean(bounds=(0, 1), epsilon=-1),
     lambda p: p["amount"].dp.mean(bounds=(0, 1), epsilon=1e6),
     lambda p: p["amount"].dp.histogram(bins=[2, 1], epsilon=0.1),
@@ -1025,3 +1034,13 @@ def test_protect_error_messages_never_contain_data(secret: pd.DataFrame, protect
     message = str(info.value) + repr(info.value)
     for value in SECRETS:
         assert value not in message
+
+
+def test_privately_selected_keys_come_in_an_order_independent_of_the_data(people: pd.DataFrame) -> None:
+    """Order of first appearance is private: selected keys are released sorted by value."""
+    p = people.dp.protect(epsilon=100.0, delta=1e-3)
+    for frame in (p, p.iloc[::-1]):
+        counts = frame["edu"].dp.value_counts(epsilon=1.0, sort=False)
+        assert list(counts.index) == ["BA", "HS", "MA"]
+        groups = frame.dp.groupby("edu").mean("age", bounds=(0, 125), epsilon=1.0)
+        assert list(groups.index) == ["BA", "HS", "MA"]

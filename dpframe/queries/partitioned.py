@@ -24,10 +24,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.accounting.budget import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
+from dpframe.noise.random import current_source
 from dpframe.queries import kernels
+from dpframe.queries.bounds import automatic_bounds, bounds_note
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
-from dpframe.queries.scalar import LEVEL, Moments, moment_result, value_range
+from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
 from dpframe.results import Release, with_release
 
 KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
@@ -102,9 +105,28 @@ class Partitioning:
         out[combined >= 0] = compact
         positions = np.unravel_index(used, sizes)
         arrays = [keys[pos] for keys, pos in zip(observed, positions)]
+        cells: pd.Index[Any]
         if len(arrays) == 1:
-            return out, pd.Index(arrays[0], name=self.columns[0])
-        return out, pd.MultiIndex.from_arrays(arrays, names=list(self.columns))
+            cells = pd.Index(arrays[0], name=self.columns[0])
+        else:
+            cells = pd.MultiIndex.from_arrays(arrays, names=list(self.columns))
+        # Observed keys come in order of first appearance, which is private:
+        # release them sorted by value (or in random order if unsortable).
+        order = _public_order(cells)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        used_rows = out >= 0
+        out[used_rows] = rank[out[used_rows]]
+        return out, cells[order]
+
+
+def _public_order(cells: pd.Index[Any]) -> NDArray[np.intp]:
+    """An order of the cells that depends only on their values."""
+    try:
+        return np.asarray(cells.argsort(), dtype=np.intp)
+    except TypeError:
+        priority = current_source().words(len(cells))
+        return np.argsort(priority).astype(np.intp)
 
 
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
@@ -124,7 +146,7 @@ def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> i
     return contributions + max(m, 1)  # the +1 above: margin for floating-point rounding
 
 
-def _require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
+def require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
     if not partitioning.public and (privacy.kind != "approx" or privacy.delta == 0):
         missing = [str(c) for c, k in zip(partitioning.columns, partitioning.keys) if k is None]
         raise ValueError(
@@ -137,7 +159,7 @@ def _release_counts(
     query: str, target: Target, partitioning: Partitioning, privacy: Privacy, columns: tuple[str, ...]
 ) -> tuple[NDArray[np.float64], pd.Index[Any], NoiseSpec, Plan]:
     """Charge and release noisy counts per partition (selecting partitions privately if needed)."""
-    _require_selection(partitioning, privacy)
+    require_selection(partitioning, privacy)
     noise = privacy.noise(target.contributions)
     rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
     plan = Plan(query, columns, target, privacy, {"count": noise}, rule=rule)
@@ -158,21 +180,40 @@ def _release_counts(
     return noisy, cells, noise, plan
 
 
-def _count_release(plan: Plan, noise: NoiseSpec, values: Any, note: str = "") -> Release:
+def _count_release(
+    plan: Plan,
+    noise: NoiseSpec,
+    values: Any,
+    note: str = "",
+    bounds: tuple[float, float] | None = None,
+    cost: Cost | None = None,
+) -> Release:
     half = noise.halfwidth(LEVEL)
     return Release(
-        plan.query, plan.columns, plan.mechanism, plan.privacy.cost, noise.std, values - half, values + half,
-        LEVEL, None, note,
+        plan.query, plan.columns, plan.mechanism, plan.privacy.cost if cost is None else cost, noise.std,
+        values - half, values + half, LEVEL, bounds, note,
     )
 
 
 def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, privacy: Privacy) -> pd.Series[Any]:
-    """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``."""
+    """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``.
+
+    With a number of bins and ``bounds=None``, a quarter of the budget first
+    finds the bounds privately (:mod:`dpframe.queries.bounds`); values beyond
+    them are not counted, as with explicit bounds.
+    """
     check_numeric(series, "histogram")
+    total, note, found = privacy, "last bin includes its right edge", None
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
-        lo, hi = check_bounds(bounds)
         if bins < 1:
             raise ValueError(f"bins must be >= 1, got {bins}")
+        if bounds is None:
+            k = target.contributions
+            found, privacy = automatic_bounds(target, series, privacy, "histogram", lambda rest: rest.noise(k))
+            note += "; " + bounds_note(found, total)
+            lo, hi = found
+        else:
+            lo, hi = check_bounds(bounds)
         edges = np.linspace(lo, hi, int(bins) + 1)
     else:
         try:
@@ -193,7 +234,7 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     noisy = counts + noise.sample(len(counts))
     index = pd.IntervalIndex.from_breaks(edges, closed="left", name=series.name)
     result = pd.Series(noisy, index=index, name="count")
-    release = _count_release(plan, noise, pd.Series(noisy, index=index), "last bin includes its right edge")
+    release = _count_release(plan, noise, pd.Series(noisy, index=index), note, found, total.cost)
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
@@ -266,7 +307,7 @@ class GroupBy:
 
     def _privacy(self, epsilon: float | None, delta: float | None, rho: float | None, mechanism: str | None) -> Privacy:
         privacy = self._target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not self._partitioning.public)
-        _require_selection(self._partitioning, privacy)
+        require_selection(self._partitioning, privacy)
         return privacy
 
     def count(
@@ -302,11 +343,22 @@ class GroupBy:
         """
         series = self._target.column(column)
         check_numeric(series, "sum")
-        lo, hi = check_bounds(bounds)
+        if bounds is not None:
+            check_bounds(bounds)
         privacy = self._privacy(epsilon, delta, rho, mechanism)
         if not self._partitioning.public:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query("sum", series, bounds, privacy)
+        total, note = privacy, ""
+        k = self._target.contributions
+        if bounds is None:
+
+            def check(rest: Privacy) -> None:
+                rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
+
+            bounds, privacy = automatic_bounds(self._target, series, privacy, "groupby sum", check)
+            note = bounds_note(bounds, total)
+        lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, self._target.contributions, privacy)
         noise = privacy.noise(grid.sensitivity)
         step = grid.release_step
@@ -320,8 +372,8 @@ class GroupBy:
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
         result = pd.Series(noisy, index=cells, name=column)
         half = noise.halfwidth(LEVEL) * step
-        release = Release(plan.query, plan.columns, plan.mechanism, privacy.cost, noise.std * step,
-                          result - half, result + half, LEVEL, (lo, hi))
+        release = Release(plan.query, plan.columns, plan.mechanism, total.cost, noise.std * step,
+                          result - half, result + half, LEVEL, (lo, hi), note)
         return with_release(result, release)  # type: ignore[no-any-return]
 
     def mean(
@@ -367,7 +419,7 @@ class GroupBy:
     ) -> pd.Series[Any]:
         order = 2 if query in ("var", "std") else 1
         rule = "parallel composition over groups" + ("" if self._partitioning.public else ", private group selection")
-        moments = Moments(self._target, series, bounds, privacy, f"groupby {query}", order, rule, ddof)
+        moments, note = with_bounds(f"groupby {query}", self._target, series, bounds, privacy, order, rule, ddof)
         moments.plan.charge()
         mask = self._target.rows_in_use()
         codes, cells = self._partitioning.codes(self._target, mask)
@@ -397,6 +449,6 @@ class GroupBy:
             moments.plan.query, moments.plan.columns, moments.plan.mechanism, privacy.cost,
             pd.Series(estimate.std, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
             pd.Series(upper, index=cells, dtype=float),
-            LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)",
+            LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)" + note,
         )
         return with_release(result, release)  # type: ignore[no-any-return]

@@ -10,6 +10,11 @@ Composition rules (recorded in the ledger):
   sensitivity (exactly: the deviations are clipped to +/- half the width).
 * ``var``/``std``: count, sum of deviations and sum of squared deviations,
   thirds of the budget each (the book's summary-statistics exercise).
+
+With ``bounds=None``, a quarter of the budget first finds bounds privately
+(:mod:`dpframe.queries.bounds`, its own ledger line) and the query runs with
+the rest; every argument is validated, and the whole cost checked against the
+budget, before either is charged.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
+from dpframe.queries.bounds import automatic_bounds, bounds_note
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import DPFloat, DPInt, Release
 
@@ -68,8 +74,17 @@ def count(target: Target, privacy: Privacy) -> DPInt:
 
 
 def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat:
-    """Noisy sum of the values clipped to ``bounds``."""
+    """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None)."""
     check_numeric(series, "sum")
+    total, note = privacy, ""
+    if bounds is None:
+        k = target.contributions
+
+        def check(rest: Privacy) -> None:
+            rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
+
+        bounds, privacy = automatic_bounds(target, series, privacy, "sum", check)
+        note = bounds_note(bounds, total)
     lo, hi = check_bounds(bounds)
     grid = SumGrid.choose(lo, hi, target.contributions, privacy)
     noise = privacy.noise(grid.sensitivity)
@@ -82,7 +97,8 @@ def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Pr
     value = float(released) * step
     half = noise.halfwidth(LEVEL) * step
     release = Release(
-        "sum", plan.columns, plan.mechanism, privacy.cost, noise.std * step, value - half, value + half, LEVEL, (lo, hi)
+        "sum", plan.columns, plan.mechanism, total.cost, noise.std * step, value - half, value + half, LEVEL, (lo, hi),
+        note,
     )
     return DPFloat(value, release)
 
@@ -228,15 +244,45 @@ def value_range(query: str, moments: Moments) -> tuple[float, float]:
     return 0.0, math.inf
 
 
+def with_bounds(
+    query: str,
+    target: Target,
+    series: pd.Series[Any],
+    bounds: Any,
+    privacy: Privacy,
+    order: int,
+    rule: str = "sequential composition",
+    ddof: int = 1,
+) -> tuple[Moments, str]:
+    """The query's :class:`Moments`, first finding bounds privately when ``bounds`` is None; and a note.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"x": [10.0, 20.0] * 500}).dp.protect(epsilon=1.0)
+    >>> target = Target.of(p)
+    >>> with seeded_noise(0):
+    ...     moments, note = with_bounds("mean", target, p["x"], None, target.privacy(1.0, None, None, None), 1)
+    >>> (moments.lo, moments.hi), "sparse vector" in note, p.dp.budget.ledger["query"].tolist()
+    ((9.75, 20.5), True, ['bounds for mean'])
+    """
+    if bounds is None:
+        (lo, hi), rest = automatic_bounds(
+            target, series, privacy, query,
+            lambda rest: Moments(target, series, (0.0, 1.0), rest, query, order, rule, ddof),
+        )
+        return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), "; " + bounds_note((lo, hi), privacy)
+    return Moments(target, series, bounds, privacy, query, order, rule, ddof), ""
+
+
 def _moment_query(
     query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
 ) -> DPFloat:
-    moments = Moments(target, series, bounds, privacy, query, order=1 if query == "mean" else 2, ddof=ddof)
+    moments, note = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof)
     estimate = moment_result(query, moments, moments.measure())
     lower, upper = estimate.interval(*value_range(query, moments))
     release = Release(
         query, moments.plan.columns, moments.plan.mechanism, privacy.cost, float(estimate.std[0]),
-        float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)",
+        float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)" + note,
     )
     return DPFloat(float(estimate.value[0]), release)
 

@@ -1,0 +1,458 @@
+"""Selection queries on protected data: mode, top-k, a user-scored choice, quantiles and the median.
+
+Each query follows the order of every dpframe query: validate from the schema
+and the arguments -> resolve the privacy -> a :class:`~dpframe.queries.plan.Plan`
+naming the mechanism -> charge -> read the data -> select -> a result that
+says how it was made.
+
+These are ε-DP mechanisms: on an (ε, δ) budget they spend ε and no δ (except
+``mode``/``top_k`` on undeclared categories, which select them privately); on
+a zCDP budget ``epsilon=`` is charged ρ = ε²/2, and ``rho=`` runs the
+mechanism with ε = √(2ρ) (an ε-DP mechanism is ε²/2-zCDP; Bun & Steinke 2016).
+
+Composition rules (in the ledger):
+
+* ``mode``: one selection over the categories' counts (sensitivity k =
+  max_contributions, monotone), permute-and-flip by default.
+* ``top_k``: k selections at ε/k each, removing each winner (sequential).
+* ``select``: one selection over the user's scores with the declared sensitivity.
+* ``quantile``: one exponential-mechanism selection per quantile, ε split
+  equally (sequential); ``median`` is ``quantile(0.5)``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.noise.mechanism import Privacy
+from dpframe.noise.random import current_source
+from dpframe.protection import PandasObject
+from dpframe.queries import kernels
+from dpframe.queries.bounds import automatic_bounds, bounds_note
+from dpframe.queries.partitioned import Partitioning, require_selection, selection_threshold
+from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
+from dpframe.results import DPFloat, Release, _Released, with_release
+from dpframe.selection import exponential as em
+from dpframe.selection.quantile import QuantileGrid, rank_reach, sample_quantile_cells
+
+LEVEL = 0.95
+
+_NAMES = {
+    "permute_and_flip": "permute-and-flip",
+    "exponential": "exponential mechanism",
+    "report_noisy_max": "report-noisy-max (Laplace)",
+}
+
+
+class DPChoice(_Released):
+    """A privately selected candidate: ``.value``, its ``.position`` among the candidates, ``.release``.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"x": range(100)}).dp.protect(epsilon=1.0)
+    >>> with seeded_noise(0):
+    ...     c = p.dp.select([10, 50, 90], score=lambda f, t: -abs((f["x"] < t).sum() - 50), sensitivity=1,
+    ...                     epsilon=1.0)
+    >>> c.value, c.position, c.mechanism
+    (50, 1, 'permute-and-flip')
+    """
+
+    release: Release
+
+    def __init__(self, value: Any, position: int, release: Release) -> None:
+        self.value = value
+        self.position = position
+        self.release = release
+
+    def __repr__(self) -> str:
+        cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
+        return f"DPChoice({self.value!r}; {self.mechanism}, {cost})"
+
+
+# --- arguments ------------------------------------------------------------------
+
+
+def pure_privacy(target: Target, epsilon: float | None, delta: float | None, rho: float | None, query: str) -> Privacy:
+    """The ε of an ε-DP selection, validated against the budget (delta is refused)."""
+    if delta is not None and delta != 0:
+        raise ValueError(f"{query} is ε-DP and spends no delta: drop delta=")
+    return target.privacy(epsilon, None, rho, "laplace")
+
+
+def _mechanism(mechanism: str | None) -> em.SelectionMechanism:
+    return "permute_and_flip" if mechanism is None else em.check_mechanism(mechanism)
+
+
+def check_quantiles(q: Any) -> tuple[list[float], bool]:
+    """Quantile levels in [0, 1]: a number, or a non-empty list; returns (levels, was_scalar).
+
+    >>> check_quantiles(0.5), check_quantiles([0.25, 0.75])
+    (([0.5], True), ([0.25, 0.75], False))
+    """
+    scalar = isinstance(q, (int, float, np.integer, np.floating)) and not isinstance(q, (bool, np.bool_))
+    levels = [q] if scalar else q
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
+        raise TypeError(f"q must be a number in [0, 1] or a list of them, got {type(q).__name__}")
+    out = []
+    for level in levels:
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.integer, np.floating)):
+            raise TypeError(f"quantile levels must be numbers in [0, 1], got {level!r}")
+        if not 0 <= float(level) <= 1:
+            raise ValueError(f"quantile levels must lie in [0, 1], got {level!r}")
+        out.append(float(level))
+    if not out:
+        raise ValueError("q is empty: give at least one quantile level")
+    return out, scalar
+
+
+# --- mode and top-k ---------------------------------------------------------------
+
+
+def _gap_reach(mechanism: em.SelectionMechanism, candidates: int, sensitivity: float, epsilon: float,
+               monotonic: bool) -> float:
+    """Score gap to the best not exceeded with probability LEVEL (data-independent union bound)."""
+    beta = 1 - LEVEL
+    scale = sensitivity / epsilon * (1 if monotonic else 2)
+    if mechanism != "report_noisy_max":
+        # P(output r) <= exp(-gap_r / scale) for both the exponential mechanism and permute-and-flip.
+        return scale * math.log(max(candidates, 1) / beta)
+    # A candidate gap x behind wins only if the difference of two Laplace(scale) exceeds x:
+    # P = (2 + x/scale) exp(-x/scale) / 4; solve m P = beta by fixed-point iteration.
+    x = scale
+    for _ in range(50):
+        x = scale * math.log(max(candidates, 1) * (2 + x / scale) / (4 * beta))
+    return max(x, 0.0)
+
+
+def _selection_release(query: str, plan: Plan, note: str) -> Release:
+    nan = float("nan")
+    return Release(query, plan.columns, plan.mechanism, plan.privacy.cost, nan, nan, nan, LEVEL, None, note)
+
+
+def _categories(
+    query: str,
+    series: pd.Series[Any],
+    k: int | None,
+    keys: Any,
+    epsilon: float | None,
+    delta: float | None,
+    rho: float | None,
+    mechanism: str | None,
+) -> pd.Series[Any]:
+    """Shared by mode (k=None: one) and top_k: the most common categories, best first."""
+    target = Target.of(series)
+    if not isinstance(series, pd.Series):
+        raise TypeError(f"{query} is a question about one column: call it on a Series")
+    partitioning = Partitioning.of(target, [series.name], keys)
+    if not partitioning.public:
+        if mechanism is not None:
+            raise ValueError(
+                f"mechanism={mechanism!r} needs public categories: declare them with keys=[...] or a categorical "
+                "dtype; without them, the categories are selected privately from noisy counts (drop mechanism=)"
+            )
+        privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
+        require_selection(partitioning, privacy)
+        return _categories_selected(query, series, target, partitioning, privacy, k)
+    chosen = _mechanism(mechanism)
+    privacy = pure_privacy(target, epsilon, delta, rho, query)
+    cells = partitioning.index()
+    count = 1 if k is None else em.check_k(k, len(cells))
+    contributions = target.contributions
+    rounds = f"{count} rounds at ε/{count} each, " if count > 1 else ""
+    plan = Plan(
+        query, (str(series.name),), target, privacy, mechanism_name=_NAMES[chosen],
+        detail=f"{rounds}counts of {len(cells)} declared categories, sensitivity {contributions} (monotone)",
+        rule="sequential composition over rounds" if count > 1 else "one ε-DP selection",
+    )
+    plan.charge()
+    mask = target.rows_in_use()
+    parts, sizes, _ = partitioning.column_codes(target)
+    counts = kernels.count_cells(parts, sizes, mask, len(cells)).astype(np.float64)
+    epsilon_exact = privacy.epsilon
+    positions = em.peel(counts, count, Fraction(contributions), epsilon_exact, chosen, True)
+    reach = _gap_reach(chosen, len(cells), contributions, float(epsilon_exact) / count, True)
+    note = (
+        f"{'each selected' if count > 1 else 'the selected'} category's count is within {reach:.3g} of the "
+        f"largest{' not selected before it' if count > 1 else ''} with probability {LEVEL:.0%}"
+    )
+    result = pd.Series(cells.take(positions), name=series.name)
+    return with_release(result, _selection_release(query, plan, note))  # type: ignore[no-any-return]
+
+
+def _categories_selected(
+    query: str, series: pd.Series[Any], target: Target, partitioning: Partitioning, privacy: Privacy, k: int | None
+) -> pd.Series[Any]:
+    """Undeclared categories: noisy counts with private partition selection, then the largest (post-processing)."""
+    count = 1 if k is None else em.check_k(k)
+    noise = privacy.noise(target.contributions)
+    plan = Plan(
+        query, (str(series.name),), target, privacy, {"count": noise},
+        rule="parallel composition over categories, private partition selection; the largest released counts",
+    )
+    plan.charge()
+    codes, cells = partitioning.codes(target, target.rows_in_use())
+    exact = kernels.count_cells([codes], [len(cells)], None, len(cells))
+    noisy = exact + noise.sample(len(cells))
+    threshold = selection_threshold(noise, target.contributions, float(privacy.delta))
+    kept = np.flatnonzero(noisy >= threshold)
+    # Ties are broken at random: the order of the observed categories follows the data.
+    tie_break = current_source().words(kept.size)
+    order = kept[np.lexsort((tie_break, -noisy[kept]))][:count]
+    note = (
+        f"categories released by private partition selection (noisy count >= {threshold}, noise std "
+        f"{noise.std:.3g}), largest noisy count first; fewer than requested if fewer were released"
+    )
+    result = pd.Series(cells.take(order), name=series.name)
+    result.index = pd.RangeIndex(len(result))
+    return with_release(result, _selection_release(query, plan, note))  # type: ignore[no-any-return]
+
+
+def mode(
+    series: pd.Series[Any],
+    *,
+    epsilon: float | None = None,
+    keys: Any = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    mechanism: str | None = None,
+) -> pd.Series[Any]:
+    """The most common category, privately selected; a one-element Series like ``Series.mode()``.
+
+    With public categories (``keys=``, a categorical dtype, booleans) the
+    category is chosen by ``mechanism`` (default permute-and-flip) from the
+    exact counts, which are monotone with sensitivity max_contributions;
+    declared categories absent from the data are candidates too (count 0).
+    Otherwise, with ``delta`` on an (ε, δ) budget, categories are released by
+    private partition selection as in ``value_counts`` and the largest noisy
+    count wins (an empty Series if none is released).
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"edu": ["HS"] * 60 + ["BA"] * 30}).dp.protect(epsilon=1.0)
+    >>> with seeded_noise(0):
+    ...     m = mode(p["edu"], keys=["HS", "BA", "PhD"], epsilon=0.5)
+    >>> m.tolist(), m.attrs["dp"].mechanism
+    (['HS'], 'permute-and-flip')
+    """
+    return _categories("mode", series, None, keys, epsilon, delta, rho, mechanism)
+
+
+def top_k(
+    series: pd.Series[Any],
+    k: int,
+    *,
+    epsilon: float | None = None,
+    keys: Any = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    mechanism: str | None = None,
+) -> pd.Series[Any]:
+    """The ``k`` most common categories, most common first, privately selected.
+
+    Public categories: k rounds of ``mechanism`` (default permute-and-flip) at
+    ε/k each, removing each winner (peeling; sequential composition).
+    Undeclared categories: private partition selection (needs ``delta``), then
+    the k largest released noisy counts.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"c": ["a"] * 90 + ["b"] * 60 + ["c"] * 30}).dp.protect(epsilon=1.0)
+    >>> with seeded_noise(0):
+    ...     top_k(p["c"], 2, keys=["a", "b", "c", "d"], epsilon=1.0).tolist()
+    ['a', 'b']
+    """
+    return _categories("top_k", series, k, keys, epsilon, delta, rho, mechanism)
+
+
+# --- a user-scored selection -----------------------------------------------------------
+
+
+def _scoring_view(obj: PandasObject, mask: NDArray[np.bool_] | None) -> PandasObject:
+    """The contribution-bounded rows, as a plain (unprotected) object for the user's score function."""
+    view = obj.copy(deep=False) if mask is None else obj[mask]
+    view.attrs = {}
+    return view
+
+
+def select(
+    frame: PandasObject,
+    candidates: Iterable[Any],
+    score: Callable[[Any, Any], float],
+    sensitivity: float,
+    *,
+    epsilon: float | None = None,
+    rho: float | None = None,
+    mechanism: str = "permute_and_flip",
+    monotonic: bool = False,
+) -> DPChoice:
+    """The candidate with a (nearly) highest ``score(frame, candidate)``, privately selected.
+
+    ``candidates`` are public (fixed before looking at the data). ``score`` is
+    called once per candidate on the protected rows, after each privacy unit
+    has been limited to max_contributions rows, with an unprotected view of
+    them. ``sensitivity`` is YOUR promise that, for every candidate, the score
+    changes by at most this much when one privacy unit -- up to
+    max_contributions rows -- is added or removed; the privacy guarantee holds
+    only if it is true (e.g. a count of rows: max_contributions). Pass
+    ``monotonic=True`` only if adding a unit never lowers any score (or never
+    raises any).
+
+    A score that raises an exception or is not a number counts as the lowest
+    score: an error message could reveal a record. Test your function on
+    public or synthetic data first.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"city": ["Oslo"] * 80 + ["Rome"] * 20}).dp.protect(epsilon=1.0)
+    >>> with seeded_noise(0):
+    ...     c = select(p, ["Oslo", "Rome"], lambda f, c: (f["city"] == c).sum(), sensitivity=1, epsilon=0.5)
+    >>> c.value
+    'Oslo'
+    """
+    target = Target.of(frame)
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Iterable):
+        raise TypeError("candidates must be a list of public candidates")
+    options = list(candidates)
+    if not options:
+        raise ValueError("candidates is empty: give at least one candidate")
+    if not callable(score):
+        raise TypeError("score must be a function score(frame, candidate) -> number")
+    sens = em.check_sensitivity(sensitivity)
+    chosen = em.check_mechanism(mechanism)
+    privacy = pure_privacy(target, epsilon, None, rho, "select")
+    columns = tuple(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else (str(frame.name),)
+    plan = Plan(
+        "select", columns, target, privacy, mechanism_name=_NAMES[chosen],
+        detail=f"{len(options)} candidates, declared sensitivity {float(sens):.6g}{', monotone' if monotonic else ''}",
+        rule="one ε-DP selection",
+    )
+    plan.charge()
+    view = _scoring_view(frame, target.rows_in_use())
+    scores = np.empty(len(options))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # warnings from the score function could describe the data
+        for i, option in enumerate(options):
+            try:
+                scores[i] = float(score(view, option))
+            except Exception:  # noqa: BLE001  (never let a data-dependent error escape)
+                scores[i] = np.nan
+    values = em.as_scores(scores, strict=False)
+    position = int(em.choose(values, sens, privacy.epsilon, chosen, bool(monotonic))[0])
+    reach = _gap_reach(chosen, len(options), float(sens), float(privacy.epsilon), bool(monotonic))
+    note = f"the selected candidate's score is within {reach:.3g} of the best with probability {LEVEL:.0%}"
+    return DPChoice(options[position], position, _selection_release("select", plan, note))
+
+
+# --- quantiles ------------------------------------------------------------------------
+
+
+def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, integer: bool) -> NDArray[Any]:
+    """The non-missing values of the rows in use, as a fresh array (int64 for integer grids)."""
+    present = series.notna().to_numpy()
+    if mask is not None:
+        present &= mask
+    if integer:
+        ints = series.to_numpy(dtype=np.int64, na_value=0)
+        out: NDArray[Any] = ints[present] if not present.all() else ints.copy()
+        return out
+    floats = kernels.as_float_array(series)
+    return floats[present] if not present.all() else floats.copy()
+
+
+def quantile(
+    series: pd.Series[Any],
+    q: Any = 0.5,
+    *,
+    bounds: Any = None,
+    epsilon: float | None = None,
+    rho: float | None = None,
+    query: str = "quantile",
+) -> DPFloat | pd.Series[Any]:
+    """Private quantile(s) of the values clipped to ``bounds``: the exponential mechanism of Smith (2011).
+
+    A number ``q`` gives a :class:`DPFloat`; a list gives a Series indexed by
+    ``q`` like ``Series.quantile``, each level with an equal share of ε
+    (sequential composition). Integer columns get integer answers (their
+    grid is the integers in the bounds); others a point of a grid of about
+    2^32 cells over the bounds. The utility of a point is minus its rank's
+    distance to q·n, with sensitivity max_contributions · max(q, 1 − q). See
+    :mod:`dpframe.selection.quantile` (expected linear time; the interval
+    choice uses floating point, the released value is on a data-independent
+    grid). No interval is given for the value (mapping ranks to values would
+    use the data): the note gives the rank error instead.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"age": list(range(18, 91)) * 20}).dp.protect(epsilon=1.0)
+    >>> m = quantile(p["age"], 0.5, bounds=(0, 125), epsilon=1.0)
+    >>> abs(m - 54) <= 3, float(m).is_integer()
+    (True, True)
+    """
+    levels, scalar = check_quantiles(q)
+    target = Target.of(series)
+    if not isinstance(series, pd.Series):
+        raise TypeError(f"{query} is a question about one column: call it on a Series")
+    check_numeric(series, query)
+    privacy = pure_privacy(target, epsilon, None, rho, query)
+    total_cost, bounds_text = privacy.cost, ""
+    if bounds is None:
+        # Bounds first, privately, with their documented share; the quantiles get the rest.
+        (lo, hi), rest = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
+        bounds_text = "; " + bounds_note((lo, hi), privacy)
+        privacy = rest
+    else:
+        lo, hi = check_bounds(bounds)
+    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    grid = QuantileGrid.choose(lo, hi, integer)
+    contributions = target.contributions
+    share = privacy.epsilon / len(levels)
+    # ε_q / (2Δ_q), rounded down a little so floating point cannot raise it.
+    rates = [float(share) / (2 * contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
+    grid_text = "integers" if grid.integer else f"step {grid.step:.3g}"
+    plan = Plan(
+        query, (str(series.name),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
+        detail=f"{len(levels)} quantile(s) at ε/{len(levels)} each, rank utility, sensitivity "
+        f"{contributions}·max(q, 1-q), grid of {grid.cells} cells ({grid_text})",
+        rule="sequential composition over quantiles" if len(levels) > 1 else "one ε-DP selection",
+    )
+    plan.charge()
+    cells = grid.to_cells(_quantile_values(series, target.rows_in_use(), grid.integer))
+    chosen = sample_quantile_cells(cells, grid.cells, levels, rates)
+    answers = [grid.value(cell) for cell in chosen]
+    reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
+    note = (
+        f"no value interval: with probability {LEVEL:.0%} the answer's rank is within {reach:.3g} of q·n "
+        "(of the clipped values); interval choice in floating point" + bounds_text
+    )
+    nan = float("nan")
+    if scalar:
+        release = Release(query, plan.columns, plan.mechanism, total_cost, nan, nan, nan, LEVEL, (lo, hi), note)
+        return DPFloat(answers[0], release)
+    index = pd.Index(levels)
+    result = pd.Series(answers, index=index, name=series.name)
+    empty = pd.Series(nan, index=index)
+    release = Release(query, plan.columns, plan.mechanism, total_cost, empty, empty, empty, LEVEL, (lo, hi), note)
+    return with_release(result, release)  # type: ignore[no-any-return]
+
+
+def median(
+    series: pd.Series[Any], *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None
+) -> DPFloat:
+    """Private median of the values clipped to ``bounds``: :func:`quantile` at 0.5.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 100.0] * 200}).dp.protect(epsilon=1.0)
+    >>> abs(median(p["x"], bounds=(0, 200), epsilon=1.0) - 3) < 0.5
+    True
+    """
+    result = quantile(series, 0.5, bounds=bounds, epsilon=epsilon, rho=rho, query="median")
+    assert isinstance(result, DPFloat)
+    return result
+

@@ -1,0 +1,201 @@
+"""Exponential-mechanism quantiles (Smith 2011) on a data-independent grid, in expected linear time.
+
+The output domain is a fixed grid of ``G`` cells over the bounds, chosen from
+the bounds and the column's dtype only (:class:`QuantileGrid`): the integers
+in the bounds for integer columns, else 2^32 to 2^33 equal cells. Each value
+is clipped to the bounds and mapped to its cell. With ``n`` values and target
+rank ``t = q n``, cell ``k`` has utility
+
+    u(k) = -dist(t, [#{x < k}, #{x <= k}])
+
+(zero for the cell holding the q-th value; for an empty cell the interval is
+the single rank #{x <= k}), and the mechanism outputs cell k with probability
+∝ exp(ε u(k) / (2Δ)) -- the exponential mechanism with the uniform base
+measure on cells (McSherry & Talwar 2007; Smith 2011).
+
+**Sensitivity.** Adding or removing a privacy unit with up to ``k`` rows moves
+both ends of the rank interval by j ∈ [0, k] and the target t = q n by q k, so
+u(k) moves by at most Δ = k · max(q, 1 − q) (1/2 for the median with one row
+per unit, half of the usual bound of 1).
+
+**Sampling.** Consecutive cells with the same utility form a *piece*: each
+occupied cell, and each run of empty cells between two occupied ones. A piece
+is chosen by the Gumbel-max trick on log(width) − ε d / (2Δ), then a uniform
+cell inside it (exact :func:`~dpframe.noise.random.uniform_below`). Only pieces
+near rank t can win: the cell holding the q-th value has weight 1, and all
+pieces more than R ranks away share a total width below G and weight
+exp(-ε R / (2Δ)), below e^-48 of that when R = (ln G + 48) · 2Δ/ε; the
+Gumbel noise used here (from 53-bit uniforms) spans less than 42, so such
+pieces can never win. The window of ranks [t − R, t + R] is found by
+``np.partition`` (expected O(n)); its size depends only on n, G, q and ε.
+
+**Floating point (not exact).** The choice among pieces uses floating-point
+logarithms and Gumbel noise from the secure source, so selection
+probabilities are those of the exponential mechanism up to floating-point
+error (relative ~1e-13, and the 53-bit Gumbel truncation: outcomes e^-40 less
+likely than the best are never chosen). The released value is a grid point
+chosen from the bounds, so its low-order bits carry nothing about the data.
+Everything else (grid, cells, window, ranks) is exact integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
+from dpframe.selection.exponential import _exponential_noise
+
+__all__ = ["QuantileGrid", "rank_reach", "sample_quantile_cells"]
+
+# Pieces whose log-weight is this far below the best can never win: the Gumbel
+# noise -log(-log U), U in [2^-54, 1 - 2^-54], spans [-3.62, 37.43] (< 41.1).
+_SPREAD = 48.0
+_FLOAT_GRID_BITS = 32
+_INTEGER_LIMIT = 2**62
+# Below this many values (or when windows cover a quarter of them) sort instead of partitioning.
+_SORT_BELOW = 1 << 14
+
+
+@dataclass(frozen=True)
+class QuantileGrid:
+    """The data-independent output grid of a quantile: ``cells`` cells over the bounds.
+
+    >>> QuantileGrid.choose(0.0, 125.0, integer=True).cells
+    126
+    >>> g = QuantileGrid.choose(0.0, 1.0, integer=False)
+    >>> g.cells == 2**32, g.value(0) == 2.0**-33
+    (True, True)
+    """
+
+    lo: float
+    hi: float
+    origin: float
+    step: float
+    cells: int
+    integer: bool
+
+    @classmethod
+    def choose(cls, lo: float, hi: float, integer: bool) -> QuantileGrid:
+        """Integer columns: one cell per integer in the bounds; else a power-of-two step ~2^-32 of the width."""
+        first, last = math.ceil(lo), math.floor(hi)
+        if integer and first <= last and max(abs(first), abs(last)) < _INTEGER_LIMIT:
+            return cls(lo, hi, float(first), 1.0, last - first + 1, True)
+        step = math.ldexp(1.0, math.frexp(hi - lo)[1] - 1 - _FLOAT_GRID_BITS)
+        cells = math.ceil((hi - lo) / step)
+        return cls(lo, hi, lo, step, cells, False)
+
+    def to_cells(self, values: NDArray[np.float64] | NDArray[np.int64]) -> NDArray[np.float64] | NDArray[np.int64]:
+        """Each (non-missing) value's cell, after clipping to the bounds; never raises on data.
+
+        Works in place: ``values`` must be an array the caller owns (it is
+        overwritten). Float grids return integer-valued float64 cells (exact
+        below 2^53), which saves a conversion pass.
+        """
+        if self.integer:
+            first = int(self.origin)
+            ints: NDArray[np.int64] = values.astype(np.int64, copy=False)
+            np.clip(ints, first, first + self.cells - 1, out=ints)
+            ints -= first
+            return ints
+        floats: NDArray[np.float64] = values.astype(np.float64, copy=False)
+        with np.errstate(invalid="ignore", over="ignore"):
+            floats -= self.lo
+            floats /= self.step  # a power of two: exact
+            np.floor(floats, out=floats)
+        np.clip(floats, 0, self.cells - 1, out=floats)
+        return floats
+
+    def value(self, cell: int) -> float:
+        """The released value of a cell: the integer, or the cell's midpoint (within the bounds)."""
+        if self.integer:
+            return self.origin + cell
+        return min(self.lo + (cell + 0.5) * self.step, self.hi)
+
+
+def rank_reach(cells: int, rate: float, level: float = 0.95) -> float:
+    """Rank error not exceeded with probability ``level``: ln(G / (1 - level)) / rate.
+
+    Data-independent: the best cell has weight 1, and the total weight of the
+    cells whose rank is at least x away from t is at most G exp(-rate x).
+
+    >>> round(rank_reach(126, 1.0), 2)
+    7.83
+    """
+    return math.log(cells / (1 - level)) / rate
+
+
+def sample_quantile_cells(
+    cells: NDArray[np.float64] | NDArray[np.int64],
+    grid_cells: int,
+    qs: Sequence[float],
+    rates: Sequence[float],
+    source: RandomSource | None = None,
+) -> list[int]:
+    """One exponential-mechanism cell per quantile ``q`` with its ``rate`` = ε_q / (2Δ_q).
+
+    ``cells`` (integer-valued, each in ``[0, grid_cells)``) is reordered in place.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     [cell] = sample_quantile_cells(np.arange(0, 1000, 10), 1000, [0.5], [1.0])
+    >>> 470 <= cell <= 530
+    True
+    """
+    src = _buffered(current_source() if source is None else source)
+    n = int(cells.size)
+    if n == 0:
+        return [int(uniform_below(grid_cells, src, size=1)[0]) for _ in qs]
+    windows = []
+    for q, rate in zip(qs, rates):
+        t = q * n
+        reach = math.ceil((math.log(grid_cells) + _SPREAD) / rate) + 2
+        center = min(math.floor(t), n)
+        windows.append((t, max(0, center - reach), min(n, center + reach + 1)))
+    if n <= _SORT_BELOW or sum(b - a for _, a, b in windows) * 4 >= n:
+        cells.sort()
+    else:
+        cells.partition(sorted({k for _, a, b in windows for k in (a, b - 1)}))
+    return [_sample_window(cells, n, grid_cells, t, a, b, rate, src) for (t, a, b), rate in zip(windows, rates)]
+
+
+def _sample_window(
+    part: NDArray[np.float64] | NDArray[np.int64], n: int, grid_cells: int, t: float, a: int, b: int, rate: float, source: RandomSource
+) -> int:
+    """Sample a cell, given ``part`` partitioned so that ranks [a, b) hold exactly the values of those ranks."""
+    window = np.sort(part[a:b]).astype(np.int64)
+    low, high = int(window[0]), int(window[-1])
+    below = a - int(np.count_nonzero(part[:a] == low))  # #{x < low}
+    up_to = b + int(np.count_nonzero(part[b:] == high))  # #{x <= high}
+    starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
+    values = window[starts]
+    left_rank = (a + starts).astype(np.float64)
+    right_rank = np.r_[left_rank[1:], float(b)]
+    left_rank[0], right_rank[-1] = below, up_to
+    piece_start = [values, values[:-1] + 1]
+    piece_width = [np.ones(values.size, dtype=np.int64), values[1:] - values[:-1] - 1]
+    piece_gap = [np.maximum(np.maximum(left_rank - t, t - right_rank), 0.0), np.abs(right_rank[:-1] - t)]
+    # Outside the window: exact pieces when nothing lies beyond it; otherwise
+    # (by the choice of the window) nothing there can win.
+    if below == 0 and low > 0:
+        piece_start.append(np.array([0]))
+        piece_width.append(np.array([low]))
+        piece_gap.append(np.array([t]))
+    if up_to == n and high < grid_cells - 1:
+        piece_start.append(np.array([high + 1]))
+        piece_width.append(np.array([grid_cells - 1 - high]))
+        piece_gap.append(np.array([n - t]))
+    start = np.concatenate(piece_start)
+    width = np.concatenate(piece_width)
+    gap = np.concatenate(piece_gap)
+    keep = width > 0
+    start, width, gap = start[keep], width[keep], gap[keep]
+    log_weight = np.log(width.astype(np.float64)) - rate * gap
+    gumbel = -np.log(_exponential_noise(width.size, source))
+    chosen = int(np.argmax(log_weight + gumbel))
+    offset = int(uniform_below(int(width[chosen]), source, size=1)[0])
+    return int(start[chosen]) + offset

@@ -1,0 +1,353 @@
+"""Automatic clipping bounds (``bounds=None``): the bucket statistics, the chosen bounds, the wiring and the ledger."""
+
+from __future__ import annotations
+
+import warnings
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpframe import BudgetExceededError
+from dpframe.queries import bounds as B
+from dpframe.testing import NotPrivateWarning, seeded_noise
+
+HUGE = 1e6  # epsilon per query at which all noise is (almost surely) zero
+GRID = B.candidates()
+
+
+def spent(frame: pd.DataFrame | pd.Series) -> tuple[Any, int]:
+    budget = frame.dp.budget
+    return budget.spent, len(budget.ledger)
+
+
+# ---------------------------------------------------------------------------
+# one pass of bucket counts gives every candidate's clipped count exactly
+# ---------------------------------------------------------------------------
+
+
+def brute_force(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values each candidate clips, by definition (outer side strict, inner side counting ties)."""
+    x = values[~np.isnan(values)]
+    x = np.where(np.abs(x) < 2.0**-40, 0.0, x)  # magnitudes below the grid count as zero
+    t = GRID[:, None]
+    above = np.where(t > 0, (x > t).sum(1)[:, None], np.where(t < 0, (x >= t).sum(1)[:, None], (x > 0).sum()))
+    below = np.where(t < 0, (x < t).sum(1)[:, None], np.where(t > 0, (x <= t).sum(1)[:, None], (x < 0).sum()))
+    return above[:, 0], below[:, 0]
+
+
+finite_or_special = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64).filter(
+        lambda v: not (0 < abs(v) < 2.0**-39)  # the fuzzy zone just below the smallest candidate
+    ),
+    st.sampled_from([0.0, -0.0, 17.0, 90.0, -90.0, 2.0**-40, 2.0**50, 3e15, -3e15, 1e-3, 1e12]),
+)
+
+
+@given(st.lists(finite_or_special, max_size=60))
+def test_clip_counts_match_brute_force(values: list[float]) -> None:
+    data = np.array(values, dtype=np.float64)
+    above, below = B.clip_counts(B.bucket_counts(data))
+    expected_above, expected_below = brute_force(data)
+    np.testing.assert_array_equal(above, expected_above)
+    np.testing.assert_array_equal(below, expected_below)
+
+
+def test_bucket_counts_are_chunk_independent(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = np.random.default_rng(0).standard_cauchy(50_001)
+    data[::97] = np.nan
+    whole = B.bucket_counts(data)
+    monkeypatch.setattr(B, "_CHUNK", 1000)
+    np.testing.assert_array_equal(B.bucket_counts(data), whole)
+    assert int(whole.sum()) == int((~np.isnan(data)).sum())
+
+
+def test_grid() -> None:
+    assert np.all(np.diff(GRID) > 0) and GRID[len(GRID) // 2] == 0.0
+    assert np.array_equal(GRID, -GRID[::-1])
+    positive = GRID[GRID > 0]
+    assert positive[0] == 2.0**-40 and positive[-1] == 2.0**50
+    assert np.max(positive[1:] / positive[:-1]) <= 1 + 1 / 32 + 1e-12
+    assert {17.0, 90.0, 100.0, 0.001953125} <= set(GRID.tolist())
+
+
+# ---------------------------------------------------------------------------
+# the chosen bounds, at negligible noise and with noise
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _seeded() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        with seeded_noise(2024):
+            yield
+
+
+def auto_mean(data: np.ndarray, epsilon: float = HUGE, **protect: Any) -> Any:
+    p = pd.DataFrame({"x": data}).dp.protect(epsilon=1e12, **protect)
+    return p["x"].dp.mean(epsilon=epsilon)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        ("far from 0", np.linspace(1e6, 1e6 + 10, 1000), (999424.0, 1015808.0)),
+        ("negative", -np.linspace(3.0, 90.0, 1000), (-90.0, -2.9375)),
+        ("tiny", np.linspace(1e-3, 2e-3, 1000), (0.0009765625, 0.00201416015625)),
+        ("huge", np.linspace(1e12, 3e12, 1000), (996432412672.0, 3023656976384.0)),
+        ("mixed sign", np.linspace(-7.0, 33.0, 1000), (-7.0, 33.0)),
+        ("all equal", np.full(500, 5.0), (4.875, 5.0)),
+        ("all zero", np.zeros(500), (-(2.0**-40), 2.0**-40)),
+        ("integers at grid points", np.repeat(np.arange(17.0, 91.0), 10), (16.5, 90.0)),
+    ],
+)
+def test_bounds_without_noise(name: str, data: np.ndarray, expected: tuple[float, float]) -> None:
+    """At negligible noise the bounds are the tightest grid points around the data (inner side: one step)."""
+    m = auto_mean(data)
+    assert m.release.bounds == expected
+    assert m == pytest.approx(data.mean(), rel=1e-6, abs=1e-9)
+    assert "sparse vector" in m.release.note
+
+
+def test_nans_and_infinities_are_handled() -> None:
+    data = np.r_[np.linspace(10.0, 20.0, 1000), [np.nan] * 50]
+    m = auto_mean(data)
+    assert m.release.bounds == (9.75, 20.0)
+    assert m == pytest.approx(15.0, rel=1e-9)
+    # An infinity is beyond every candidate: the upper bound is the largest one, the value clipped to it.
+    with_inf = auto_mean(np.r_[np.linspace(10.0, 20.0, 1000), [np.inf]])
+    assert with_inf.release.bounds[1] == 2.0**50
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        np.random.default_rng(1).normal(1e6, 3, 5000),
+        -np.random.default_rng(2).lognormal(5, 1, 5000),
+        np.random.default_rng(3).uniform(0, 1e-3, 5000),
+        np.random.default_rng(4).uniform(0, 1e12, 5000),
+        np.random.default_rng(5).standard_normal(5000),
+    ],
+    ids=["far from 0", "negative heavy tail", "1e-3 scale", "1e12 scale", "normal"],
+)
+def test_bounds_with_noise_are_sensible(data: np.ndarray) -> None:
+    """At epsilon = 1 (a quarter for the bounds) the bounds clip few values and stay on the data's scale."""
+    scale = np.abs(data).max()
+    for _ in range(30):
+        lo, hi = auto_mean(data, epsilon=1.0).release.bounds
+        assert lo < hi
+        assert lo <= np.quantile(data, 0.03) and hi >= np.quantile(data, 0.97)
+        assert max(abs(lo), abs(hi)) <= 100 * scale
+        if data.min() > 0:
+            assert lo >= 0
+        if data.max() < 0:
+            assert hi <= 0
+
+
+def test_user_level_contributions() -> None:
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"user": rng.integers(0, 2000, 20_000), "x": rng.uniform(10, 50, 20_000)})
+    p = df.dp.protect(epsilon=10.0, privacy_unit="user", max_contributions=3)
+    m = p["x"].dp.mean(epsilon=2.0)
+    lo, hi = m.release.bounds
+    assert 5 <= lo <= 10 and 50 <= hi <= 80
+    assert "Δ=3" in p.dp.budget.ledger.loc[0, "noise"]
+
+
+# ---------------------------------------------------------------------------
+# the ledger, the budget and validation
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def p(people: pd.DataFrame) -> pd.DataFrame:
+    return people.dp.protect(epsilon=10.0, delta=1e-5)
+
+
+@pytest.mark.parametrize("query", ["sum", "mean", "var", "std"])
+def test_ledger_has_the_bounds_line_with_its_share(p: pd.DataFrame, query: str) -> None:
+    result = getattr(p["age"].dp, query)(epsilon=2.0)
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == [f"bounds for {query}", query]
+    assert ledger["mechanism"].tolist()[0] == "sparse vector"
+    assert ledger["epsilon"].tolist() == [0.5, 1.5]
+    assert ledger["delta"].tolist() == [0.0, 0.0]
+    assert p.dp.budget.spent.epsilon == 2
+    assert result.cost.epsilon == 2  # the answer reports its whole cost
+    assert result.release.bounds is not None and "sparse vector" in result.release.note
+
+
+def test_gaussian_query_keeps_all_of_delta(p: pd.DataFrame) -> None:
+    p["age"].dp.mean(epsilon=1.0, delta=1e-6)
+    ledger = p.dp.budget.ledger
+    assert ledger["epsilon"].tolist() == [0.25, 0.75] and ledger["delta"].tolist() == [0.0, 1e-6]
+    assert ledger["mechanism"].tolist() == ["sparse vector", "discrete Gaussian"]
+
+
+def test_zcdp_budget(people: pd.DataFrame) -> None:
+    z = people.dp.protect(rho=1.0)
+    z["age"].dp.mean(rho=0.4)
+    ledger = z.dp.budget.ledger
+    assert ledger["rho"].tolist() == [0.1, pytest.approx(0.3)]
+    assert z.dp.budget.spent.rho == Fraction(2, 5)
+    z["age"].dp.sum(epsilon=0.2)  # Laplace on zCDP: rho = eps^2/2, a quarter of it for the bounds
+    assert z.dp.budget.spent.rho == Fraction(2, 5) + Fraction(1, 50)
+
+
+def test_histogram_without_bounds(p: pd.DataFrame, people: pd.DataFrame) -> None:
+    h = p["age"].dp.histogram(bins=6, epsilon=HUGE / 1e5)
+    release = h.attrs["dp"]
+    lo, hi = release.bounds
+    assert len(h) == 6 and h.index[0].left == lo and h.index[-1].right == hi
+    assert lo <= people["age"].min() and hi >= people["age"].max()
+    assert int(h.sum()) == pytest.approx(len(people), abs=5)
+    assert p.dp.budget.ledger["query"].tolist() == ["bounds for histogram", "histogram"]
+    assert release.cost.epsilon == 10
+
+
+@pytest.fixture
+def big(people: pd.DataFrame) -> pd.DataFrame:
+    return people.dp.protect(epsilon=1e9, delta=1e-3)
+
+
+@pytest.mark.parametrize("method", ["sum", "mean", "var", "std"])
+def test_groupby_without_bounds(big: pd.DataFrame, people: pd.DataFrame, method: str) -> None:
+    p = big
+    result = getattr(p.dp.groupby("sex"), method)("age", epsilon=HUGE)
+    truth = getattr(people.groupby("sex", observed=True)["age"], method)()
+    assert np.allclose(result, truth, rtol=1e-3)
+    assert p.dp.budget.ledger["query"].tolist() == [f"bounds for groupby {method}", f"groupby {method}"]
+    assert result.attrs["dp"].bounds is not None
+
+
+def test_groupby_private_selection_without_bounds(big: pd.DataFrame) -> None:
+    p = big
+    means = p.dp.groupby("edu").mean("age", epsilon=HUGE, delta=1e-6)
+    assert set(means.index) == {"HS", "BA", "MA"}
+    ledger = p.dp.budget.ledger
+    assert ledger["delta"].tolist() == [0.0, 1e-6]
+    sums = p.dp.groupby("edu").sum("age", epsilon=1.0, delta=1e-6)
+    assert sums.attrs["dp"].bounds is not None
+
+
+def test_budget_for_bounds_and_query_is_checked_before_any_charge(people: pd.DataFrame) -> None:
+    p = people.dp.protect(epsilon=1.0)
+    p.dp.count(epsilon=0.5)
+    before = spent(p)
+    with pytest.raises(BudgetExceededError, match="automatic bounds.*nothing was charged"):
+        p["age"].dp.mean(epsilon=0.6)  # the bounds' 0.15 would fit, the whole 0.6 does not
+    assert spent(p) == before
+    with pytest.raises(BudgetExceededError):
+        p.dp.groupby("sex").sum("age", epsilon=0.6)
+    with pytest.raises(BudgetExceededError):
+        p["age"].dp.histogram(bins=4, epsilon=0.6)
+    assert spent(p) == before
+    p["age"].dp.mean(epsilon=0.5)
+    assert p.dp.budget.remaining.epsilon == 0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: p["edu"].dp.mean(epsilon=0.1),
+        lambda p: p["age"].dp.var(ddof=-1, epsilon=0.1),
+        lambda p: p["age"].dp.sum(epsilon=0.1, mechanism="gaussian"),
+        lambda p: p["age"].dp.mean(epsilon=0.1, delta=1e-6, mechanism="laplace"),
+        lambda p: p["age"].dp.histogram(bins=0, epsilon=0.1),
+        lambda p: p["age"].dp.histogram(bins=2.5, epsilon=0.1),
+        lambda p: p.dp.groupby("sex").std("age", ddof=1.5, epsilon=0.1),
+        lambda p: p.dp.groupby("sex").sum("edu", epsilon=0.1),
+        lambda p: p.dp.groupby("edu").mean("age", epsilon=0.1),  # keys not public, no delta
+    ],
+)
+def test_argument_errors_before_any_charge(people: pd.DataFrame, call: Any) -> None:
+    p = people.dp.protect(epsilon=1.0)
+    with pytest.raises((TypeError, ValueError)):
+        call(p)
+    assert spent(p) == (p.dp.budget.spent, 0)
+
+
+def test_explicit_bounds_are_unchanged(p: pd.DataFrame) -> None:
+    m = p["age"].dp.mean(bounds=(0, 125), epsilon=1.0)
+    assert m.release.bounds == (0.0, 125.0) and "sparse vector" not in m.release.note
+    assert p.dp.budget.ledger["query"].tolist() == ["mean"]
+
+
+def test_split_privacy_adds_up() -> None:
+    from dpframe.accounting.budget import Budget
+    from dpframe.noise.mechanism import resolve
+
+    for budget, args in [
+        (Budget(epsilon=1.0, delta=1e-5), (0.3, 1e-7, None, None)),
+        (Budget(epsilon=1.0), (0.3, None, None, None)),
+        (Budget(rho=1.0), (None, None, 0.2, None)),
+        (Budget(rho=1.0), (0.2, None, None, None)),
+    ]:
+        privacy = resolve(budget, *args)
+        first, rest = B.split_privacy(privacy)
+        assert first.cost + rest.cost == privacy.cost
+        assert first.mechanism == "laplace" and first.epsilon > 0 and first.delta == 0
+        if privacy.kind == "zcdp":
+            assert first.epsilon**2 / 2 <= first.rho  # the SVT's epsilon is covered by its rho
+
+
+# ---------------------------------------------------------------------------
+# range queries (book 11.4)
+# ---------------------------------------------------------------------------
+
+
+def test_range_queries(people: pd.DataFrame) -> None:
+    p = people.dp.protect(epsilon=1e6)
+    ranges = [(a, a + 4) for a in range(0, 120, 5)]
+    counts = B.range_queries(p["age"], ranges, threshold=100, epsilon=HUGE / 1e3, c=len(ranges))
+    truth = {(a, b): int(people["age"].between(a, b).sum()) for a, b in ranges}
+    expected = [r for r in ranges if truth[r] >= 100]
+    assert [(i.left, i.right) for i in counts.index] == expected
+    assert counts.tolist() == pytest.approx([truth[r] for r in expected], abs=2)
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == ["range queries (detect)", "range queries (release)"]
+    assert ledger["epsilon"].tolist() == [500.0, 500.0]
+
+
+def test_range_queries_cost_and_validation(people: pd.DataFrame) -> None:
+    p = people.dp.protect(epsilon=1.0)
+    for bad, error in [([], TypeError), ([(1, 0)], ValueError), ([(0, np.inf)], ValueError), ("ab", TypeError),
+                       ([(0, 1, 2)], TypeError)]:
+        with pytest.raises(error):
+            B.range_queries(p["age"], bad, threshold=10, epsilon=0.5)
+    with pytest.raises(ValueError):
+        B.range_queries(p["age"], [(0, 1)], threshold=10, epsilon=0.5, c=0)
+    with pytest.raises(ValueError):
+        B.range_queries(p["age"], [(0, 1)], threshold=float("nan"), epsilon=0.5)
+    with pytest.raises(BudgetExceededError):
+        B.range_queries(p["age"], [(0, 1)], threshold=10, epsilon=2.0)
+    assert spent(p) == (p.dp.budget.spent, 0)
+    many = [(a, a + 1) for a in range(1000)]
+    B.range_queries(p["age"], many, threshold=10**6, epsilon=0.5, c=3)
+    assert p.dp.budget.spent.epsilon == Fraction(1, 2)  # the same whatever the number of ranges
+
+
+# ---------------------------------------------------------------------------
+# accuracy on real data (skips without it)
+# ---------------------------------------------------------------------------
+
+
+def test_auto_bounds_accuracy_on_adult(adult: pd.DataFrame) -> None:
+    """Median |error| of the auto-bounded mean at epsilon = 1 is within 2x of the mean with the true bounds.
+
+    Measured 1.63x over 400 runs (seeded); 300 runs here, asserted with room: < 1.9.
+    """
+    age = adult["age"].astype(float)
+    p = age.to_frame().dp.protect(epsilon=1e9)
+    truth, lo, hi = age.mean(), age.min(), age.max()
+    with seeded_noise(1):
+        given_bounds = [abs(p["age"].dp.mean(bounds=(lo, hi), epsilon=1.0) - truth) for _ in range(300)]
+    with seeded_noise(2):
+        automatic = [abs(p["age"].dp.mean(epsilon=1.0) - truth) for _ in range(300)]
+    ratio = np.median(automatic) / np.median(given_bounds)
+    assert ratio < 1.9, ratio
