@@ -8,6 +8,7 @@
     p.dp.budget
 """
 
+from dpframe import anonymity, attacks
 from dpframe.accessor import register
 from dpframe.accounting import Budget, Cost
 from dpframe.errors import (
@@ -37,4 +38,6 @@ __all__ = [
     "PrivacyUnitLostError",
     "Release",
     "__version__",
+    "anonymity",
+    "attacks",
 ]
