@@ -1,8 +1,10 @@
-"""Command line: ``python -m dpframe demo`` runs a short private analysis on generated data."""
+"""Command line: ``python -m dpframe demo`` runs a short private analysis on generated data;
+``python -m dpframe describe data.csv --epsilon 1`` privately summarises a file (:mod:`dpframe.report.cli`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -59,9 +61,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dpframe", description="Differential privacy for pandas.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a short private analysis on generated data")
+    from dpframe.report import cli
+
+    cli.add_parser(sub)
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        demo()
+    try:
+        if args.command == "demo":
+            demo()
+        elif args.command == "describe":
+            return cli.run(args)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (keeps the interpreter's final flush silent)
+        return 0
     return 0
 
 

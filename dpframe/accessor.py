@@ -271,6 +271,37 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         )
 
 
+    def describe(
+        self,
+        *,
+        epsilon: float,
+        delta: float | None = None,
+        weights: Any = None,
+        percentiles: Any = (0.25, 0.5, 0.75),
+        bounds: Any = None,
+        keys: Any = None,
+    ) -> pd.DataFrame:
+        """Private ``describe(include="all")``: every column's statistics, spending exactly ``epsilon``.
+
+        ``bounds={col: (lo, hi)}`` declares clipping bounds (otherwise found
+        privately once per numeric column), ``keys={col: [...]}`` declares
+        categories, ``weights={col: w}`` shifts the budget between columns.
+        Intervals are in ``result.attrs["dp"]``. See
+        :func:`dpframe.report.describe.describe` and ``docs/describe.md``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": [1.0, 2.0] * 500, "c": ["a", "b"] * 500}).dp.protect(epsilon=1.0)
+        >>> d = p.dp.describe(epsilon=0.5, bounds={"x": (0, 3)}, keys={"c": ["a", "b"]})
+        >>> d.shape, p.dp.budget.spent.epsilon
+        ((11, 2), Fraction(1, 2))
+        """
+        from dpframe.report.describe import describe
+
+        return describe(
+            self._obj, epsilon=epsilon, delta=delta, weights=weights, percentiles=percentiles, bounds=bounds,
+            keys=keys,
+        )
+
     def k_anonymity(self, *, quasi_identifiers: Any) -> int:
         """The k of this frame: its smallest equivalence class on the quasi-identifiers.
 

@@ -1,0 +1,379 @@
+"""The private twin of ``DataFrame.describe(include="all")``.
+
+Budget rule (see ``docs/describe.md``)
+--------------------------------------
+``epsilon`` is split over the described columns in proportion to their
+weights (1 each unless ``weights={column: w}`` says otherwise). Within a
+column, by statistic:
+
+* numeric: without declared bounds, :data:`BOUNDS_SHARE` (a quarter) finds
+  clipping bounds privately -- once, reused by every other statistic. Of the
+  rest, half measures count, sum and sum of squares (thirds each; count, mean
+  and std all come from these three measurements) and half goes to the
+  quantiles (equal shares per level; the median is always included, as in pandas).
+* categorical / object / bool: a quarter to the count of non-missing values,
+  three quarters to the noisy count of every category (parallel composition);
+  ``unique``, ``top`` and ``freq`` are post-processing of those counts.
+
+All shares are exact fractions, so the ledger adds up to ``epsilon`` exactly.
+Delta is spent only by categorical columns whose categories are not public
+(private selection, as ``value_counts``): ``delta`` (or, without it, a tenth of
+the budget's delta) split equally among them.
+
+Everything -- columns, dtypes, bounds, keys, weights, percentiles, epsilon and
+whether the total fits the budget -- is checked before anything is charged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from dpframe.accounting.budget import Cost, exact
+from dpframe.errors import BudgetExceededError
+from dpframe.noise.mechanism import SELECTION_DELTA_SHARE, Privacy, resolve
+from dpframe.queries import partitioned, scalar
+from dpframe.queries import select as selection
+from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
+from dpframe.queries.partitioned import Partitioning, require_selection
+from dpframe.queries.plan import Target, check_bounds
+from dpframe.queries.scalar import LEVEL, Moments, moment_result
+from dpframe.results import Release, with_release
+
+__all__ = [
+    "BOUNDS_SHARE",
+    "CATEGORY_COUNT_SHARE",
+    "MOMENTS_SHARE",
+    "NUMERIC_ROWS",
+    "OBJECT_ROWS",
+    "describe",
+    "percentile_label",
+]
+
+# Of a numeric column's budget after the bounds: the share of count/sum/sum of squares (the rest: quantiles).
+MOMENTS_SHARE = Fraction(1, 2)
+# Of a categorical column's budget: the share of its count (the rest: the count of every category).
+CATEGORY_COUNT_SHARE = Fraction(1, 4)
+
+OBJECT_ROWS = ("count", "unique", "top", "freq")
+NUMERIC_ROWS = ("mean", "std", "lower bound")  # then the percentiles, then "upper bound"
+QUERY = "describe"
+
+
+def percentile_label(q: float) -> str:
+    """The row label of a percentile, as ``DataFrame.describe`` writes it.
+
+    >>> percentile_label(0.25), percentile_label(0.125), percentile_label(1.0)
+    ('25%', '12.5%', '100%')
+    """
+    return f"{100 * q:.10g}%"
+
+
+def _fraction_epsilon(value: Fraction) -> float:
+    # The query functions validate epsilon with budget.exact(), which keeps a
+    # Fraction as it is: passing one keeps the split exact.
+    return cast(float, value)
+
+
+@dataclass
+class _Column:
+    name: Any
+    kind: str  # "numeric" or "object"
+    epsilon: Fraction
+    # numeric
+    bounds: tuple[float, float] | None = None
+    bounds_privacy: Privacy | None = None
+    moments_privacy: Privacy | None = None
+    quantile_epsilon: Fraction = Fraction(0)
+    # object
+    count_privacy: Privacy | None = None
+    counts_privacy: Privacy | None = None
+    partitioning: Partitioning | None = None
+
+
+def _kind(series: pd.Series[Any]) -> str:
+    dtype = series.dtype
+    if (
+        isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+    ):
+        return "object"
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+        return "numeric"
+    raise TypeError(
+        f"describe supports numeric, boolean, categorical and text columns, but {series.name!r} has dtype "
+        f"{dtype}; convert it (e.g. dates to years with .dt.year) or leave it out"
+    )
+
+
+def _mapping(value: Any, name: str, columns: list[Any]) -> Mapping[Any, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict {{column: ...}}, got {type(value).__name__}")
+    unknown = [str(c) for c in value if c not in columns]
+    if unknown:
+        raise KeyError(f"{name} given for {unknown}, which are not described columns {list(map(str, columns))}")
+    return value
+
+
+def _percentiles(percentiles: Any) -> list[float]:
+    if percentiles is None:
+        percentiles = []
+    levels, scalar_given = selection.check_quantiles(list(percentiles) + [0.5])
+    del scalar_given
+    return sorted(set(levels))
+
+
+def _weights(weights: Mapping[Any, Any], columns: list[Any]) -> dict[Any, Fraction]:
+    out = {c: Fraction(1) for c in columns}
+    for column, weight in weights.items():
+        out[column] = exact(weight, f"the weight of {column!r}")
+    return out
+
+
+def _plan(
+    obj: pd.DataFrame,
+    target: Target,
+    epsilon: Any,
+    delta: Any,
+    weights: Any,
+    percentiles: list[float],
+    bounds: Any,
+    keys: Any,
+) -> tuple[list[_Column], Cost]:
+    """Validate every argument and fix every column's privacy; charges nothing."""
+    budget = target.protection.budget
+    if budget.kind != "approx":
+        raise ValueError("describe needs an (epsilon, delta) budget; on a zCDP budget ask the queries one by one")
+    eps = exact(epsilon, "epsilon")
+    unit = target.protection.privacy_unit
+    columns = [c for c in obj.columns if c != unit]
+    if not columns:
+        raise ValueError("there are no columns to describe (the privacy unit column is not described)")
+    if not obj.columns.is_unique:
+        raise ValueError("describe needs unique column names")
+    kinds = {c: _kind(obj[c]) for c in columns}
+    declared_bounds = _mapping(bounds, "bounds", columns)
+    declared_keys = _mapping(keys, "keys", columns)
+    w = _weights(_mapping(weights, "weights", columns), columns)
+    for column in declared_bounds:
+        if kinds[column] != "numeric":
+            raise TypeError(f"bounds given for {column!r}, which is not a numeric column")
+    for column in declared_keys:
+        if kinds[column] != "object":
+            raise TypeError(f"keys given for {column!r}, which is not a categorical column; numeric columns take bounds")
+
+    total_weight = sum(w.values(), Fraction(0))
+    plans: list[_Column] = []
+    selecting: list[_Column] = []
+    for column in columns:
+        share = eps * w[column] / total_weight
+        plan = _Column(column, kinds[column], share)
+        if plan.kind == "numeric":
+            rest = share
+            if column in declared_bounds:
+                plan.bounds = check_bounds(declared_bounds[column])
+            else:
+                plan.bounds_privacy = Privacy("approx", "laplace", share * BOUNDS_SHARE, Fraction(0), Fraction(0))
+                rest = share - plan.bounds_privacy.epsilon
+            moments = rest * MOMENTS_SHARE if percentiles else rest
+            plan.quantile_epsilon = rest - moments
+            plan.moments_privacy = resolve(budget, _fraction_epsilon(moments), None, None, "laplace")
+            # Builds the measurements (grids, noise) so that their errors come now.
+            Moments(target, obj[column], plan.bounds or (0.0, 1.0), plan.moments_privacy, QUERY, 2)
+        else:
+            count_eps = share * CATEGORY_COUNT_SHARE
+            plan.count_privacy = resolve(budget, _fraction_epsilon(count_eps), None, None, "laplace")
+            plan.partitioning = Partitioning.of(target, [column], declared_keys.get(column))
+            if not plan.partitioning.public:
+                selecting.append(plan)
+        plans.append(plan)
+
+    # Delta: only for private selection of categories, split equally.
+    if delta is not None:
+        total_delta = exact(delta, "delta", allow_zero=True)
+        if total_delta >= 1:
+            raise ValueError(f"delta must be < 1, got {delta!r}")
+    else:
+        total_delta = min(budget.total.delta * SELECTION_DELTA_SHARE, budget.remaining.delta) if selecting else Fraction(0)
+    spent_delta = Fraction(0)
+    for plan in plans:
+        if plan.kind != "object":
+            continue
+        assert plan.partitioning is not None
+        each = total_delta / len(selecting) if plan in selecting else Fraction(0)
+        counts_eps = plan.epsilon - (plan.count_privacy.epsilon if plan.count_privacy else Fraction(0))
+        plan.counts_privacy = Privacy("approx", "laplace", counts_eps, each, Fraction(0))
+        require_selection(plan.partitioning, plan.counts_privacy)
+        plan.counts_privacy.noise(target.contributions)
+        spent_delta += each
+    cost = Cost(epsilon=eps, delta=spent_delta)
+    remaining = budget.remaining
+    if not cost.fits_in(remaining):
+        raise BudgetExceededError(
+            f"describe needs {cost.describe(budget.kind)} but only {remaining.describe(budget.kind)} remains; "
+            "nothing was charged"
+        )
+    return plans, cost
+
+
+Cell = dict[str, float]
+
+
+def _numeric(target: Target, series: pd.Series[Any], plan: _Column, levels: list[float]) -> dict[str, Cell]:
+    """Charge and measure one numeric column: {row: {"value", "std", "lower", "upper"}}."""
+    assert plan.moments_privacy is not None
+    column_target = Target.of(series)
+    if plan.bounds is None:
+        assert plan.bounds_privacy is not None
+        plan.bounds = private_bounds(column_target, series, plan.bounds_privacy, query=QUERY)
+    lo, hi = plan.bounds
+    moments = Moments(column_target, series, (lo, hi), plan.moments_privacy, QUERY, 2)
+    measured = moments.measure()
+    nan = math.nan
+    count = float(measured["count"][0])
+    count_half = moments.noise["count"].halfwidth(LEVEL)
+    out: dict[str, Cell] = {
+        "count": {"value": round(count), "std": moments.stds()["count"], "lower": count - count_half,
+                  "upper": count + count_half},
+    }
+    mean = moments.mean(measured)
+    mean_lo, mean_hi = mean.interval(lo, hi)
+    out["mean"] = {"value": float(mean.value[0]), "std": float(mean.std[0]), "lower": float(mean_lo[0]),
+                   "upper": float(mean_hi[0])}
+    with np.errstate(over="ignore", divide="ignore"):  # a std clamped to 0 has an unbounded linearised spread
+        std = moment_result("std", moments, measured)
+    std_lo, std_hi = std.interval(0.0, math.inf)
+    out["std"] = {"value": float(std.value[0]), "std": float(std.std[0]), "lower": float(std_lo[0]),
+                  "upper": float(std_hi[0])}
+    out["lower bound"] = {"value": lo, "std": nan, "lower": nan, "upper": nan}
+    out["upper bound"] = {"value": hi, "std": nan, "lower": nan, "upper": nan}
+    if levels and plan.quantile_epsilon > 0:
+        answers = selection.quantile(
+            series, levels, bounds=(lo, hi), epsilon=_fraction_epsilon(plan.quantile_epsilon),
+            query="describe quantiles",
+        )
+        assert isinstance(answers, pd.Series)
+        for level in levels:
+            out[percentile_label(level)] = {"value": float(answers[level]), "std": nan, "lower": nan, "upper": nan}
+    return out
+
+
+def _categorical(target: Target, series: pd.Series[Any], plan: _Column) -> dict[str, Any]:
+    """Charge and measure one categorical column: count, unique, top, freq."""
+    assert plan.count_privacy is not None and plan.counts_privacy is not None and plan.partitioning is not None
+    column_target = Target.of(series)
+    nan = math.nan
+    n = scalar.count(column_target, plan.count_privacy)
+    counts = partitioned.value_counts(column_target, series, plan.partitioning, plan.counts_privacy, False, True)
+    out: dict[str, Any] = {
+        "count": {"value": int(n), "std": n.std, "lower": n.ci[0], "upper": n.ci[1]},
+        "unique": {"value": len(counts), "std": nan, "lower": nan, "upper": nan},
+    }
+    if len(counts):
+        release = counts.attrs["dp"]
+        label = counts.index[0]
+        # The release's intervals are in category order, the counts sorted: look the winner up by label.
+        at = int(release.lower.index.get_indexer([label])[0])
+        lower, upper = release.lower.iloc[at], release.upper.iloc[at]
+        top = label.item() if isinstance(label, np.generic) else label  # a plain value, as pandas shows it
+        out["top"] = {"value": top, "std": nan, "lower": nan, "upper": nan}
+        out["freq"] = {"value": int(counts.iloc[0]), "std": float(release.std), "lower": float(lower),
+                       "upper": float(upper)}
+    else:
+        out["top"] = {"value": nan, "std": nan, "lower": nan, "upper": nan}
+        out["freq"] = {"value": nan, "std": nan, "lower": nan, "upper": nan}
+    return out
+
+
+def describe(
+    obj: pd.DataFrame,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    weights: Mapping[Any, float] | None = None,
+    percentiles: Iterable[float] | None = (0.25, 0.5, 0.75),
+    bounds: Mapping[Any, tuple[float, float]] | None = None,
+    keys: Mapping[Any, Any] | None = None,
+) -> pd.DataFrame:
+    """Private ``describe(include="all")`` of a protected frame, spending exactly ``epsilon``.
+
+    Rows: ``count``, ``unique``, ``top``, ``freq`` (categorical columns),
+    ``mean``, ``std``, ``lower bound``, the percentiles, ``upper bound``
+    (numeric columns); NaN where a statistic does not apply. The bounds rows
+    are the **clipping bounds** used (declared in ``bounds=`` or chosen
+    privately), not the data's minimum and maximum. ``unique`` is the number of
+    public categories (declared, categorical dtype or boolean) or of privately
+    selected ones; ``top`` is the category with the largest noisy count and
+    ``freq`` that noisy count. ``result.attrs["dp"]`` is a
+    :class:`~dpframe.results.Release` whose ``std``, ``lower`` and ``upper``
+    are frames of the result's shape (NaN where there is no interval).
+
+    >>> import numpy as np, pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> df = pd.DataFrame({"age": np.arange(2000) % 70 + 18, "smoker": np.arange(2000) % 5 == 0})
+    >>> p = df.dp.protect(epsilon=1.0)
+    >>> with seeded_noise(0):
+    ...     d = p.dp.describe(epsilon=1.0, bounds={"age": (0, 100)})
+    >>> list(d.index)
+    ['count', 'unique', 'top', 'freq', 'mean', 'std', 'lower bound', '25%', '50%', '75%', 'upper bound']
+    >>> d.loc["top", "smoker"], bool(abs(d.loc["mean", "age"] - 52.5) < 1), d.loc["upper bound", "age"]
+    (False, True, 100.0)
+    >>> p.dp.budget.spent.epsilon
+    Fraction(1, 1)
+    """
+    if not isinstance(obj, pd.DataFrame):
+        raise TypeError("describe is a question about a DataFrame; for one column use p[[column]]")
+    target = Target.of(obj)
+    levels = _percentiles(percentiles)
+    plans, cost = _plan(obj, target, epsilon, delta, weights, levels, bounds, keys)
+
+    cells: dict[Any, dict[str, Any]] = {}
+    for plan in plans:
+        series: pd.Series[Any] = obj[plan.name]
+        if plan.kind == "numeric":
+            cells[plan.name] = _numeric(target, series, plan, levels)
+        else:
+            cells[plan.name] = _categorical(target, series, plan)
+
+    rows: list[str] = []
+    if any(p.kind == "object" for p in plans):
+        rows += list(OBJECT_ROWS)
+    elif plans:
+        rows.append("count")
+    if any(p.kind == "numeric" for p in plans):
+        rows += list(NUMERIC_ROWS) + [percentile_label(q) for q in levels] + ["upper bound"]
+    names = [p.name for p in plans]
+
+    def frame(field: str, dtype: Any) -> pd.DataFrame:
+        data = {
+            name: [cells[name].get(row, {}).get(field, np.nan) for row in rows] for name in names
+        }
+        return pd.DataFrame(data, index=pd.Index(rows), columns=pd.Index(names), dtype=dtype)
+
+    result = frame("value", object)
+    declared = [str(p.name) for p in plans if p.kind == "numeric" and p.bounds_privacy is None]
+    chosen = [str(p.name) for p in plans if p.kind == "numeric" and p.bounds_privacy is not None]
+    note = (
+        "lower/upper bound rows are the clipping bounds used (declared: "
+        f"{declared or 'none'}; chosen privately by the sparse vector technique: {chosen or 'none'}), "
+        "not the data's extremes; percentiles have no value interval (exponential mechanism); "
+        "count, mean, std and freq intervals are 95% intervals of the noise"
+    )
+    mechanisms = sorted({"discrete Laplace"} | ({"sparse vector"} if chosen else set())
+                        | ({"exponential mechanism (Smith 2011)"} if levels and any(p.kind == "numeric" for p in plans)
+                           else set()))
+    release = Release(
+        QUERY, tuple(map(str, names)), " + ".join(mechanisms), cost, frame("std", float), frame("lower", float),
+        frame("upper", float), LEVEL, None, note,
+    )
+    return with_release(result, release)  # type: ignore[no-any-return]
