@@ -7,7 +7,7 @@ and the cost from the schema and arguments alone), and hands it to
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
 from dpframe.queries.select import DPChoice
 from dpframe.results import DPFloat, DPInt
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 T = TypeVar("T", pd.DataFrame, "pd.Series[Any]")
 
@@ -119,6 +122,24 @@ class _Accessor(Generic[T]):
         """
         target = self._target()
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism))
+
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
+        """Bar chart of a released result (histogram, value counts, crosstab) with 95% error bars.
+
+        Works on results, which carry a :class:`~dpframe.Release` in
+        ``.attrs["dp"]``; protected data is refused. Needs matplotlib
+        (``pip install "dpframe[plot]"``). See :func:`dpframe.plotting.plot_release`.
+
+        >>> import matplotlib; matplotlib.use("Agg")
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": [True, False] * 50})
+        >>> table = df.dp.protect(epsilon=1.0).dp.crosstab("a", "b", epsilon=0.5)
+        >>> len(table.dp.plot().patches)
+        4
+        """
+        from dpframe.plotting import plot_release
+
+        return plot_release(self._obj, ax=ax, **kwargs)
 
 
 class DataFrameAccessor(_Accessor[pd.DataFrame]):

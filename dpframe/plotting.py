@@ -1,0 +1,135 @@
+"""Bar charts of released counts with their intervals as error bars.
+
+Needs matplotlib, an optional extra: ``pip install "dpframe[plot]"``. The rest
+of dpframe imports without it. Plots are post-processing of released values
+and cost nothing.
+
+>>> import matplotlib; matplotlib.use("Agg")
+>>> import pandas as pd, dpframe
+>>> p = pd.DataFrame({"edu": ["HS", "BA", "HS"] * 300}).dp.protect(epsilon=1.0)
+>>> vc = p["edu"].dp.value_counts(keys=["HS", "BA", "PhD"], epsilon=0.2)
+>>> ax = vc.dp.plot()
+>>> len(ax.patches), ax.get_ylabel()
+(3, 'count')
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.results import Release
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+INSTALL_HINT = 'plotting needs matplotlib: pip install "dpframe[plot]" (or pip install matplotlib)'
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+    return plt
+
+
+def release_of(result: Any) -> Release:
+    """The :class:`Release` a released Series/DataFrame carries, or a TypeError saying what to plot instead.
+
+    >>> import pandas as pd, dpframe
+    >>> release_of(pd.Series([1, 2]))
+    Traceback (most recent call last):
+    ...
+    TypeError: only released results can be plotted (e.g. s.dp.histogram(...), s.dp.value_counts(...), \
+p.dp.crosstab(...)): this data carries no release in .attrs["dp"]
+    """
+    hint = "only released results can be plotted (e.g. s.dp.histogram(...), s.dp.value_counts(...), p.dp.crosstab(...))"
+    if not isinstance(result, (pd.Series, pd.DataFrame)):
+        raise TypeError(f"{hint}: got {type(result).__name__}")
+    if "dpframe" in result.attrs:
+        raise TypeError(f"{hint}: this is protected data, not a result; plotting it would reveal it exactly")
+    release = result.attrs.get("dp")
+    if not isinstance(release, Release):
+        raise TypeError(f'{hint}: this data carries no release in .attrs["dp"]')
+    return release
+
+
+def _floats(values: Any) -> NDArray[np.float64]:
+    return np.asarray(pd.DataFrame(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
+def _aligned(result: pd.Series[Any] | pd.DataFrame, bound: Any) -> NDArray[np.float64]:
+    """An interval bound in the result's order (value_counts sorts the result after the release is made)."""
+    if isinstance(bound, pd.DataFrame) and isinstance(result, pd.DataFrame):
+        return _floats(bound.reindex(index=result.index, columns=result.columns))
+    if isinstance(bound, pd.Series):
+        return _floats(bound.reindex(result.index))
+    return np.full(_floats(result).shape, float(bound))
+
+
+def _label(key: Any) -> str:
+    return ", ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+
+def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, **kwargs: Any) -> Axes:
+    """Bar chart of a released histogram, value counts or crosstab, with its intervals as error bars.
+
+    A histogram's bars span their bins, labelled with the bin intervals; value
+    counts get one bar per category; a crosstab gets a group of bars per row,
+    one bar per column. ``kwargs`` go to ``Axes.bar`` (e.g. ``color``,
+    ``capsize``). Returns the Axes (a new figure's unless ``ax`` is given).
+
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"age": [25, 35, 45] * 100}).dp.protect(epsilon=1.0)
+    >>> h = p["age"].dp.histogram(bins=[20, 30, 40, 50], epsilon=0.5)
+    >>> ax = plot_release(h)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['[20.0, 30.0)', '[30.0, 40.0)', '[40.0, 50.0]']
+    """
+    release = release_of(result)
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots()
+    assert ax is not None
+    values = _floats(result)
+    lower, upper = _aligned(result, release.lower), _aligned(result, release.upper)
+    # Error bar extents from the interval; a (never expected) value outside it gets no bar on that side.
+    below, above = np.maximum(values - lower, 0), np.maximum(upper - values, 0)
+    kwargs.setdefault("capsize", 3)
+    if isinstance(result, pd.Series):
+        index = result.index
+        if isinstance(index, pd.IntervalIndex):
+            left, right = index.left.to_numpy(np.float64), index.right.to_numpy(np.float64)
+            labels = [f"[{lo}, {hi})" for lo, hi in zip(left, right)]
+            if len(labels):
+                labels[-1] = labels[-1][:-1] + "]"  # the last bin includes its right edge
+            kwargs.setdefault("edgecolor", "white")
+            ax.bar(left, values[:, 0], width=right - left, align="edge",
+                   yerr=np.vstack([below[:, 0], above[:, 0]]), **kwargs)
+            ax.set_xticks((left + right) / 2, labels, rotation=45 if len(labels) > 6 else 0)
+        else:
+            x = np.arange(len(result))
+            ax.bar(x, values[:, 0], yerr=np.vstack([below[:, 0], above[:, 0]]), **kwargs)
+            ax.set_xticks(x, [_label(k) for k in index])
+        ax.set_xlabel(_label(index.name) if index.name is not None else "")
+        ax.set_ylabel(str(result.name) if result.name is not None else "")
+    else:
+        rows, cols = len(result.index), len(result.columns)
+        x, width = np.arange(rows), 0.8 / max(cols, 1)
+        for j, column in enumerate(result.columns):
+            ax.bar(x - 0.4 + (j + 0.5) * width, values[:, j], width=width, label=_label(column),
+                   yerr=np.vstack([below[:, j], above[:, j]]), **kwargs)
+        ax.set_xticks(x, [_label(k) for k in result.index])
+        ax.set_xlabel(_label(result.index.name) if result.index.name is not None else "")
+        ax.set_ylabel("count")
+        ax.legend(title=_label(result.columns.name) if result.columns.name is not None else None)
+    ax.set_title(f"{release.query} of {', '.join(release.columns)} ({release.level:.0%} intervals)")
+    return ax
+
+
+__all__ = ["INSTALL_HINT", "plot_release", "release_of"]
