@@ -103,7 +103,7 @@ from dpframe.noise.random import RandomSource
 from dpframe.queries import kernels
 from dpframe.queries.plan import Plan, Target, check_numeric
 from dpframe.results import Release, with_release
-from dpframe.selection.svt import SparseVector, SVTNoise
+from dpframe.selection.svt import SparseVector, SVTNoise, positive_int
 
 __all__ = [
     "BOUNDS_SHARE",
@@ -432,7 +432,7 @@ def range_queries(
     target = Target.of(series)
     check_numeric(series, "range_queries")
     checked = _check_ranges(ranges)
-    count = min(_positive_count(c), len(checked))
+    count = min(positive_int(c, "c"), len(checked))
     privacy = target.privacy(epsilon, None, None, "laplace")
     svt_privacy = privacy.share(Fraction(1, 2))
     release_privacy = privacy.share(Fraction(1, 2))
@@ -468,9 +468,3 @@ def range_queries(
         "ranges above the noisy threshold; the others were below it or not examined",
     )
     return with_release(result, rel)  # type: ignore[no-any-return]
-
-
-def _positive_count(c: Any) -> int:
-    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) or c < 1:
-        raise ValueError(f"c must be a positive integer, got {c!r}")
-    return int(c)

@@ -184,7 +184,8 @@ class Moments:
         quadrature: exact when one measurement dominates (e.g. the Laplace noise
         of a sum) or the noise is Gaussian, conservative otherwise.
         """
-        std = np.sqrt(sum((g * self.stds()[m]) ** 2 for m, g in gradient.items()))
+        stds = self.stds()
+        std = np.sqrt(sum((g * stds[m]) ** 2 for m, g in gradient.items()))
         reach = np.sqrt(
             sum((g * self.noise[m].halfwidth(LEVEL) * self.units[m]) ** 2 for m, g in gradient.items())
         )

@@ -84,7 +84,12 @@ _LEVEL_LIMIT = 1 << 61
 _MAX_BATCH = 4096
 
 
-def _positive_int(value: object, name: str) -> int:
+def positive_int(value: object, name: str) -> int:
+    """Validate a positive integer argument (a sensitivity, a count of positives, a limit).
+
+    >>> positive_int(3, "c")
+    3
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
         hint = " (scale the answers to an integer grid)" if name == "sensitivity" else ""
         raise ValueError(f"{name} must be a positive integer, got {value!r}{hint}")
@@ -129,8 +134,8 @@ class SVTNoise:
         eps = exact(epsilon, "epsilon")
         if not 0 < threshold_share < 1:
             raise ValueError(f"threshold_share must lie strictly between 0 and 1, got {threshold_share!r}")
-        delta = _positive_int(sensitivity, "sensitivity")
-        count = _positive_int(c, "c")
+        delta = positive_int(sensitivity, "sensitivity")
+        count = positive_int(c, "c")
         if not isinstance(monotonic, (bool, np.bool_)):
             raise TypeError(f"monotonic must be True or False, got {monotonic!r}")
         eps1 = eps * Fraction(threshold_share)
@@ -283,7 +288,7 @@ class SparseVector:
         [0, 2, 3]
         """
         self._check_open()
-        wanted = self.remaining if limit is None else min(_positive_int(limit, "limit"), self.remaining)
+        wanted = self.remaining if limit is None else min(positive_int(limit, "limit"), self.remaining)
         if isinstance(answers, np.ndarray) or isinstance(answers, (list, tuple)):
             values = _as_integers(answers)
             found = _first_positives(values, self._draw(len(values)), self._level, wanted)
