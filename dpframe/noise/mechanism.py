@@ -67,6 +67,15 @@ def round_down(value: float, bits: int = _NOISE_BITS) -> Fraction:
     return Fraction(math.floor(Fraction(value) * scale)) / scale
 
 
+def laplace_epsilon(rho: Fraction) -> Fraction:
+    """The epsilon of a Laplace release that costs at most ``rho`` in zCDP (eps^2/2 <= rho), rounded down.
+
+    >>> laplace_epsilon(Fraction(1, 2))
+    Fraction(1, 1)
+    """
+    return round_down(math.sqrt(2 * float(rho)))
+
+
 @dataclass(frozen=True)
 class NoiseSpec:
     """Exact discrete noise: Laplace with ``scale`` or Gaussian with variance ``sigma2`` (grid units).
@@ -129,7 +138,7 @@ class Privacy:
         """The privacy of one of several measurements composed sequentially (a ``weight`` share)."""
         if self.kind == "zcdp":
             rho = self.rho * weight
-            epsilon = round_down(math.sqrt(2 * float(rho))) if self.mechanism == "laplace" else Fraction(0)
+            epsilon = laplace_epsilon(rho) if self.mechanism == "laplace" else Fraction(0)
             return Privacy(self.kind, self.mechanism, epsilon, Fraction(0), rho)
         return Privacy(self.kind, self.mechanism, self.epsilon * weight, self.delta * weight, Fraction(0))
 
@@ -198,7 +207,7 @@ def resolve(
         assert rho is not None
         r = exact(rho, "rho")
         chosen: MechanismName = "laplace" if mechanism == "laplace" else "gaussian"
-        eps = round_down(math.sqrt(2 * float(r))) if chosen == "laplace" else Fraction(0)
+        eps = laplace_epsilon(r) if chosen == "laplace" else Fraction(0)
         return Privacy("zcdp", chosen, eps, Fraction(0), r)
 
     if rho is not None:

@@ -98,7 +98,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.errors import BudgetExceededError
-from dpframe.noise.mechanism import Privacy, round_down
+from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.noise.random import RandomSource
 from dpframe.queries import kernels
 from dpframe.queries.plan import Plan, Target, check_numeric
@@ -268,7 +268,7 @@ def split_privacy(privacy: Privacy) -> tuple[Privacy, Privacy]:
     w = BOUNDS_SHARE
     if privacy.kind == "zcdp":
         rho = privacy.rho * w
-        bounds = Privacy("zcdp", "laplace", round_down(math.sqrt(2 * float(rho))), Fraction(0), rho)
+        bounds = Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
         return bounds, privacy.share(1 - w)
     bounds = Privacy("approx", "laplace", privacy.epsilon * w, Fraction(0), Fraction(0))
     rest = Privacy("approx", privacy.mechanism, privacy.epsilon * (1 - w), privacy.delta, Fraction(0))
