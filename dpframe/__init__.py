@@ -8,7 +8,7 @@
     p.dp.budget
 """
 
-from dpframe import anonymity, attacks
+from dpframe import anonymity, attacks, evaluate
 from dpframe.accessor import register
 from dpframe.accounting import Budget, Cost
 from dpframe.errors import (
@@ -40,4 +40,5 @@ __all__ = [
     "__version__",
     "anonymity",
     "attacks",
+    "evaluate",
 ]

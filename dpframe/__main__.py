@@ -1,5 +1,7 @@
 """Command line: ``python -m dpframe demo`` runs a short private analysis on generated data;
-``python -m dpframe describe data.csv --epsilon 1`` privately summarises a file (:mod:`dpframe.report.cli`)."""
+``python -m dpframe describe data.csv --epsilon 1`` privately summarises a file (:mod:`dpframe.report.cli`);
+``python -m dpframe synthesize data.csv --epsilon 1 --out synthetic.csv`` writes a private synthetic copy
+(:mod:`dpframe.synthesis.cli`)."""
 
 from __future__ import annotations
 
@@ -34,8 +36,8 @@ def demo() -> None:
     import dpframe  # noqa: F401  (registers .dp)
 
     df = census_like()
-    p = df.dp.protect(epsilon=1.0, delta=1e-6)
-    print(f"Protected a generated census-like frame of {len(df):,} rows with budget ε=1, δ=1e-6.\n")
+    p = df.dp.protect(epsilon=1.5, delta=1e-6)
+    print(f"Protected a generated census-like frame of {len(df):,} rows with budget ε=1.5, δ=1e-6.\n")
     n = p.dp.count(epsilon=0.1)
     print(f"rows:              {n}  (true {len(df)})")
     older = p[p["age"] >= 40].dp.count(epsilon=0.1)
@@ -51,6 +53,13 @@ def demo() -> None:
     by_sex = p.dp.groupby("sex").mean("hours", bounds=(0, 100), epsilon=0.2)
     print("\nmean weekly hours by sex (noisy):")
     print(by_sex.round(2).to_string())
+    bounds = {"age": (17, 90), "hours": (1, 99), "income": (0, 250_000)}
+    syn = p.dp.synthesize(epsilon=0.5, bounds=bounds)
+    print(f"\nsynthetic frame ({len(syn):,} rows, free to share; first rows):")
+    print(syn.head().to_string())
+    from dpframe.evaluate import marginal_error
+
+    print(f"mean 2-way marginal error vs the real frame (evaluation only): {marginal_error(df, syn).mean():.3f}")
     print("\nbudget:", p.dp.budget)
     with pd.option_context("display.width", 200, "display.max_colwidth", 40):
         print(p.dp.budget.ledger.drop(columns=["time"]).to_string(index=False))
@@ -62,14 +71,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a short private analysis on generated data")
     from dpframe.report import cli
+    from dpframe.synthesis import cli as synthesis_cli
 
     cli.add_parser(sub)
+    synthesis_cli.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
             demo()
         elif args.command == "describe":
             return cli.run(args)
+        elif args.command == "synthesize":
+            return synthesis_cli.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (keeps the interpreter's final flush silent)

@@ -323,6 +323,54 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
             keys=keys,
         )
 
+    def synthesize(
+        self,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        *,
+        rho: float | None = None,
+        n: int | None = None,
+        method: str = "aim",
+        columns: Any = None,
+        marginals: Any = None,
+        bounds: Any = None,
+        categories: Any = None,
+        bins: Any = 32,
+        progress: bool = True,
+        random_state: int | None = None,
+    ) -> pd.DataFrame:
+        """A differentially private synthetic copy: same columns and dtypes, a noisy number of rows.
+
+        The result is post-processing of noisy measurements: unprotected and
+        free to share. ``method="aim"`` (default) fits a graphical model to
+        one-way marginals and to two- and three-way marginals chosen
+        adaptively (McKenna et al. 2022); ``"mst"`` to a spanning tree of
+        pairs (McKenna et al. 2021), faster; ``"marginals"`` samples
+        independent noisy marginals (the book's ch. 15; ``marginals=[("a",
+        "b"), ...]`` for joint ones). Numeric and date columns are binned
+        within ``bounds={col: (lo, hi)}`` (otherwise found privately) into
+        ``bins`` bins; text columns use ``categories={col: [...]}``, a
+        categorical dtype, or categories selected privately (needs delta).
+        Missing values are a value of their own. ``n=`` fixes the row count.
+        ``random_state`` makes everything reproducible -- tests only, NOT
+        private. See ``docs/synthesis.md``.
+
+        >>> import numpy as np, pandas as pd, dpframe
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"age": rng.integers(18, 80, 2000), "smoker": rng.random(2000) < 0.3})
+        >>> p = df.dp.protect(epsilon=1.0, delta=1e-6)
+        >>> syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, bounds={"age": (18, 80)}, progress=False)
+        >>> list(syn.dtypes.astype(str)), 1800 < len(syn) < 2200, p.dp.budget.spent.epsilon
+        (['int64', 'bool'], True, Fraction(1, 1))
+        """
+        from dpframe.synthesis.synthesize import synthesize
+
+        return synthesize(
+            self._target(), epsilon=epsilon, delta=delta, rho=rho, n=n, method=method, columns=columns,
+            marginals=marginals, bounds=bounds, categories=categories, bins=bins, progress=progress,
+            random_state=random_state,
+        )
+
     def k_anonymity(self, *, quasi_identifiers: Any) -> int:
         """The k of this frame: its smallest equivalence class on the quasi-identifiers.
 

@@ -561,7 +561,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
     )
     sigma0 = analytic_gaussian_sigma(eps, dlt, float(sens))
     if sigma0 > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
-        rho = _zcdp_rho_for(eps, dlt)
+        rho = zcdp_rho_for(eps, dlt)
         return max(sigma0, zcdp_sigma(rho, float(sens)))
 
     def ok(sig: float) -> bool:
@@ -580,7 +580,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
             break
         bad = cand
     if math.isnan(good):  # pragma: no cover - needs sigma beyond the cap
-        rho = _zcdp_rho_for(eps, dlt)
+        rho = zcdp_rho_for(eps, dlt)
         return max(sigma0, zcdp_sigma(rho, float(sens)))
     # Tighten: bisection keeps `good` verified whatever the shape of the
     # discrete delta, so soundness never depends on monotonicity.
@@ -815,8 +815,14 @@ def zcdp_to_approx_epsilon(rho: float, delta: float) -> float:
     return max(0.0, eps * (1.0 + 1e-12))
 
 
-def _zcdp_rho_for(epsilon: float, delta: float) -> float:
-    """Largest rho (to ~1e-12, rounded down) whose conversion gives <= epsilon."""
+def zcdp_rho_for(epsilon: float, delta: float) -> float:
+    """Largest rho (to ~1e-12, rounded down) whose conversion gives <= epsilon: rho-zCDP => (epsilon, delta)-DP.
+
+    >>> round(zcdp_rho_for(1.0, 1e-9), 6)
+    0.014973
+    >>> zcdp_to_approx_epsilon(zcdp_rho_for(1.0, 1e-9), 1e-9) <= 1.0
+    True
+    """
     log_inv = -math.log(delta)
 
     def g(log_r: float) -> float:

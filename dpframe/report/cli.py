@@ -32,7 +32,7 @@ class UserError(Exception):
     """A problem with the input the user gave: reported as one line, exit code 1."""
 
 
-def _epsilon(text: str) -> float:
+def positive_epsilon(text: str) -> float:
     try:
         value = float(text)
         exact(value, "epsilon")
@@ -41,7 +41,7 @@ def _epsilon(text: str) -> float:
     return value
 
 
-def _delta(text: str) -> float:
+def unit_delta(text: str) -> float:
     try:
         value = float(text)
         if not 0 <= exact(value, "delta", allow_zero=True) < 1:
@@ -80,8 +80,8 @@ def add_parser(sub: Any) -> None:
         "and the privacy ledger; optionally write an HTML report with private histograms.",
     )
     parser.add_argument("path", help="a CSV file (or Parquet, if pyarrow is installed)")
-    parser.add_argument("--epsilon", type=_epsilon, required=True, help="the total privacy budget ε (e.g. 1)")
-    parser.add_argument("--delta", type=_delta, default=0.0,
+    parser.add_argument("--epsilon", type=positive_epsilon, required=True, help="the total privacy budget ε (e.g. 1)")
+    parser.add_argument("--delta", type=unit_delta, default=0.0,
                         help="the budget's δ; a tenth of it selects the categories of text columns privately")
     parser.add_argument("--columns", nargs="+", metavar="COLUMN", help="describe only these columns")
     parser.add_argument("--sep", default=",", help="the CSV field separator (default ',')")
@@ -119,7 +119,28 @@ def read(path: str, sep: str) -> pd.DataFrame:
         raise UserError(f"cannot read {path}: {type(error).__name__}") from None
 
 
-def _message(error: BaseException) -> str:
+def select_columns(frame: pd.DataFrame, columns: list[str] | None) -> pd.DataFrame:
+    """The ``--columns`` the user asked for (all when None), or a :class:`UserError` naming unknown ones."""
+    if not columns:
+        return frame
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise UserError(f"unknown columns {missing}; the file has {list(map(str, frame.columns))}")
+    return frame[list(dict.fromkeys(columns))]
+
+
+def require_delta_for_text(frame: pd.DataFrame, delta: float) -> None:
+    """Text columns' categories are selected privately, which needs delta: say so in command-line terms."""
+    text = [str(c) for c in frame.columns
+            if pd.api.types.is_object_dtype(frame[c].dtype) or pd.api.types.is_string_dtype(frame[c].dtype)]
+    if text and not delta:
+        raise UserError(
+            f"the categories of the text columns {text} are not public, so they are selected privately, "
+            "which needs a delta: pass --delta (e.g. 1e-6), or leave them out with --columns"
+        )
+
+
+def message(error: BaseException) -> str:
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
     return str(error)
@@ -133,22 +154,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
     try:
         frame = read(args.path, args.sep)
-        if args.columns:
-            missing = [c for c in args.columns if c not in frame.columns]
-            if missing:
-                raise UserError(f"unknown columns {missing}; the file has {list(map(str, frame.columns))}")
-            frame = frame[list(dict.fromkeys(args.columns))]
+        frame = select_columns(frame, args.columns)
         if frame.shape[1] == 0:
             raise UserError(f"{args.path} has no columns")
         if len(frame) == 0:
             raise UserError(f"{args.path} is empty: it has no data rows")
-        text = [str(c) for c in frame.columns
-                if pd.api.types.is_object_dtype(frame[c].dtype) or pd.api.types.is_string_dtype(frame[c].dtype)]
-        if text and not args.delta:
-            raise UserError(
-                f"the categories of the text columns {text} are not public, so they are selected privately, "
-                "which needs a delta: pass --delta (e.g. 1e-6), or leave them out with --columns"
-            )
+        require_delta_for_text(frame, args.delta)
         protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta)
         total = exact(args.epsilon, "epsilon")
         numeric = [c for c in frame.columns
@@ -165,7 +176,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         print(f"dpframe describe: error: {error}", file=err)
         return 1
     except (DPFrameError, ValueError, TypeError, KeyError) as error:
-        print(f"dpframe describe: error: {_message(error)}", file=err)
+        print(f"dpframe describe: error: {message(error)}", file=err)
         return 1
 
     from dpframe.report.html import formatted, render

@@ -1,0 +1,821 @@
+"""Column domains: how each column of a frame maps to integer codes ``0..size-1`` and back.
+
+The synthesizers' models work on integer codes. A :class:`ColumnDomain` fixes
+one column's codes; :func:`plan_domains` decides every column's domain from
+the schema and the arguments alone, and :meth:`DomainPlan.discover` makes the
+private measurements a domain may need (a column's bounds, or its categories),
+each its own ledger line.
+
+Kinds of column
+---------------
+* **Categories** (:class:`CategoryDomain`): a categorical dtype (its
+  categories), ``bool`` (False, True), the nullable ``boolean`` dtype, or any
+  column with ``categories={column: [...]}`` declared -- public, free. Object
+  and string columns without declared categories get privately selected
+  categories (noisy counts above a threshold, as ``value_counts`` selects
+  keys; needs delta > 0 on an (epsilon, delta) budget). Declared or selected
+  domains have one extra **other** code for every value outside the list;
+  it decodes as a missing value (or, for dtypes that cannot hold one, as a
+  uniformly random listed value).
+* **Numbers** (:class:`NumericDomain`): ints, floats and their nullable
+  versions, datetimes (any unit, with or without a time zone) and
+  timedeltas. Equal-width bins over bounds that are declared
+  (``bounds={column: (lower, upper)}``; datetimes as timestamps, timedeltas
+  as durations) or found privately (:func:`~dpframe.queries.bounds.private_bounds`,
+  datetimes in seconds since the epoch), or explicit bin edges
+  (``bins={column: [...]}``). Values beyond the bounds fall in the end bins.
+  Integer columns get integer-aligned bins, one code per integer when the
+  range has at most ``bins`` integers. Decoding draws a uniform value (a
+  uniform integer for integer dtypes) within the bin.
+
+Missing values have their own (last) code for every dtype that can hold them
+(everything except numpy ints and bools), whether or not the data has any:
+that is a fact about the data, and so private.
+
+Privately found bounds are accurate to a few percent of their magnitude
+(see :mod:`dpframe.queries.bounds`): for datetimes (seconds since 1970) that
+is about a year, so declare bounds for date columns spanning a short period.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from pandas.api.extensions import ExtensionArray
+
+from dpframe.errors import BudgetExceededError
+from dpframe.noise.mechanism import Privacy, laplace_epsilon
+from dpframe.queries import kernels
+from dpframe.queries.bounds import private_bounds
+from dpframe.queries.partitioned import Partitioning, _release_counts
+from dpframe.queries.plan import Target, check_bounds, public_keys
+
+__all__ = [
+    "DEFAULT_BINS",
+    "CategoryDomain",
+    "ColumnDomain",
+    "DomainPlan",
+    "NumericDomain",
+    "plan_domains",
+]
+
+# Bins of a numeric column when the caller gives none for it.
+DEFAULT_BINS = 32
+# Ledger lines of the discovery measurements read "bounds for synthesize" and "categories for synthesize".
+QUERY = "synthesize"
+
+Need = Literal["bounds", "categories"]
+NumericKind = Literal["float", "integer", "datetime", "timedelta"]
+
+_MASKED_INTEGER = (
+    pd.Int8Dtype, pd.Int16Dtype, pd.Int32Dtype, pd.Int64Dtype,
+    pd.UInt8Dtype, pd.UInt16Dtype, pd.UInt32Dtype, pd.UInt64Dtype,
+)
+_MASKED_FLOAT = (pd.Float32Dtype, pd.Float64Dtype)
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_NAT = np.iinfo(np.int64).min
+# Integer bounds stay well inside int64 so that ``upper + 1`` and float edges cannot overflow.
+_INT_LIMIT = 2**62
+
+
+def _holds_missing(dtype: Any) -> bool:
+    """Whether the dtype can hold a missing value (numpy ints and bools cannot)."""
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+def _kind(name: Any, dtype: Any) -> str:
+    """The column's kind from its dtype, or a TypeError saying what to do."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "category"
+    if isinstance(dtype, pd.BooleanDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "b"):
+        return "bool"
+    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        return "string"
+    if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+        return "datetime"
+    if isinstance(dtype, np.dtype) and dtype.kind == "m":
+        return "timedelta"
+    if isinstance(dtype, _MASKED_INTEGER) or (isinstance(dtype, np.dtype) and dtype.kind in "iu"):
+        return "integer"
+    if isinstance(dtype, _MASKED_FLOAT) or (isinstance(dtype, np.dtype) and dtype.kind == "f"):
+        return "float"
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        raise TypeError(
+            f"column {name!r} has dtype {dtype}, and complex numbers cannot be synthesized; "
+            "split it into two float columns (np.real and np.imag)"
+        )
+    raise TypeError(
+        f"column {name!r} has dtype {dtype}, which synthesize does not support; convert it to a "
+        "supported dtype (numbers, datetimes, timedeltas, bool, strings or categorical), "
+        "e.g. astype('category') or astype(str)"
+    )
+
+
+def _integer_limits(dtype: Any) -> tuple[int, int]:
+    info = np.iinfo(dtype.numpy_dtype if not isinstance(dtype, np.dtype) else dtype)
+    return max(int(info.min), -_INT_LIMIT), min(int(info.max), _INT_LIMIT)
+
+
+def _axis_limit(dtype: Any, kind: str) -> float:
+    """The largest magnitude on the column's axis that its dtype can hold (with a margin for rounding)."""
+    if kind in ("datetime", "timedelta"):
+        return 0.99 * 2.0**63 / _PER_SECOND[_time_unit(dtype)]
+    numpy_dtype = dtype if isinstance(dtype, np.dtype) else dtype.numpy_dtype
+    return float(np.finfo(numpy_dtype).max)
+
+
+def _time_unit(dtype: Any) -> str:
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return str(dtype.unit)
+    return str(np.datetime_data(dtype)[0])
+
+
+def _timestamp_seconds(value: Any, dtype: Any, name: Any) -> float:
+    """A declared bound or edge of a datetime column, in seconds since the epoch."""
+    if isinstance(value, (bool, int, float, np.number)):
+        raise TypeError(
+            f"bounds and bin edges of the datetime column {name!r} must be timestamps "
+            f"(e.g. '2020-01-01' or pd.Timestamp), got {value!r}"
+        )
+    try:
+        stamp = pd.Timestamp(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds and bin edges of the datetime column {name!r} must be timestamps, got {value!r}") from None
+    if pd.isna(stamp):
+        raise ValueError(f"bounds and bin edges of {name!r} must not be missing")
+    tz = getattr(dtype, "tz", None)
+    if tz is not None and stamp.tz is None:
+        stamp = stamp.tz_localize(tz)
+    elif tz is None and stamp.tz is not None:
+        raise TypeError(f"column {name!r} has no time zone, but its bound or edge {value!r} has one")
+    return float(stamp.value) / 1e9
+
+
+def _timedelta_seconds(value: Any, name: Any) -> float:
+    """A declared bound or edge of a timedelta column, in seconds."""
+    if isinstance(value, (bool, int, float, np.number)):
+        raise TypeError(
+            f"bounds and bin edges of the timedelta column {name!r} must be durations "
+            f"(e.g. '2h' or pd.Timedelta), got {value!r}"
+        )
+    try:
+        delta = pd.Timedelta(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds and bin edges of the timedelta column {name!r} must be durations, got {value!r}") from None
+    if pd.isna(delta):
+        raise ValueError(f"bounds and bin edges of {name!r} must not be missing")
+    return float(delta.total_seconds())
+
+
+def _to_axis(value: Any, kind: str, dtype: Any, name: Any) -> Any:
+    """A declared bound or edge on the column's numeric axis (seconds for datetimes and timedeltas)."""
+    if kind == "datetime":
+        return _timestamp_seconds(value, dtype, name)
+    if kind == "timedelta":
+        return _timedelta_seconds(value, name)
+    return value
+
+
+def _axis_values(series: pd.Series[Any], kind: str) -> NDArray[np.float64]:
+    """The column on its numeric axis as float64, missing values as NaN (no row loops)."""
+    if kind in ("datetime", "timedelta"):
+        ints = np.asarray(series.array.view("i8"), dtype=np.int64)
+        values = ints.astype(np.float64) / _PER_SECOND[_time_unit(series.dtype)]
+        values[ints == _NAT] = np.nan
+        return values
+    return kernels.as_float_array(series)
+
+
+# ---------------------------------------------------------------------------
+# domains
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnDomain(ABC):
+    """One column's integer codes ``0..size-1``: how values map to codes and back.
+
+    Concrete kinds: :class:`CategoryDomain` and :class:`NumericDomain`.
+    """
+
+    name: Any
+    size: int
+    dtype: Any
+    missing: bool
+
+    @property
+    def missing_code(self) -> int | None:
+        """The code of missing values (always the last), or None when the dtype cannot hold them."""
+        return self.size - 1 if self.missing else None
+
+    def _check_dtype(self, series: pd.Series[Any]) -> None:
+        if series.dtype != self.dtype:
+            raise TypeError(
+                f"the domain of {self.name!r} was planned for dtype {self.dtype}, but the column has dtype {series.dtype}"
+            )
+
+    @abstractmethod
+    def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
+        """Every row's code, in ``[0, size)``."""
+
+    @abstractmethod
+    def decode(self, codes: NDArray[np.int64], rng: np.random.Generator) -> pd.Series[Any]:
+        """Values for codes, with the column's dtype and name and a default index."""
+
+    @abstractmethod
+    def labels(self) -> list[str]:
+        """A human-readable label per code."""
+
+
+@dataclass(frozen=True, eq=False)
+class CategoryDomain(ColumnDomain):
+    """One code per listed value, then an optional "other" code, then an optional missing code.
+
+    >>> import pandas as pd
+    >>> d = CategoryDomain.build("grade", pd.CategoricalDtype(["a", "b"]), pd.Index(["a", "b"]), other=False)
+    >>> d.size, d.labels()
+    (3, ['a', 'b', '<NA>'])
+    >>> codes = d.encode(pd.Series(["b", None, "a"], dtype=d.dtype))
+    >>> codes.tolist()
+    [1, 2, 0]
+    >>> d.decode(codes, np.random.default_rng(0)).tolist()
+    ['b', nan, 'a']
+    """
+
+    keys: pd.Index[Any]
+    other: bool
+    table: ExtensionArray  # the value of every code, in the column's dtype (missing for other/missing codes)
+
+    @classmethod
+    def build(cls, name: Any, dtype: Any, keys: pd.Index[Any], *, other: bool) -> CategoryDomain:
+        """The domain with ``keys`` (already in the column's dtype); a missing code if the dtype holds one."""
+        missing = _holds_missing(dtype)
+        size = len(keys) + int(other) + int(missing)
+        values = list(keys)
+        if other and missing:
+            values.append(None)
+        elif other:
+            values.append(keys[0])  # never used: decode draws a listed value for these dtypes
+        if missing:
+            values.append(None)
+        table = pd.array(values, dtype=dtype)
+        return cls(name, size, dtype, missing, keys, other, table)
+
+    @property
+    def other_code(self) -> int | None:
+        """The code of values outside the list, or None."""
+        return len(self.keys) if self.other else None
+
+    def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
+        """Every row's code (vectorised; unlisted values get the other code)."""
+        self._check_dtype(series)
+        codes = np.array(kernels.category_codes(series, self.keys), dtype=np.int64)  # a copy: may be a categorical's own codes
+        if self.missing:
+            codes[series.isna().to_numpy(dtype=bool)] = self.size - 1
+        # Unlisted or unhashable values; only possible with an other code when the dtype matches.
+        unlisted = len(self.keys) if self.other else self.size - 1
+        codes[codes < 0] = unlisted
+        return codes
+
+    def decode(self, codes: NDArray[np.int64], rng: np.random.Generator) -> pd.Series[Any]:
+        """The values of the codes; the other code decodes as missing (a random listed value if the dtype has none)."""
+        codes = np.asarray(codes, dtype=np.int64)
+        if self.other and not self.missing:
+            rows = codes == len(self.keys)
+            codes = codes.copy()
+            codes[rows] = rng.integers(0, len(self.keys), int(rows.sum()))
+        out: pd.Series[Any] = pd.Series(self.table.take(codes), dtype=self.dtype, name=self.name)
+        return out
+
+    def labels(self) -> list[str]:
+        """Each value as text, then ``"<other>"`` and ``"<NA>"``."""
+        out = [str(v) for v in self.keys]
+        if self.other:
+            out.append("<other>")
+        if self.missing:
+            out.append("<NA>")
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class NumericDomain(ColumnDomain):
+    """Bins of a numeric, datetime or timedelta column, then an optional missing code.
+
+    ``edges`` are on the column's axis (seconds for datetimes, since the epoch,
+    and timedeltas); bin ``j`` is ``[edges[j], edges[j+1])``, the last one
+    closed, and values beyond the ends fall in the end bins. For integer
+    dtypes the edges are integers and bin ``j`` holds the integers
+    ``edges[j] .. edges[j+1] - 1``.
+
+    >>> import pandas as pd
+    >>> d = NumericDomain.from_bounds("age", np.dtype("int64"), 17, 90, bins=100)
+    >>> d.size, d.labels()[:2]  # one code per age
+    (74, ['17', '18'])
+    >>> ages = pd.Series([17, 45, 90, 120])
+    >>> d.encode(ages).tolist()
+    [0, 28, 73, 73]
+    >>> d.decode(d.encode(ages), np.random.default_rng(0)).tolist()
+    [17, 45, 90, 90]
+    >>> f = NumericDomain.from_bounds("x", np.dtype("float32"), 0.0, 10.0, bins=4)
+    >>> f.labels()
+    ['[0, 2.5)', '[2.5, 5)', '[5, 7.5)', '[7.5, 10]', '<NA>']
+    >>> f.encode(pd.Series([1.0, None, 9.0], dtype="float32")).tolist()
+    [0, 4, 3]
+    """
+
+    kind: NumericKind
+    edges: tuple[float, ...]
+
+    @property
+    def bins(self) -> int:
+        """The number of bins (codes other than the missing code)."""
+        return len(self.edges) - 1
+
+    @classmethod
+    def from_bounds(
+        cls, name: Any, dtype: Any, lower: float, upper: float, *, bins: int, strict: bool = True
+    ) -> NumericDomain:
+        """Equal-width bins over ``[lower, upper]`` (on the column's axis).
+
+        For integer dtypes: integer-aligned bins over the integers within the
+        bounds (one per integer if there are at most ``bins``). With ``strict``
+        (declared bounds), bounds holding no integer of the dtype are an error;
+        otherwise (private bounds) the nearest integer is used.
+        """
+        kind = _numeric_kind(dtype)
+        if kind == "integer":
+            lo_limit, hi_limit = _integer_limits(dtype)
+            a, b = max(math.ceil(lower), lo_limit), min(math.floor(upper), hi_limit)
+            if a > b:
+                if strict:
+                    raise ValueError(
+                        f"bounds ({lower:g}, {upper:g}) of {name!r} contain no value of its dtype {dtype}"
+                    )
+                a = b = min(max(round((lower + upper) / 2), lo_limit), hi_limit)
+            count = b - a + 1
+            edges = np.unique(np.round(np.linspace(a, b + 1, min(bins, count) + 1)))
+        else:
+            # Keep the bins inside what the dtype can represent (private bounds may be very wide).
+            limit = _axis_limit(dtype, kind)
+            if max(lower, -limit) >= min(upper, limit):
+                if strict:
+                    raise ValueError(f"bounds ({lower:g}, {upper:g}) of {name!r} lie outside the range of its dtype {dtype}")
+                lower, upper = -limit, limit
+            lower, upper = max(lower, -limit), min(upper, limit)
+            edges = np.unique(np.linspace(lower, upper, bins + 1))
+        return cls._of(name, dtype, kind, edges)
+
+    @classmethod
+    def from_edges(cls, name: Any, dtype: Any, edges: Sequence[float]) -> NumericDomain:
+        """Bins with the given edges (on the column's axis; at least two, finite, strictly increasing)."""
+        kind = _numeric_kind(dtype)
+        array = np.asarray(edges, dtype=np.float64)
+        if kind == "integer":
+            # Bin [e0, e1) holds the integers ceil(e0)..ceil(e1)-1; the last bin is closed.
+            lo_limit, hi_limit = _integer_limits(dtype)
+            ints = np.append(np.ceil(array[:-1]), np.floor(array[-1]) + 1)
+            ints = np.clip(ints, lo_limit, hi_limit + 1)
+            if not np.all(np.diff(ints) > 0):
+                raise ValueError(
+                    f"every bin of the integer column {name!r} must hold at least one integer of its dtype "
+                    f"{dtype}; widen or merge bins in {list(edges)!r}"
+                )
+            array = ints
+        return cls._of(name, dtype, kind, array)
+
+    @classmethod
+    def _of(cls, name: Any, dtype: Any, kind: NumericKind, edges: NDArray[np.float64]) -> NumericDomain:
+        missing = _holds_missing(dtype)
+        size = len(edges) - 1 + int(missing)
+        return cls(name, size, dtype, missing, kind, tuple(float(e) for e in edges))
+
+    def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
+        """Every row's bin (vectorised); values beyond the ends go to the end bins, missing to the missing code."""
+        self._check_dtype(series)
+        values = _axis_values(series, self.kind)
+        edges = np.asarray(self.edges)
+        codes = np.searchsorted(edges, values, side="right").astype(np.int64) - 1
+        np.clip(codes, 0, self.bins - 1, out=codes)
+        if self.missing:
+            codes[np.isnan(values)] = self.size - 1
+        return codes
+
+    def decode(self, codes: NDArray[np.int64], rng: np.random.Generator) -> pd.Series[Any]:
+        """A uniformly random value within each code's bin, in the column's dtype; missing for the missing code."""
+        codes = np.asarray(codes, dtype=np.int64)
+        edges = np.asarray(self.edges)
+        absent = codes == self.bins if self.missing else np.zeros(len(codes), dtype=bool)
+        j = np.minimum(codes, self.bins - 1)
+        lo, hi = edges[j], edges[j + 1]
+        if self.kind == "integer":
+            ints = rng.integers(lo.astype(np.int64), hi.astype(np.int64))
+            if isinstance(self.dtype, np.dtype):
+                return pd.Series(ints.astype(self.dtype), name=self.name)
+            array = pd.array(ints.astype(self.dtype.numpy_dtype), dtype=self.dtype)
+        elif self.kind == "float":
+            numpy_dtype = self.dtype if isinstance(self.dtype, np.dtype) else self.dtype.numpy_dtype
+            floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
+            if isinstance(self.dtype, np.dtype):
+                floats[absent] = np.nan
+                return pd.Series(floats, name=self.name)
+            array = pd.array(floats, dtype=self.dtype)
+        else:
+            # Whole units of the dtype within the bin (at least one unit wide).
+            unit = _time_unit(self.dtype)
+            per_second = _PER_SECOND[unit]
+            low = np.ceil(lo * per_second)
+            high = np.maximum(np.ceil(hi * per_second), low + 1)
+            ints = rng.integers(low.astype(np.int64), high.astype(np.int64))
+            ints[absent] = _NAT
+            letter = "M" if self.kind == "datetime" else "m"
+            series = pd.Series(ints.view(f"{letter}8[{unit}]"), name=self.name)
+            tz = getattr(self.dtype, "tz", None)
+            if tz is not None:
+                series = pd.Series(series.dt.tz_localize("UTC").dt.tz_convert(tz), name=self.name)
+            return series
+        array[absent] = pd.NA
+        return pd.Series(array, name=self.name)
+
+    def labels(self) -> list[str]:
+        """Each bin as ``[lower, upper)`` (``[lower, upper]`` for the last; integers: ``17`` or ``[17, 19]``)."""
+        edges = self.edges
+        out = []
+        for j in range(self.bins):
+            lo, hi = edges[j], edges[j + 1]
+            if self.kind == "integer":
+                first, last = int(lo), int(hi) - 1
+                out.append(str(first) if first == last else f"[{first}, {last}]")
+                continue
+            close = "]" if j == self.bins - 1 else ")"
+            out.append(f"[{self._format(lo)}, {self._format(hi)}{close}")
+        if self.missing:
+            out.append("<NA>")
+        return out
+
+    def _format(self, value: float) -> str:
+        try:
+            if self.kind == "datetime":
+                stamp = pd.Timestamp(math.floor(value), unit="s", tz="UTC")
+                tz = getattr(self.dtype, "tz", None)
+                return str(stamp.tz_convert(tz) if tz is not None else stamp.tz_localize(None))
+            if self.kind == "timedelta":
+                return str(pd.Timedelta(seconds=value))
+        except (OverflowError, ValueError):  # beyond what pandas timestamps can show
+            return f"{value:.6g}s"
+        return f"{value:.6g}"
+
+
+def _numeric_kind(dtype: Any) -> NumericKind:
+    kind = _kind(None, dtype)
+    if kind not in ("float", "integer", "datetime", "timedelta"):
+        raise TypeError(f"dtype {dtype} is not numeric, datetime or timedelta")
+    return kind  # type: ignore[return-value]
+
+
+def _within(
+    values: NDArray[np.float64], lo: NDArray[np.float64], hi: NDArray[np.float64],
+    inner: NDArray[np.bool_], dtype: np.dtype[Any],
+) -> NDArray[Any]:
+    """``values`` cast to a float dtype, nudged so that rounding keeps them inside their bins."""
+    cast = values.astype(dtype)
+    if cast.dtype == np.float64:
+        return cast
+    back = cast.astype(np.float64)
+    over = inner & (back >= hi)  # rounded up onto the next bin's edge
+    cast[over] = np.nextafter(cast[over], dtype.type(-np.inf))
+    under = back < lo
+    cast[under] = np.nextafter(cast[under], dtype.type(np.inf))
+    return cast
+
+
+# ---------------------------------------------------------------------------
+# planning
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class _ColumnPlan:
+    name: Any
+    dtype: Any
+    kind: str
+    domain: ColumnDomain | None  # public domain, or None if it needs a measurement
+    need: Need | None
+    bins: int
+
+
+@dataclass(frozen=True, eq=False)
+class DomainPlan:
+    """Every column's domain, or the private measurement that will find it; built by :func:`plan_domains`.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> df = pd.DataFrame({"age": [25, 40, 61, 33] * 500, "city": ["Oslo", "Rome"] * 1000})
+    >>> plan = plan_domains(df, ["age", "city"], bounds=None, categories=None, bins=16)
+    >>> plan.needs
+    {'age': 'bounds', 'city': 'categories'}
+    >>> p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    >>> target = Target.of(p)
+    >>> privacy = target.privacy(0.2, 1e-7, None, None, selects_partitions=True)
+    >>> with seeded_noise(0):
+    ...     age, city = plan.discover(target, privacy)
+    >>> city.labels()
+    ['Oslo', 'Rome', '<other>', '<NA>']
+    >>> p.dp.budget.ledger[["query", "columns", "epsilon", "delta"]].values.tolist()
+    [['bounds for synthesize', 'age', 0.1, 0.0], ['categories for synthesize', 'city', 0.1, 1e-07]]
+    """
+
+    columns: tuple[Any, ...]
+    entries: tuple[_ColumnPlan, ...]
+
+    @property
+    def needs(self) -> dict[Any, Need]:
+        """The columns that need a private measurement, and which: ``"bounds"`` or ``"categories"``."""
+        return {e.name: e.need for e in self.entries if e.need is not None}
+
+    @property
+    def discovery_columns(self) -> tuple[Any, ...]:
+        """The columns whose domain needs a private measurement, in order."""
+        return tuple(self.needs)
+
+    @property
+    def needs_delta(self) -> bool:
+        """True when some column's categories must be selected privately (which spends delta)."""
+        return "categories" in self.needs.values()
+
+    def public_domains(self) -> dict[Any, ColumnDomain]:
+        """The domains known without any measurement."""
+        return {e.name: e.domain for e in self.entries if e.domain is not None}
+
+    def check_privacy(self, privacy: Privacy | None) -> None:
+        """Raise a ValueError, before anything is charged, if ``privacy`` cannot pay for the discovery.
+
+        ``None`` means no budget for discovery: every domain must then be public.
+        Delta is spent only on selecting categories, so it must be 0 when no
+        column needs that. With nothing to discover, ``privacy`` is not used
+        (and :meth:`discover` charges nothing).
+        """
+        needs = self.needs
+        if not needs:
+            return
+        if privacy is None:
+            advice = "; ".join(_advice(name, need) for name, need in needs.items())
+            raise ValueError(f"no budget was given to find the domains of {[str(c) for c in needs]}: {advice}")
+        categories = [str(c) for c, need in needs.items() if need == "categories"]
+        if categories and (privacy.kind != "approx" or privacy.delta == 0):
+            raise ValueError(
+                f"the categories of {categories} are not public: declare them with categories={{column: [...]}}, "
+                "give the column a categorical dtype, or pass delta>0 (on an epsilon/delta budget) to select "
+                "them privately"
+            )
+        if not categories and privacy.kind == "approx" and privacy.delta > 0:
+            raise ValueError(
+                "discovering the domains spends delta only on selecting categories, and no column needs that: "
+                "pass delta=0 for it"
+            )
+
+    def shares(self, privacy: Privacy) -> dict[Any, Privacy]:
+        """What each column's measurement spends: equal shares of epsilon (or rho); delta to the category selections.
+
+        Every share uses the Laplace mechanism (sparse vector for bounds), whatever
+        ``privacy.mechanism``; the shares add up to ``privacy.cost`` exactly.
+        """
+        self.check_privacy(privacy)
+        needs = self.needs
+        if not needs:
+            return {}
+        each = privacy.share(Fraction(1, len(needs)))
+        selections = sum(1 for need in needs.values() if need == "categories")
+        out = {}
+        for name, need in needs.items():
+            if privacy.kind == "zcdp":
+                # Pure epsilon-DP measurements charged rho = eps^2 / 2, as split_privacy does.
+                out[name] = Privacy("zcdp", "laplace", laplace_epsilon(each.rho), Fraction(0), each.rho)
+            elif need == "bounds":
+                out[name] = Privacy("approx", "laplace", each.epsilon, Fraction(0), Fraction(0))
+            else:
+                out[name] = Privacy("approx", "laplace", each.epsilon, privacy.delta / selections, Fraction(0))
+        return out
+
+    def discover(self, target: Target, privacy: Privacy | None) -> list[ColumnDomain]:
+        """Charge each needed measurement as its own ledger line, then return every column's domain, in order.
+
+        ``privacy`` is split by :meth:`shares`. Everything is checked (privacy,
+        schema, the whole cost against the remaining budget) before the first
+        charge; the data is read only after each charge.
+        """
+        self.check_privacy(privacy)
+        for entry in self.entries:
+            dtype = target.column(entry.name).dtype
+            if dtype != entry.dtype:
+                raise TypeError(f"column {entry.name!r} was planned with dtype {entry.dtype} but has dtype {dtype}")
+        shares = self.shares(privacy) if privacy is not None else {}
+        if shares:
+            assert privacy is not None
+            budget = target.protection.budget
+            if not privacy.cost.fits_in(budget.remaining):
+                raise BudgetExceededError(
+                    f"finding the domains of {[str(c) for c in shares]} needs {privacy.cost.describe(budget.kind)} "
+                    f"but only {budget.remaining.describe(budget.kind)} remains; nothing was charged"
+                )
+        domains: list[ColumnDomain] = []
+        for entry in self.entries:
+            if entry.domain is not None:
+                domains.append(entry.domain)
+            elif entry.need == "bounds":
+                series = target.column(entry.name)
+                if entry.kind in ("datetime", "timedelta"):
+                    # The SVT needs numbers: seconds (the conversion reads nothing that could surface).
+                    series = pd.Series(_axis_values(series, entry.kind), index=series.index, name=series.name)
+                lower, upper = private_bounds(target, series, shares[entry.name], query=QUERY)
+                domains.append(
+                    NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=entry.bins, strict=False)
+                )
+            else:
+                partitioning = Partitioning((entry.name,), (None,))
+                _, cells, _, _ = _release_counts(
+                    f"categories for {QUERY}", target, partitioning, shares[entry.name], (str(entry.name),)
+                )
+                keys = pd.Index(cells, dtype=entry.dtype, name=None)
+                domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
+        return domains
+
+
+def _advice(name: Any, need: Need) -> str:
+    if need == "bounds":
+        return f"declare bounds={{{name!r}: (lower, upper)}} or bin edges bins={{{name!r}: [...]}}"
+    return f"declare categories={{{name!r}: [...]}} or give {name!r} a categorical dtype"
+
+
+def _check_mapping(mapping: Any, what: str, example: str, columns: Sequence[Any]) -> Mapping[Any, Any]:
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{what} must be a dict {{column: {example}}}, got {type(mapping).__name__}")
+    unknown = [key for key in mapping if key not in columns]
+    if unknown:
+        raise KeyError(f"{what} given for {[str(k) for k in unknown]}, which are not among the columns {list(columns)!r}")
+    return mapping
+
+
+def _check_bins(value: Any, name: Any) -> int | None:
+    """The number of bins, or None when ``value`` should be a sequence of edges."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"bins for {name!r} must be a number of bins or a list of edges, got {value!r}")
+    if isinstance(value, (int, np.integer)):
+        if value < 1:
+            raise ValueError(f"bins must be >= 1, got {value} for {name!r}")
+        return int(value)
+    return None
+
+
+def _check_edges(value: Any, name: Any, kind: str, dtype: Any) -> list[float]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray, pd.Index)):
+        raise TypeError(f"bins for {name!r} must be a number of bins or a list of bin edges, got {value!r}")
+    try:
+        edges = np.asarray([_to_axis(v, kind, dtype, name) for v in value], dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        if kind in ("datetime", "timedelta"):
+            raise
+        raise TypeError(f"bin edges for {name!r} must be numbers, got {value!r}") from error
+    if len(edges) < 2 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
+        raise ValueError(f"bin edges for {name!r} must be at least two finite, strictly increasing values")
+    return [float(e) for e in edges]
+
+
+def _declared_keys(series: pd.Series[Any], declared: Any, kind: str) -> pd.Index[Any]:
+    """Declared categories as an index in the column's dtype (validated; no data read)."""
+    name, dtype = series.name, series.dtype
+    keys = public_keys(series, declared)
+    assert keys is not None
+    if kind == "category":
+        # The declared values must be among the dtype's categories; keep them in the declared order.
+        assert isinstance(dtype, pd.CategoricalDtype)
+        categories: pd.Index[Any] = dtype.categories
+        position = categories.get_indexer(keys)
+        if (position < 0).any():
+            outside = [str(k) for k, p in zip(keys, position) if p < 0]
+            raise ValueError(f"declared categories {outside} of {name!r} are not categories of its dtype")
+        chosen: pd.Index[Any] = categories[position]
+        return chosen
+    if keys.isna().any():
+        raise ValueError(f"the declared categories of {name!r} contain a missing value; missing values get their own code")
+    try:
+        converted: pd.Index[Any] = pd.Index(pd.array(list(keys), dtype=dtype))  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError) as error:
+        raise TypeError(f"the declared categories of {name!r} cannot be held by its dtype {dtype}: {error}") from None
+    if kind in ("integer", "float", "bool"):
+        lossless = np.asarray(converted, dtype=np.float64) == np.asarray(keys, dtype=np.float64)
+        if not lossless.all():
+            raise ValueError(f"the declared categories of {name!r} are not all values of its dtype {dtype}")
+    if converted.isna().any() or not converted.is_unique:
+        raise ValueError(f"the declared categories of {name!r} become missing or duplicated in its dtype {dtype}")
+    return converted
+
+
+def plan_domains(
+    frame: pd.DataFrame,
+    columns: Sequence[Any],
+    *,
+    bounds: Mapping[Any, tuple[float, float]] | None = None,
+    categories: Mapping[Any, Sequence[Any]] | None = None,
+    bins: int | Mapping[Any, int | Sequence[float]] = DEFAULT_BINS,
+) -> DomainPlan:
+    """Decide every column's domain from the schema and the arguments only (the data is never read).
+
+    ``bounds`` and ``bins`` apply to numeric, datetime and timedelta columns
+    (bounds of datetimes as timestamps, of timedeltas as durations);
+    ``categories`` to any column. ``bins`` is a number of bins for every
+    numeric column, or a dict giving a number or explicit edges per column
+    (others get :data:`DEFAULT_BINS`). A column whose domain is not public
+    needs ``"bounds"`` or ``"categories"`` measured by :meth:`DomainPlan.discover`.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [30, 41], "ok": [True, False], "job": ["a", "b"]})
+    >>> plan = plan_domains(df, ["age", "ok", "job"], bounds={"age": (0, 99)}, bins=10)
+    >>> plan.needs, [d.size for d in plan.public_domains().values()]
+    ({'job': 'categories'}, [10, 2])
+    >>> plan_domains(df, ["age"], bounds={"agee": (0, 99)})
+    Traceback (most recent call last):
+    ...
+    KeyError: "bounds given for ['agee'], which are not among the columns ['age']"
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"plan_domains needs a DataFrame, got {type(frame).__name__}")
+    if isinstance(columns, (str, bytes)):
+        raise TypeError("columns must be a list of column names, got a string")
+    names = tuple(columns)
+    if not names:
+        raise ValueError("no columns to synthesize")
+    if len(set(names)) != len(names):
+        raise ValueError(f"columns {list(names)} contain duplicates")
+    for name in names:
+        if name not in frame.columns:
+            raise KeyError(f"unknown column {name!r}; the frame has columns {list(frame.columns)}")
+        if not isinstance(frame[name], pd.Series):
+            raise ValueError(f"the frame has several columns named {name!r}; rename them first")
+    declared_bounds = _check_mapping(bounds, "bounds", "(lower, upper)", names)
+    declared_categories = _check_mapping(categories, "categories", "[values]", names)
+    if isinstance(bins, Mapping):
+        bin_specs = _check_mapping(bins, "bins", "number or [edges]", names)
+        default_bins = DEFAULT_BINS
+    else:
+        bin_specs = {}
+        checked = _check_bins(bins, "every column")
+        if checked is None:
+            raise TypeError("bins must be a number of bins, or a dict {column: number or [edges]}")
+        default_bins = checked
+    entries = []
+    for name in names:
+        series: pd.Series[Any] = frame[name]
+        entries.append(
+            _plan_column(series, name, declared_bounds.get(name), declared_categories.get(name),
+                         bin_specs.get(name), default_bins)
+        )
+    return DomainPlan(names, tuple(entries))
+
+
+def _plan_column(
+    series: pd.Series[Any], name: Any, declared_bounds: Any, declared_categories: Any, bin_spec: Any,
+    default_bins: int,
+) -> _ColumnPlan:
+    dtype = series.dtype
+    kind = _kind(name, dtype)
+    if declared_categories is not None:
+        if declared_bounds is not None or bin_spec is not None:
+            raise ValueError(f"give {name!r} either categories or bounds/bins, not both")
+        keys = _declared_keys(series, declared_categories, kind)
+        return _ColumnPlan(name, dtype, kind, CategoryDomain.build(name, dtype, keys, other=True), None, 0)
+    if kind in ("category", "bool", "string"):
+        if declared_bounds is not None or bin_spec is not None:
+            raise ValueError(
+                f"bounds and bins apply to numeric, datetime and timedelta columns; {name!r} has dtype {dtype} "
+                "(its categories are its domain)"
+            )
+        if kind == "string":
+            return _ColumnPlan(name, dtype, kind, None, "categories", 0)
+        public = public_keys(series, None)
+        assert public is not None
+        return _ColumnPlan(name, dtype, kind, CategoryDomain.build(name, dtype, public, other=False), None, 0)
+    count = default_bins if bin_spec is None else _check_bins(bin_spec, name)
+    if count is None:
+        if declared_bounds is not None:
+            raise ValueError(f"give {name!r} either bin edges, or a number of bins with bounds, not both")
+        edges = _check_edges(bin_spec, name, kind, dtype)
+        return _ColumnPlan(name, dtype, kind, NumericDomain.from_edges(name, dtype, edges), None, 0)
+    if declared_bounds is None:
+        return _ColumnPlan(name, dtype, kind, None, "bounds", count)
+    try:
+        lower, upper = declared_bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds for {name!r} must be a pair (lower, upper), got {declared_bounds!r}") from None
+    lo, hi = check_bounds((_to_axis(lower, kind, dtype, name), _to_axis(upper, kind, dtype, name)))
+    domain = NumericDomain.from_bounds(name, dtype, lo, hi, bins=count)
+    return _ColumnPlan(name, dtype, kind, domain, None, count)

@@ -1,0 +1,184 @@
+"""Graphical-model synthesizers: MST (McKenna, Miklau & Sheldon 2021).
+
+MST spends a third of its allowance on every one-way marginal, a third on
+choosing a maximum spanning tree of informative pairs with the exponential
+mechanism, and a third on measuring those pairs; the tree-structured model
+fitted to the measurements is sampled exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from dpframe.synthesis.measure import Allowance, CodedData, Compression, estimate_total, measure, select
+from dpframe.synthesis.model import Clique, GraphicalModel, JunctionTree, Measurement
+
+Step = Callable[[str, float], None]  # progress: what is happening, fraction done
+
+# Mirror-descent iterations: the final fit, and the fits that only guide selection.
+FIT_ITERATIONS = 1000
+GUIDE_ITERATIONS = 200
+
+
+def _independent_model(data: CodedData, one_way: list[Measurement]) -> GraphicalModel:
+    model = GraphicalModel(JunctionTree.build([], data.sizes), data.sizes, estimate_total(one_way))
+    model.fit(one_way, GUIDE_ITERATIONS)
+    return model
+
+
+def _pair_scores(data: CodedData, model: GraphicalModel, pairs: Sequence[Clique]) -> np.ndarray:
+    """L1 distance between each pair's true marginal and the model's (sensitivity: the unit's records)."""
+    scores = []
+    for a, b in pairs:
+        guess = np.outer(model.marginal((a,)), model.marginal((b,))) / model.total
+        scores.append(float(np.abs(data.counts((a, b)) - guess).sum()))
+    return np.array(scores)
+
+
+def mst(data: CodedData, allowance: Allowance, step: Step) -> tuple[GraphicalModel, Compression]:
+    """Fit MST's model; returns it with the compression that maps its codes back to the data's."""
+    d = len(data.sizes)
+    third = Fraction(1, 3) if d > 1 else Fraction(1)  # one column: nothing to select or pair
+    step("measuring one-way marginals", 0.0)
+    one_way = measure(data, [(a,) for a in range(d)], allowance.noise(third, d))
+    compression = Compression.of(one_way, data.sizes)
+    data, one_way = compression.apply(data, one_way)
+    tree: list[Clique] = []
+    if d > 1:
+        step("choosing a spanning tree of pairs", 0.1)
+        model = _independent_model(data, one_way)
+        pairs = list(itertools.combinations(range(d), 2))
+        weights = dict(zip(pairs, _pair_scores(data, model, pairs)))
+        component = list(range(d))
+
+        def find(i: int) -> int:
+            while component[i] != i:
+                i = component[i]
+            return i
+
+        for _ in range(d - 1):
+            open_pairs = [p for p in pairs if find(p[0]) != find(p[1])]
+            chosen = open_pairs[select(np.array([weights[p] for p in open_pairs]), allowance, third / (d - 1))]
+            component[find(chosen[0])] = find(chosen[1])
+            tree.append(chosen)
+        step("measuring the chosen pairs", 0.4)
+        two_way = measure(data, tree, allowance.noise(third, d - 1))
+    else:
+        two_way = []
+    step("fitting the model", 0.5)
+    measurements = one_way + two_way
+    model = GraphicalModel(JunctionTree.build(tree, data.sizes), data.sizes, estimate_total(measurements))
+    model.fit(measurements, FIT_ITERATIONS)
+    return model, compression
+
+
+# AIM's settings (McKenna et al. 2022, Alg. 2): at most 16 rounds per column, 90% of each
+# round's budget on measuring, and a model whose clique tables hold at most this many cells
+# (AIM allows 80 MB; a smaller model keeps every fit fast).
+AIM_ROUNDS_PER_COLUMN = 16
+AIM_MEASURE_SHARE = Fraction(9, 10)
+AIM_MAX_CELLS = 2_000_000
+AIM_FIT_ITERATIONS = 100
+
+
+def _downward_closure(d: int, way: int) -> dict[Clique, int]:
+    """Every set of at most ``way`` attributes, with AIM's weight: its overlap with the workload (all ``way``-sets)."""
+    workload = list(itertools.combinations(range(d), min(way, d)))
+    closure = {r: 0 for w in workload for k in range(1, len(w) + 1) for r in itertools.combinations(w, k)}
+    for r in closure:
+        closure[r] = sum(len(set(r) & set(w)) for w in workload)
+    return closure
+
+
+def aim(data: CodedData, allowance: Allowance, step: Step, rng: np.random.Generator, way: int = 3) -> tuple[GraphicalModel, Compression]:
+    d = len(data.sizes)
+    rounds = AIM_ROUNDS_PER_COLUMN * d
+    growth = Fraction(4) if allowance.kind == "zcdp" else Fraction(2)
+    measure_share = AIM_MEASURE_SHARE / rounds
+    select_share = (1 - AIM_MEASURE_SHARE) / rounds
+    step("measuring one-way marginals", 0.0)
+    one_way = measure(data, [(a,) for a in range(d)], allowance.noise(measure_share * d, d))
+    spent = measure_share * d
+    compression = Compression.of(one_way, data.sizes)
+    data, one_way = compression.apply(data, one_way)
+    sizes = data.sizes
+    measurements = list(one_way)
+    cliques: list[Clique] = []
+    model = GraphicalModel(JunctionTree.build(cliques, sizes), sizes, estimate_total(measurements))
+    model.fit(measurements, GUIDE_ITERATIONS)
+    candidates = _downward_closure(d, way)
+    sensitivity = max(candidates.values())
+    exact: dict[Clique, np.ndarray] = {}
+    while spent < 1:
+        left = 1 - spent
+        if left < 2 * (measure_share + select_share):
+            # The last round spends what is left, in the same proportions.
+            measure_share, select_share = left * AIM_MEASURE_SHARE, left * (1 - AIM_MEASURE_SHARE)
+        spent += measure_share + select_share
+        noise = allowance.noise(measure_share, 1)
+        useful = np.sqrt(2 / np.pi) * noise.std  # expected |noise| per cell of a new measurement
+        fits = _affordable(candidates, cliques, sizes, AIM_MAX_CELLS * float(spent), model.total / useful)
+        fits = fits or [r for r in candidates if len(r) == 1]  # nothing is worth it: refine a column
+        step(f"{len(measurements)} marginals measured", 0.8 * float(spent))
+        sample = model.sample(int(min(max(model.total, 50_000), 100_000)), rng)
+        scale = model.total / len(sample)
+        scores = []
+        for r in fits:
+            if r not in exact:
+                exact[r] = data.counts(r).ravel()
+            guess = np.bincount(np.ravel_multi_index(tuple(sample[:, a] for a in r), [sizes[a] for a in r]),
+                                minlength=exact[r].size)
+            error = float(np.abs(exact[r] - scale * guess).sum())
+            scores.append(candidates[r] * (error - useful * exact[r].size))
+        chosen = fits[select(np.array(scores), allowance, select_share, sensitivity)]
+        before = model.marginal(chosen) if any(set(chosen) <= set(c) for c in model.tree.cliques) else None
+        new = measure(data, [chosen], noise)
+        measurements += new
+        if not any(set(chosen) <= set(c) for c in cliques):
+            cliques.append(chosen)
+        previous = model
+        model = GraphicalModel(JunctionTree.build(cliques, sizes), sizes, estimate_total(measurements))
+        model.warm_start(previous)
+        model.fit(measurements, AIM_FIT_ITERATIONS)
+        if before is None:
+            before = _marginal_from_sample(sample, chosen, sizes, scale)
+        if np.abs(model.marginal(chosen) - before).sum() <= np.sqrt(2 / np.pi) * noise.std * before.size:
+            measure_share, select_share = measure_share * growth, select_share * growth
+    step("fitting the model", 0.8)
+    model.fit(measurements, FIT_ITERATIONS)
+    return model, compression
+
+
+def _affordable(
+    candidates: dict[Clique, int], cliques: list[Clique], sizes: tuple[int, ...], max_cells: float, max_size: float
+) -> list[Clique]:
+    """Candidates whose measurement is worth its noise (fewer cells than total / E|noise|) and whose
+    addition keeps the model within ``max_cells`` (both decided from public or already-released numbers)."""
+    held = JunctionTree.build(cliques, sizes)
+    current = held.cells(sizes)
+    by_edges: dict[frozenset[tuple[int, int]], int] = {}
+    out = []
+    for r in candidates:
+        if math.prod(sizes[a] for a in r) > max_size:
+            continue
+        if any(set(r) <= set(c) for c in held.cliques):
+            cells = current
+        else:
+            new_edges = frozenset(itertools.combinations(r, 2))
+            if new_edges not in by_edges:
+                by_edges[new_edges] = JunctionTree.build(cliques + [r], sizes).cells(sizes)
+            cells = by_edges[new_edges]
+        if cells <= max_cells:
+            out.append(r)
+    return out
+
+
+def _marginal_from_sample(sample: np.ndarray, clique: Clique, sizes: tuple[int, ...], scale: float) -> np.ndarray:
+    shape = tuple(sizes[a] for a in clique)
+    cells = np.ravel_multi_index(tuple(sample[:, a] for a in clique), shape)
+    return scale * np.bincount(cells, minlength=int(np.prod(shape))).reshape(shape).astype(float)

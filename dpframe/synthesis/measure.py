@@ -1,0 +1,176 @@
+"""The synthesizers' only contact with the data: exact marginal counts plus exact discrete noise.
+
+Every step a synthesizer takes is planned as a share of one :class:`Allowance`
+(rho under zCDP, or epsilon under pure DP) before anything is measured;
+measurements are the noisy counts of marginals of the coded data, and
+selections use the exponential mechanism on scores computed here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dpframe.noise.mechanism import NoiseSpec, round_down, round_up
+from dpframe.selection.exponential import choose
+from dpframe.synthesis.model import Array, Clique, Measurement
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What a synthesizer may spend, as rho (zCDP: Gaussian noise) or epsilon (pure DP: Laplace noise).
+
+    ``contributions`` is the most records one privacy unit has in the data: the
+    sensitivity of every count (L1 and L2 for a unit's records in one cell).
+
+    >>> a = Allowance("zcdp", Fraction(1, 100), 1)
+    >>> a.noise(Fraction(1, 3), 14).std > 40
+    True
+    """
+
+    kind: Literal["zcdp", "pure"]
+    amount: Fraction
+    contributions: int
+
+    def noise(self, share: Fraction, marginals: int) -> NoiseSpec:
+        """The noise of each of ``marginals`` count marginals measured with ``share`` of the allowance."""
+        each = self.amount * share / marginals
+        k = self.contributions
+        if self.kind == "zcdp":
+            # One unit moves at most k records, changing one marginal by at most k in L2: rho = k^2 / 2 sigma^2.
+            return NoiseSpec("gaussian", round_up(Fraction(k * k) / (2 * each)))
+        return NoiseSpec("laplace", round_up(Fraction(k) / each))
+
+    def selection_epsilon(self, share: Fraction) -> Fraction:
+        """The exponential mechanism's epsilon for one selection that spends ``share``.
+
+        Under zCDP the exponential mechanism is eps-bounded-range, hence
+        eps^2/8-zCDP (Cesar & Rogers 2021, Lemma 3.2 and Prop. 3.3), as MST and AIM use it.
+        """
+        spend = self.amount * share
+        if self.kind == "zcdp":
+            return round_down(math.nextafter(math.sqrt(8 * float(spend)), 0.0))
+        return spend
+
+
+@dataclass(frozen=True)
+class CodedData:
+    """The private records as integer codes, one array per attribute, and each attribute's number of codes."""
+
+    columns: tuple[NDArray[np.int32], ...]
+    sizes: tuple[int, ...]
+
+    @property
+    def rows(self) -> int:
+        """Number of records (exact, private: never released)."""
+        return len(self.columns[0]) if self.columns else 0
+
+    def counts(self, clique: Clique) -> Array:
+        """Exact counts of every cell of the marginal over ``clique`` (axes in clique order)."""
+        shape = tuple(self.sizes[a] for a in clique)
+        cells = np.ravel_multi_index(tuple(self.columns[a].astype(np.int64) for a in clique), shape)
+        return np.bincount(cells, minlength=math.prod(shape)).astype(np.float64).reshape(shape)
+
+    def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> CodedData:
+        """The data with one attribute's codes mapped through ``mapping`` onto ``size`` codes."""
+        columns = list(self.columns)
+        columns[attribute] = mapping[columns[attribute]]
+        sizes = list(self.sizes)
+        sizes[attribute] = size
+        return CodedData(tuple(columns), tuple(sizes))
+
+
+def measure(data: CodedData, cliques: Sequence[Clique], noise: NoiseSpec) -> list[Measurement]:
+    """Noisy counts of each marginal: exact counts plus exact discrete noise, one draw per cell."""
+    out = []
+    weight = 1.0 / noise.std
+    for clique in cliques:
+        exact = data.counts(clique)
+        noisy = exact + noise.sample(exact.size).reshape(exact.shape)
+        out.append(Measurement(clique, noisy.astype(np.float64), np.full(exact.shape, weight)))
+    return out
+
+
+def select(scores: Array, allowance: Allowance, share: Fraction, weight: int = 1) -> int:
+    """The exponential mechanism over ``scores`` that move by at most ``weight`` per record, sampled exactly."""
+    epsilon = allowance.selection_epsilon(share)
+    return int(choose(scores, Fraction(weight * allowance.contributions), epsilon, "exponential", False)[0])
+
+
+def estimate_total(measurements: Sequence[Measurement]) -> float:
+    """The number of records, estimated from the noisy marginals (inverse-variance weighted; post-processing)."""
+    sums = np.array([m.values.sum() for m in measurements])
+    variances = np.array([m.variance.sum() for m in measurements])
+    return max(float(np.sum(sums / variances) / np.sum(1.0 / variances)), 1.0)
+
+
+@dataclass(frozen=True)
+class Compression:
+    """Codes whose noisy count is too small to estimate, merged per attribute into one "rare" code.
+
+    As MST does (McKenna et al. 2021): a code whose one-way noisy count is below
+    ``3 sigma`` is hard to tell from an empty one, and keeping it would spread
+    every multi-way measurement thin. Decoding draws an original code for each
+    record in the rare code in proportion to the rare codes' noisy one-way
+    counts (clipped at zero; uniformly if all are), which private-pgm leaves
+    uniform.
+    """
+
+    kept: tuple[NDArray[np.int64] | None, ...]  # per attribute: kept original codes, or None (all kept)
+    rare_weights: tuple[NDArray[np.float64] | None, ...]  # per attribute: probabilities of the rare codes
+    original_sizes: tuple[int, ...]
+
+    @classmethod
+    def of(cls, one_way: Sequence[Measurement], sizes: Sequence[int]) -> Compression:
+        """Decide from the noisy one-way marginals (post-processing)."""
+        kept: list[NDArray[np.int64] | None] = []
+        weights: list[NDArray[np.float64] | None] = []
+        for m in one_way:
+            supported = m.values >= 3.0 * np.sqrt(m.variance)
+            if supported.all():
+                kept.append(None)
+                weights.append(None)
+                continue
+            kept.append(np.flatnonzero(supported))
+            rare = np.clip(m.values[~supported], 0.0, None)
+            weights.append(rare / rare.sum() if rare.sum() > 0 else np.full(len(rare), 1.0 / len(rare)))
+        return cls(tuple(kept), tuple(weights), tuple(sizes))
+    def sizes(self) -> tuple[int, ...]:
+        """Codes per attribute after compression."""
+        return tuple(s if k is None else len(k) + 1 for s, k in zip(self.original_sizes, self.kept))
+
+    def apply(self, data: CodedData, one_way: Sequence[Measurement]) -> tuple[CodedData, list[Measurement]]:
+        """The compressed data and the one-way measurements re-expressed on the compressed codes."""
+        measurements = []
+        for a, (kept, m) in enumerate(zip(self.kept, one_way)):
+            if kept is None:
+                measurements.append(m)
+                continue
+            mapping = np.full(self.original_sizes[a], len(kept), dtype=np.int32)
+            mapping[kept] = np.arange(len(kept), dtype=np.int32)
+            data = data.recode(a, mapping, len(kept) + 1)
+            rare = np.ones(self.original_sizes[a], dtype=bool)
+            rare[kept] = False
+            values = np.append(m.values[kept], m.values[rare].sum())
+            variance = np.append(m.variance[kept], m.variance[rare].sum())
+            measurements.append(Measurement(m.clique, values, 1.0 / np.sqrt(variance)))
+        return data, measurements
+
+    def undo(self, codes: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
+        """Original codes for compressed ones (rows x attributes); rare codes become a random rare original."""
+        out = codes.copy()
+        for a, kept in enumerate(self.kept):
+            if kept is None:
+                continue
+            rare = np.setdiff1d(np.arange(self.original_sizes[a]), kept)
+            column = codes[:, a]
+            in_rare = column == len(kept)
+            out[~in_rare, a] = kept[column[~in_rare]]
+            out[in_rare, a] = rng.choice(rare, size=int(in_rare.sum()), p=self.rare_weights[a])
+        return out

@@ -1,0 +1,202 @@
+"""``p.dp.synthesize()``: plan, charge, measure, fit, sample, decode.
+
+The plan (columns, domains, method, the split of the budget) is decided from
+the schema and the arguments; the whole cost is checked against the budget
+before anything is charged; domain discovery (private bounds of numeric
+columns, private categories of text columns) gets its own ledger lines; the
+model's measurements are one ledger line. Only then are the data read. The
+synthetic frame is post-processing of those releases: unprotected and free to
+share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from dpframe.accounting.budget import Cost
+from dpframe.errors import BudgetExceededError
+from dpframe.noise.calibrate import zcdp_rho_for
+from dpframe.noise.mechanism import Privacy, laplace_epsilon, round_down
+from dpframe.noise.random import current_source
+from dpframe.progress import Progress
+from dpframe.queries.plan import Plan, Target
+from dpframe.synthesis import graphical
+from dpframe.synthesis.domain import DEFAULT_BINS, DomainPlan, plan_domains
+from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
+from dpframe.synthesis.measure import Allowance, CodedData
+from dpframe.synthesis.model import Clique, GraphicalModel
+from dpframe.testing import seeded_noise
+
+Method = Literal["aim", "mst", "marginals"]
+METHODS: tuple[Method, ...] = ("aim", "mst", "marginals")
+
+# The share of epsilon (or rho) spent on discovering domains, when some column needs it.
+DOMAIN_SHARE = Fraction(1, 10)
+
+_MECHANISMS = {
+    "aim": "AIM: exponential mechanism + {noise} marginals",
+    "mst": "MST: exponential mechanism + {noise} marginals",
+    "marginals": "{noise} marginals",
+}
+
+
+@dataclass(frozen=True)
+class SynthesisReport:
+    """What a synthetic frame was made from (in its ``attrs["dp"]``): method, cost and the marginals measured."""
+
+    method: str
+    cost: Cost
+    marginals: tuple[tuple[Any, ...], ...]
+    rows: int
+    seeded: bool
+
+
+@dataclass(frozen=True)
+class _Split:
+    discovery: Privacy | None
+    model: Privacy
+    allowance: Allowance
+
+
+def _split(privacy: Privacy, plan: DomainPlan, contributions: int) -> _Split:
+    """Divide the privacy between domain discovery and the model; the parts add up to ``privacy.cost``."""
+    share = DOMAIN_SHARE if plan.discovery_columns else Fraction(0)
+    if privacy.kind == "zcdp":
+        rho = privacy.rho * share
+        discovery = Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho) if share else None
+        model = Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), privacy.rho - rho)
+        return _Split(discovery, model, Allowance("zcdp", model.rho, contributions))
+    delta = privacy.delta * share if plan.needs_delta else Fraction(0)
+    discovery = Privacy("approx", "laplace", privacy.epsilon * share, delta, Fraction(0)) if share else None
+    epsilon, delta = privacy.epsilon * (1 - share), privacy.delta - delta
+    if delta > 0:
+        # The model is planned in zCDP and converted to (epsilon, delta) tightly (CKS20 Cor. 13).
+        model = Privacy("approx", "gaussian", epsilon, delta, Fraction(0))
+        rho = round_down(zcdp_rho_for(float(epsilon), float(delta)))
+        return _Split(discovery, model, Allowance("zcdp", rho, contributions))
+    return _Split(discovery, Privacy("approx", "laplace", epsilon, Fraction(0), Fraction(0)),
+                  Allowance("pure", epsilon, contributions))
+
+
+def _groups(marginals: Any, columns: Sequence[Any]) -> list[Clique]:
+    """``marginals=`` for the book's method: disjoint column sets; unmentioned columns stand alone."""
+    position = {c: i for i, c in enumerate(columns)}
+    groups: list[Clique] = []
+    used: set[int] = set()
+    for group in marginals or []:
+        names = [group] if isinstance(group, str) or not isinstance(group, Sequence) else list(group)
+        unknown = [str(c) for c in names if c not in position]
+        if unknown:
+            raise KeyError(f"marginals name columns {unknown} that are not being synthesized")
+        clique = tuple(sorted(position[c] for c in names))
+        if used & set(clique) or len(set(clique)) != len(clique):
+            raise ValueError("the column sets in marginals= must not overlap: each column is drawn from one marginal")
+        used |= set(clique)
+        groups.append(clique)
+    return groups + [(i,) for i in range(len(columns)) if i not in used]
+
+
+def _check_rows(n: Any) -> int | None:
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive whole number of rows, got {n!r}")
+    return int(n)
+
+
+@contextlib.contextmanager
+def _randomness(random_state: int | None) -> Iterator[np.random.Generator]:
+    """Sampling randomness: from the secure source, or -- for tests only -- everything seeded."""
+    if random_state is None:
+        seed = [int(w) for w in current_source().words(4)]
+        yield np.random.default_rng(seed)
+        return
+    with seeded_noise(int(random_state)):
+        yield np.random.default_rng(int(random_state))
+
+
+def synthesize(
+    target: Target,
+    *,
+    epsilon: float | None,
+    delta: float | None,
+    rho: float | None,
+    n: int | None = None,
+    method: str = "aim",
+    columns: Sequence[Any] | None = None,
+    marginals: Sequence[Sequence[Any]] | None = None,
+    bounds: Mapping[Any, tuple[float, float]] | None = None,
+    categories: Mapping[Any, Sequence[Any]] | None = None,
+    bins: int | Mapping[Any, int | Sequence[float]] = DEFAULT_BINS,
+    progress: bool = True,
+    random_state: int | None = None,
+) -> pd.DataFrame:
+    """A synthetic frame from the protected one (see :meth:`DataFrameAccessor.synthesize`)."""
+    frame = target.obj
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError("synthesize works on a protected DataFrame; use series.to_frame() for a single column")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    if marginals is not None and method != "marginals":
+        raise ValueError("marginals= chooses the column sets of method='marginals'; the other methods choose their own")
+    rows = _check_rows(n)
+    names = list(frame.columns if columns is None else columns)
+    if not names:
+        raise ValueError("there are no columns to synthesize")
+    plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=bins)
+    groups = _groups(marginals, names) if method == "marginals" else []
+    privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
+    split = _split(privacy, plan, target.contributions)
+    plan.check_privacy(split.discovery)
+    budget = target.protection.budget
+    if not privacy.cost.fits_in(budget.remaining):
+        raise BudgetExceededError(
+            f"synthesize needs {privacy.cost.describe(budget.kind)} but only "
+            f"{budget.remaining.describe(budget.kind)} remains; nothing was charged"
+        )
+    with _randomness(random_state) as rng:
+        domains = plan.discover(target, split.discovery)
+        allowance = split.allowance
+        unit = "ρ" if allowance.kind == "zcdp" else "ε"
+        Plan(
+            "synthesize", tuple(map(str, names)), target, split.model,
+            mechanism_name=_MECHANISMS[method].format(
+                noise="discrete Gaussian" if allowance.kind == "zcdp" else "discrete Laplace"
+            ),
+            detail=f"{method} over {len(names)} columns, planned as {unit}={float(allowance.amount):.4g}"
+            + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if split.model.kind == "approx" and unit == "ρ" else ""),
+            rule="zCDP composition" if unit == "ρ" else "sequential composition",
+        ).charge()
+        mask = target.rows_in_use()
+        coded = CodedData(
+            tuple(d.encode(frame[c]).astype(np.int32)[slice(None) if mask is None else mask] for c, d in zip(names, domains)),
+            tuple(d.size for d in domains),
+        )
+        with Progress("synthesize", enabled=progress) as bar:
+            compression = None
+            model: GraphicalModel | MarginalsModel
+            if method == "aim":
+                model, compression = graphical.aim(coded, allowance, bar, rng)
+            elif method == "mst":
+                model, compression = graphical.mst(coded, allowance, bar)
+            else:
+                model = fit_marginals(coded, allowance, groups)
+            measured = [m.clique for m in model.measurements]
+            bar("sampling", 0.95)
+            count = rows if rows is not None else max(1, int(round(model.total)))
+            codes = model.sample(count, rng)
+            if compression is not None:
+                codes = compression.undo(codes, rng)
+        out = pd.DataFrame({c: d.decode(codes[:, i], rng) for i, (c, d) in enumerate(zip(names, domains))})
+    out.attrs["dp"] = SynthesisReport(
+        method, privacy.cost, tuple(tuple(names[a] for a in clique) for clique in measured), count,
+        random_state is not None,
+    )
+    return out

@@ -1,0 +1,520 @@
+"""Column domains for synthesis: encoding, decoding, planning and private discovery."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpframe  # noqa: F401  (registers the .dp accessor)
+from dpframe.accounting.budget import Cost
+from dpframe.errors import BudgetExceededError
+from dpframe.noise.mechanism import resolve
+from dpframe.queries.plan import Target
+from dpframe.synthesis.domain import (
+    DEFAULT_BINS,
+    CategoryDomain,
+    ColumnDomain,
+    NumericDomain,
+    plan_domains,
+)
+from dpframe.testing import seeded_noise
+
+
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
+
+
+def domain_of(series: pd.Series[Any], **kwargs: Any) -> ColumnDomain:
+    """The public domain of a single column."""
+    frame = series.to_frame()
+    name = series.name
+    plan = plan_domains(frame, [name], **kwargs)
+    assert plan.discovery_columns == ()
+    return plan.public_domains()[name]
+
+
+def round_trip(domain: ColumnDomain, series: pd.Series[Any]) -> tuple[np.ndarray, pd.Series[Any]]:
+    codes = domain.encode(series)
+    assert codes.dtype == np.int64
+    assert ((codes >= 0) & (codes < domain.size)).all()
+    out = domain.decode(codes, rng())
+    assert out.dtype == series.dtype
+    assert out.name == series.name
+    assert isinstance(out.index, pd.RangeIndex) and len(out) == len(series)
+    assert len(domain.labels()) == domain.size
+    return codes, out
+
+
+# ---------------------------------------------------------------------------
+# public categories: exact round trips
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pd.Series(pd.Categorical(["x", None, "y", "x"], categories=["y", "x", "z"]), name="c"),
+        pd.Series(pd.Categorical([3, 1, None, 2], categories=[1, 2, 3], ordered=True), name="c"),
+        pd.Series([True, False, True], name="b"),
+        pd.Series(pd.array([True, None, False], dtype="boolean"), name="b"),
+    ],
+)
+def test_public_categories_round_trip_exactly(series: pd.Series[Any]) -> None:
+    domain = domain_of(series)
+    assert isinstance(domain, CategoryDomain)
+    _, out = round_trip(domain, series)
+    pd.testing.assert_series_equal(out, series.reset_index(drop=True))
+
+
+def test_bool_has_no_missing_code_and_nullable_boolean_has_one() -> None:
+    assert domain_of(pd.Series([True, True], name="b")).labels() == ["False", "True"]
+    nullable = domain_of(pd.Series(pd.array([True, True], dtype="boolean"), name="b"))
+    assert nullable.labels() == ["False", "True", "<NA>"]
+
+
+def test_categorical_codes_follow_the_dtype() -> None:
+    series = pd.Series(pd.Categorical(["x", None, "y"], categories=["y", "x", "z"]), name="c")
+    domain = domain_of(series)
+    assert domain.labels() == ["y", "x", "z", "<NA>"]
+    assert domain.encode(series).tolist() == [1, 3, 0]
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype", "declared"),
+    [
+        (["a", None, "b", "a"], object, ["a", "b"]),
+        (["a", None, "b", "a"], "str", ["b", "a"]),
+        (["a", None, "b", "a"], pd.StringDtype(), ["a", "b"]),
+        ([1.5, np.nan, 2.5, 1.5], "float64", [1.5, 2.5]),
+        ([1, None, 7, 1], "Int64", [1, 7]),
+        (["2020-01-01", None, "2021-01-01"], "datetime64[ns]", ["2020-01-01", "2021-01-01"]),
+        (["a", None, "b"], pd.CategoricalDtype(["a", "b", "c"]), ["b", "a"]),
+    ],
+)
+def test_declared_categories_round_trip_exactly(values: list[Any], dtype: Any, declared: list[Any]) -> None:
+    series = pd.Series(values, dtype=dtype, name="col")
+    domain = domain_of(series, categories={"col": declared})
+    assert isinstance(domain, CategoryDomain)
+    assert domain.size == len(declared) + 2  # plus other and missing
+    _, out = round_trip(domain, series)
+    pd.testing.assert_series_equal(out, series)
+
+
+def test_unlisted_values_get_the_other_code_which_decodes_as_missing() -> None:
+    series = pd.Series(["a", "zzz", None, "b"], dtype=object, name="col")
+    domain = domain_of(series, categories={"col": ["a", "b"]})
+    codes, out = round_trip(domain, series)
+    assert codes.tolist() == [0, 2, 3, 1]
+    assert domain.labels() == ["a", "b", "<other>", "<NA>"]
+    assert out.tolist()[0] == "a" and out.isna().tolist() == [False, True, True, False]
+
+
+def test_declared_categories_on_int_column_decode_other_as_a_listed_value() -> None:
+    series = pd.Series(np.array([1, 2, 99, 2], dtype=np.int32), name="n")
+    domain = domain_of(series, categories={"n": [1, 2]})
+    assert domain.labels() == ["1", "2", "<other>"]  # int32 cannot hold a missing value
+    codes, out = round_trip(domain, series)
+    assert codes.tolist() == [0, 1, 2, 1]
+    assert out.iloc[2] in (1, 2)
+    assert out.drop(2).tolist() == [1, 2, 2]
+
+
+def test_encode_rejects_a_series_of_another_dtype() -> None:
+    domain = domain_of(pd.Series([True, False], name="b"))
+    with pytest.raises(TypeError, match="planned for dtype bool"):
+        domain.encode(pd.Series([1, 0], name="b"))
+
+
+# ---------------------------------------------------------------------------
+# numbers, datetimes, timedeltas
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "Int64", "Int16"])
+def test_integer_columns_with_a_small_range_reproduce_exactly(dtype: str) -> None:
+    series = pd.Series(np.arange(17, 91) % 60 + 17, name="age").astype(dtype)
+    domain = domain_of(series, bounds={"age": (17, 90)}, bins=100)
+    assert isinstance(domain, NumericDomain)
+    _, out = round_trip(domain, series)
+    pd.testing.assert_series_equal(out, series)
+    assert domain.labels()[0] == "17"
+
+
+def test_nullable_integer_missing_values_round_trip() -> None:
+    series = pd.Series(pd.array([3, None, 5], dtype="Int64"), name="n")
+    domain = domain_of(series, bounds={"n": (0, 9)}, bins=10)
+    _, out = round_trip(domain, series)
+    pd.testing.assert_series_equal(out, series)
+
+
+def test_wide_integer_range_gets_integer_aligned_bins() -> None:
+    series = pd.Series(np.arange(0, 1000, dtype=np.int64), name="n")
+    domain = domain_of(series, bounds={"n": (0, 999)}, bins=10)
+    assert domain.size == 10
+    assert domain.labels()[:2] == ["[0, 99]", "[100, 199]"]
+    codes, out = round_trip(domain, series)
+    assert (codes == series.to_numpy() // 100).all()
+    assert (domain.encode(out) == codes).all()  # decoded integers stay in their bins
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "Float64", "Float32"])
+def test_float_values_land_in_their_bins(dtype: str) -> None:
+    values = np.linspace(-5, 15, 2001)
+    series = pd.Series(values, name="x").astype(dtype)
+    domain = domain_of(series, bounds={"x": (0, 10)}, bins=4)
+    assert domain.labels() == ["[0, 2.5)", "[2.5, 5)", "[5, 7.5)", "[7.5, 10]", "<NA>"]
+    codes, out = round_trip(domain, series)
+    expected = np.clip(np.floor(values / 2.5), 0, 3).astype(np.int64)  # beyond the bounds: end bins
+    assert (codes == expected).all()
+    assert (domain.encode(out) == codes).all()
+    inside = (values >= 0) & (values <= 10)
+    assert (out.to_numpy(dtype=float)[inside] >= 0).all() and (out.to_numpy(dtype=float)[inside] <= 10).all()
+
+
+def test_missing_code_exists_whatever_the_data() -> None:
+    # No missing values in any of these columns: the code exists anyway (it is a fact about the data).
+    frame = pd.DataFrame({
+        "f": [1.0, 2.0],
+        "i": pd.array([1, 2], dtype="Int64"),
+        "c": pd.Categorical(["a", "b"]),
+        "b": pd.array([True, False], dtype="boolean"),
+        "d": pd.to_datetime(["2020-01-01", "2020-01-02"]),
+        "n": [1, 2],
+    })
+    plan = plan_domains(frame, list(frame.columns), bounds={"f": (0, 3), "i": (0, 3), "d": ("2020", "2021"),
+                                                            "n": (0, 3)})
+    labels = {name: d.labels() for name, d in plan.public_domains().items()}
+    assert all(labels[name][-1] == "<NA>" for name in "ficbd")
+    assert "<NA>" not in labels["n"]
+    encoded = plan.public_domains()["f"].encode(frame["f"])
+    assert encoded.max() < plan.public_domains()["f"].size - 1
+
+
+def test_float_missing_values_get_the_last_code() -> None:
+    series = pd.Series([1.0, np.nan, np.inf, -np.inf], name="x")
+    domain = domain_of(series, bounds={"x": (0, 4)}, bins=4)
+    codes, out = round_trip(domain, series)
+    assert codes.tolist() == [1, 4, 3, 0]
+    assert out.isna().tolist() == [False, True, False, False]
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pd.Series(pd.to_datetime(["2020-01-03", None, "2020-12-30", "2019-06-01"]), name="t"),
+        pd.Series(pd.to_datetime(["2020-01-03", None, "2020-12-30", "2019-06-01"]).as_unit("s"), name="t"),
+        pd.Series(
+            pd.to_datetime(["2020-01-03", None, "2020-12-30", "2019-06-01"]).tz_localize("Europe/Paris").as_unit("ms"),
+            name="t",
+        ),
+    ],
+)
+def test_datetimes_keep_their_unit_and_time_zone(series: pd.Series[Any]) -> None:
+    domain = domain_of(series, bounds={"t": ("2020-01-01", "2021-01-01")}, bins=12)
+    codes, out = round_trip(domain, series)
+    assert codes.tolist() == [0, 12, 11, 0]
+    assert out.isna().tolist() == [False, True, False, False]
+    assert (domain.encode(out) == codes).all()
+    assert out.iloc[0].month == 1 and out.iloc[2].month == 12
+
+
+def test_timedeltas_are_binned_in_seconds() -> None:
+    series = pd.Series(pd.to_timedelta(["10min", None, "3h", "5h"]), name="d")
+    domain = domain_of(series, bounds={"d": ("0s", "4h")}, bins=4)
+    assert domain.labels()[0] == "[0 days 00:00:00, 0 days 01:00:00)"
+    codes, out = round_trip(domain, series)
+    assert codes.tolist() == [0, 4, 3, 3]
+    assert (domain.encode(out) == codes).all()
+
+
+def test_explicit_edges_make_the_domain_public() -> None:
+    frame = pd.DataFrame({"age": [5, 17, 18, 64, 65, 99], "x": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]})
+    plan = plan_domains(frame, ["age", "x"], bins={"age": [0, 18, 65, 120], "x": [0, 1, 10]})
+    assert plan.discovery_columns == ()
+    age, x = plan.public_domains().values()
+    assert age.labels() == ["[0, 17]", "[18, 64]", "[65, 120]"]
+    assert age.encode(frame["age"]).tolist() == [0, 0, 1, 1, 2, 2]
+    assert x.encode(frame["x"]).tolist() == [0, 1, 1, 1, 1, 1]
+
+
+def test_decoding_is_vectorised_and_uniform_within_bins() -> None:
+    domain = NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 1.0, bins=2)
+    out = domain.decode(np.zeros(100_000, dtype=np.int64), rng())
+    assert 0.0 <= out.min() and out.max() < 0.5
+    assert abs(out.mean() - 0.25) < 0.005
+
+
+def test_wide_categorical_is_fast_and_exact() -> None:
+    categories = [f"c{i:05d}" for i in range(5000)]
+    generator = np.random.default_rng(0)
+    codes = generator.integers(-1, 5000, 300_000)
+    series = pd.Series(pd.Categorical.from_codes(codes, categories=categories), name="wide")
+    start = time.perf_counter()
+    domain = domain_of(series)
+    encoded = domain.encode(series)
+    out = domain.decode(encoded, rng())
+    assert time.perf_counter() - start < 2.0
+    assert domain.size == 5001
+    pd.testing.assert_series_equal(out, series)
+
+
+# ---------------------------------------------------------------------------
+# planning errors (from the schema and the arguments only)
+# ---------------------------------------------------------------------------
+
+
+FRAME = pd.DataFrame({"age": [30, 40], "city": ["a", "b"], "cat": pd.Categorical(["x", "y"])})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"columns": ["nope"]}, KeyError, "unknown column 'nope'"),
+        ({"bounds": {"agee": (0, 1)}}, KeyError, "bounds given for \\['agee'\\]"),
+        ({"categories": {"town": ["a"]}}, KeyError, "categories given for \\['town'\\]"),
+        ({"bins": {"x": 3}}, KeyError, "bins given for \\['x'\\]"),
+        ({"bounds": {"age": (90, 0)}}, ValueError, "did you reverse them"),
+        ({"bounds": {"age": (0, np.inf)}}, ValueError, "finite"),
+        ({"bounds": {"age": "wide"}}, TypeError, "pair"),
+        ({"bounds": [(0, 1)]}, TypeError, "must be a dict"),
+        ({"bounds": {"city": (0, 1)}}, ValueError, "numeric, datetime and timedelta"),
+        ({"bins": {"cat": 4}}, ValueError, "numeric, datetime and timedelta"),
+        ({"bins": 0}, ValueError, "bins must be >= 1"),
+        ({"bins": {"age": [3, 1]}}, ValueError, "strictly increasing"),
+        ({"bins": {"age": [0, 10]}, "bounds": {"age": (0, 10)}}, ValueError, "not both"),
+        ({"bins": {"age": [0, 0.2, 0.4, 10]}}, ValueError, "at least one integer"),
+        ({"bounds": {"age": (0.2, 0.8)}}, ValueError, "contain no value"),
+        ({"categories": {"age": [1, 2]}, "bounds": {"age": (0, 1)}}, ValueError, "not both"),
+        ({"categories": {"city": []}}, ValueError, "empty"),
+        ({"categories": {"city": ["a", "a"]}}, ValueError, "duplicates"),
+        ({"categories": {"city": ["a", None]}}, ValueError, "missing value"),
+        ({"categories": {"age": [1.5]}}, ValueError, "not all values of its dtype"),
+        ({"categories": {"cat": ["w"]}}, ValueError, "not categories of its dtype"),
+        ({"columns": ["age", "age"]}, ValueError, "duplicates"),
+        ({"columns": "age"}, TypeError, "list of column names"),
+    ],
+)
+def test_planning_errors(kwargs: dict[str, Any], error: type[Exception], match: str) -> None:
+    columns = kwargs.pop("columns", ["age", "city", "cat"])
+    with pytest.raises(error, match=match):
+        plan_domains(FRAME, columns, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("series", "match"),
+    [
+        (pd.Series([1 + 2j, 3j]), "complex"),
+        (pd.Series(pd.period_range("2020-01", periods=2, freq="M")), "period"),
+        (pd.Series(pd.interval_range(0, 2)), "interval"),
+    ],
+)
+def test_unsupported_dtypes_name_the_column_and_dtype(series: pd.Series[Any], match: str) -> None:
+    frame = series.rename("weird").to_frame()
+    with pytest.raises(TypeError, match=f"'weird' has dtype {match}.*") as caught:
+        plan_domains(frame, ["weird"])
+    assert "astype" in str(caught.value) or "np.real" in str(caught.value)
+
+
+def test_datetime_bounds_must_be_timestamps() -> None:
+    frame = pd.DataFrame({"t": pd.to_datetime(["2020-01-01"])})
+    with pytest.raises(TypeError, match="must be timestamps"):
+        plan_domains(frame, ["t"], bounds={"t": (0, 10)})
+    tz_frame = pd.DataFrame({"t": pd.to_datetime(["2020-01-01"])})
+    with pytest.raises(TypeError, match="no time zone"):
+        plan_domains(tz_frame, ["t"], bounds={"t": (pd.Timestamp("2020", tz="UTC"), pd.Timestamp("2021", tz="UTC"))})
+
+
+def test_planning_never_reads_values() -> None:
+    # Same schema, different data: the same plan (errors and sizes cannot depend on the data).
+    a = pd.DataFrame({"x": [1.0, 2.0], "s": ["u", "v"], "c": pd.Categorical(["p", "q"])})
+    b = pd.DataFrame({"x": [np.nan, 1e300], "s": [None, "w"], "c": pd.Categorical([None, None], categories=["p", "q"])})
+    pa = plan_domains(a, ["x", "s", "c"], bounds={"x": (0, 5)}, bins=5)
+    pb = plan_domains(b, ["x", "s", "c"], bounds={"x": (0, 5)}, bins=5)
+    assert pa.needs == pb.needs == {"s": "categories"}
+    assert [d.labels() for d in pa.public_domains().values()] == [d.labels() for d in pb.public_domains().values()]
+
+
+def test_default_bins() -> None:
+    frame = pd.DataFrame({"x": [0.5], "y": [0.5]})
+    plan = plan_domains(frame, ["x", "y"], bounds={"x": (0, 1), "y": (0, 1)}, bins={"y": 4})
+    x, y = plan.public_domains().values()
+    assert x.size == DEFAULT_BINS + 1 and y.size == 5
+
+
+# ---------------------------------------------------------------------------
+# private discovery
+# ---------------------------------------------------------------------------
+
+
+def people(n: int = 4000) -> pd.DataFrame:
+    generator = np.random.default_rng(1)
+    return pd.DataFrame({
+        "age": generator.integers(18, 80, n),
+        "income": generator.lognormal(10, 0.5, n),
+        "city": generator.choice(["Oslo", "Rome", "Lima"], n),
+        "job": pd.Series(generator.choice(["a", "b", None], n), dtype=object),
+        "sex": pd.Categorical(generator.choice(["F", "M"], n)),
+        "joined": pd.Timestamp("2015-01-01") + pd.to_timedelta(generator.integers(0, 3000, n), unit="D"),
+    })
+
+
+def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> None:
+    frame = people()
+    p = frame.dp.protect(epsilon=1.0, delta=1e-6)
+    target = Target.of(p)
+    plan = plan_domains(p, list(frame.columns), bounds=None, categories=None, bins=16)
+    assert plan.needs == {"age": "bounds", "income": "bounds", "city": "categories", "job": "categories",
+                          "joined": "bounds"}
+    assert plan.needs_delta
+    privacy = target.privacy(0.5, 1e-7, None, None, selects_partitions=True)
+    with seeded_noise(3):
+        domains = plan.discover(target, privacy)
+    assert p.dp.budget.spent == privacy.cost
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == ["bounds for synthesize"] * 2 + ["categories for synthesize"] * 2 + [
+        "bounds for synthesize"
+    ]
+    assert ledger["columns"].tolist() == ["age", "income", "city", "job", "joined"]
+    assert ledger["epsilon"].tolist() == pytest.approx([0.1] * 5)
+    assert ledger["delta"].tolist() == pytest.approx([0, 0, 5e-8, 5e-8, 0])
+    assert [d.name for d in domains] == list(frame.columns)
+    age, income, city, job, sex, joined = domains
+    assert city.labels() == ["Lima", "Oslo", "Rome", "<other>", "<NA>"]
+    assert job.labels() == ["a", "b", "<other>", "<NA>"]
+    assert sex.labels() == ["F", "M", "<NA>"]
+    assert age.size <= 16 and "<NA>" not in age.labels()
+    for domain, name in zip(domains, frame.columns):
+        codes = domain.encode(frame[name])
+        assert ((codes >= 0) & (codes < domain.size)).all()
+        assert domain.decode(codes, rng()).dtype == frame[name].dtype
+    # Ages 18..79 with bounds found privately: integer bins that cover the data.
+    decoded_age = age.decode(age.encode(frame["age"]), rng())
+    assert decoded_age.min() >= 10 and decoded_age.max() <= 90
+    joined_codes = joined.encode(frame["joined"])
+    # Private bounds of datetimes are coarse (a few percent of seconds since 1970: about a year).
+    assert len(np.unique(joined_codes)) >= 5
+
+
+def test_discovery_on_a_zcdp_budget_finds_bounds() -> None:
+    frame = people()[["age", "income", "sex"]]
+    p = frame.dp.protect(rho=0.5)
+    target = Target.of(p)
+    plan = plan_domains(p, ["age", "income", "sex"], bins=8)
+    privacy = target.privacy(None, None, 0.02, None)
+    with seeded_noise(0):
+        domains = plan.discover(target, privacy)
+    assert p.dp.budget.spent == Cost(rho=Fraction(1, 50))
+    assert p.dp.budget.ledger["rho"].tolist() == pytest.approx([0.01, 0.01])
+    assert [d.size for d in domains[:2]] == [8, 9]
+
+
+def test_categories_on_a_zcdp_budget_fail_before_any_charge() -> None:
+    p = people().dp.protect(rho=0.5)
+    target = Target.of(p)
+    plan = plan_domains(p, ["age", "city"])
+    privacy = target.privacy(None, None, 0.1, None)
+    with pytest.raises(ValueError, match=r"categories of \['city'\] are not public.*categorical dtype"):
+        plan.check_privacy(privacy)
+    with pytest.raises(ValueError, match="not public"):
+        plan.discover(target, privacy)
+    assert p.dp.budget.spent == Cost()
+    assert p.dp.budget.ledger.empty
+
+
+def test_categories_need_delta() -> None:
+    p = people().dp.protect(epsilon=1.0)
+    target = Target.of(p)
+    plan = plan_domains(p, ["city"])
+    with pytest.raises(ValueError, match="delta>0"):
+        plan.discover(target, target.privacy(0.5, None, None, None))
+    assert p.dp.budget.ledger.empty
+
+
+def test_delta_without_categories_is_refused() -> None:
+    p = people().dp.protect(epsilon=1.0, delta=1e-6)
+    target = Target.of(p)
+    plan = plan_domains(p, ["age"])
+    assert not plan.needs_delta
+    with pytest.raises(ValueError, match="pass delta=0"):
+        plan.check_privacy(target.privacy(0.5, 1e-7, None, "laplace", selects_partitions=True))
+
+
+def test_no_budget_for_discovery_explains_how_to_declare() -> None:
+    plan = plan_domains(people(), ["age", "city", "sex"])
+    with pytest.raises(ValueError, match=r"bounds=\{'age'.*categories=\{'city'"):
+        plan.check_privacy(None)
+    public = plan_domains(people(), ["sex"])
+    public.check_privacy(None)
+    assert [d.name for d in public.discover(Target.of(people().dp.protect(epsilon=1.0)), None)] == ["sex"]
+
+
+def test_discovery_over_budget_charges_nothing() -> None:
+    p = people().dp.protect(epsilon=1.0, delta=1e-6)
+    target = Target.of(p)
+    plan = plan_domains(p, ["age", "city"])
+    privacy = target.privacy(0.8, 1e-7, None, None, selects_partitions=True)
+    p.dp.budget.charge(Cost(epsilon=Fraction(1, 2)), query="other")
+    with pytest.raises(BudgetExceededError, match="nothing was charged"):
+        plan.discover(target, privacy)
+    assert p.dp.budget.spent == Cost(epsilon=Fraction(1, 2))
+
+
+def test_shares_add_up_to_the_privacy() -> None:
+    p = people().dp.protect(epsilon=1.0, delta=1e-6)
+    plan = plan_domains(p, ["age", "city", "job"])
+    privacy = resolve(p.dp.budget, 0.3, 3e-7, None, None, selects_partitions=True)
+    shares = plan.shares(privacy)
+    assert sum((s.cost for s in shares.values()), Cost()) == privacy.cost
+    assert {s.mechanism for s in shares.values()} == {"laplace"}
+
+
+def test_selected_string_categories_decode_other_as_missing() -> None:
+    frame = pd.DataFrame({"s": pd.Series(["common"] * 3000 + ["rare"], dtype="str")})
+    p = frame.dp.protect(epsilon=1.0, delta=1e-6)
+    target = Target.of(p)
+    plan = plan_domains(p, ["s"])
+    with seeded_noise(1):
+        (domain,) = plan.discover(target, target.privacy(0.5, 1e-7, None, None, selects_partitions=True))
+    assert domain.labels() == ["common", "<other>", "<NA>"]
+    codes, out = round_trip(domain, frame["s"])
+    assert codes[-1] == 1 and out.isna().sum() == 1
+
+
+def test_discovery_uses_contribution_bounded_rows_and_checks_the_schema() -> None:
+    frame = people()
+    p = frame.dp.protect(epsilon=1.0)
+    plan = plan_domains(p, ["age"])
+    other = frame.assign(age=frame["age"].astype(float)).dp.protect(epsilon=1.0)
+    with pytest.raises(TypeError, match="planned with dtype int64"):
+        plan.discover(Target.of(other), Target.of(other).privacy(0.5, None, None, None))
+    assert other.dp.budget.ledger.empty
+
+
+def test_datetime_edges_and_very_wide_private_bounds() -> None:
+    series = pd.Series(pd.to_datetime(["2019-05-01", "2020-05-01", None]).tz_localize("UTC"), name="t")
+    domain = domain_of(series, bins={"t": ["2019-01-01", "2020-01-01", pd.Timestamp("2021-01-01", tz="UTC")]})
+    assert domain.labels() == [
+        "[2019-01-01 00:00:00+00:00, 2020-01-01 00:00:00+00:00)",
+        "[2020-01-01 00:00:00+00:00, 2021-01-01 00:00:00+00:00]",
+        "<NA>",
+    ]
+    codes, out = round_trip(domain, series)
+    assert codes.tolist() == [0, 1, 2]
+    # Bounds at the top of the SVT grid (2**50 s) are cut to what datetime64[ns] can hold.
+    wide = NumericDomain.from_bounds("t", np.dtype("M8[ns]"), -(2.0**50), 2.0**50, bins=4, strict=False)
+    decoded = wide.decode(np.arange(5, dtype=np.int64), rng())
+    assert decoded.dtype == np.dtype("M8[ns]") and decoded.isna().tolist() == [False] * 4 + [True]
+
+
+def test_private_bounds_of_unsigned_ints_stay_in_range() -> None:
+    domain = NumericDomain.from_bounds("u", np.dtype("uint8"), -3.5, 400.0, bins=8, strict=False)
+    out = domain.decode(np.repeat(np.arange(8), 100), rng())
+    assert out.dtype == np.uint8 and out.min() == 0 and out.max() <= 255
+    assert domain.labels()[-1] == "[224, 255]"
+    point = NumericDomain.from_bounds("n", np.dtype("int64"), 0.2, 0.4, bins=8, strict=False)
+    assert point.labels() == ["0"]
