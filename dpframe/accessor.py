@@ -301,6 +301,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         percentiles: Any = (0.25, 0.5, 0.75),
         bounds: Any = None,
         keys: Any = None,
+        progress: bool = True,
     ) -> pd.DataFrame:
         """Private ``describe(include="all")``: every column's statistics, spending exactly ``epsilon``.
 
@@ -320,7 +321,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
 
         return describe(
             self._obj, epsilon=epsilon, delta=delta, weights=weights, percentiles=percentiles, bounds=bounds,
-            keys=keys,
+            keys=keys, progress=progress,
         )
 
     def synthesize(
@@ -335,7 +336,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         marginals: Any = None,
         bounds: Any = None,
         categories: Any = None,
-        bins: Any = 32,
+        bins: Any = None,
         progress: bool = True,
         random_state: int | None = None,
     ) -> pd.DataFrame:
@@ -349,7 +350,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         independent noisy marginals (the book's ch. 15; ``marginals=[("a",
         "b"), ...]`` for joint ones). Numeric and date columns are binned
         within ``bounds={col: (lo, hi)}`` (otherwise found privately) into
-        ``bins`` bins; text columns use ``categories={col: [...]}``, a
+        ``bins`` bins (default 32; an int, or ``{col: n or [edges]}``); text columns use ``categories={col: [...]}``, a
         categorical dtype, or categories selected privately (needs delta).
         Missing values are a value of their own. ``n=`` fixes the row count.
         ``random_state`` makes everything reproducible -- tests only, NOT

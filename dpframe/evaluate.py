@@ -16,21 +16,41 @@ import pandas as pd
 from numpy.typing import NDArray
 
 
+def _as_numbers(series: pd.Series[Any]) -> NDArray[np.float64]:
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or pd.api.types.is_timedelta64_dtype(series.dtype):
+        numbers = np.asarray(series.astype("int64"), dtype=np.float64)
+        numbers[series.isna().to_numpy()] = np.nan
+        return numbers
+    return np.asarray(series.to_numpy(np.float64, na_value=np.nan), dtype=np.float64)
+
+
 def _shared_codes(real: pd.Series[Any], synthetic: pd.Series[Any], bins: int) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
-    """Codes of both columns on one set of values; numeric columns with many values in quantile bins of the real."""
+    """Codes of both columns on one set of values (missing values a value of their own).
+
+    Numeric columns are compared in cells of the real column: with more than
+    ``bins`` distinct values, its quantile bins; otherwise one cell per real
+    value, with cell borders halfway between them, so a synthetic value drawn
+    within a bin counts for the nearest real value.
+    """
     numeric = (
-        pd.api.types.is_numeric_dtype(real.dtype) or pd.api.types.is_datetime64_any_dtype(real.dtype)
+        pd.api.types.is_numeric_dtype(real.dtype)
+        or pd.api.types.is_datetime64_any_dtype(real.dtype)
+        or pd.api.types.is_timedelta64_dtype(real.dtype)
     ) and not pd.api.types.is_bool_dtype(real.dtype)
-    if numeric and real.nunique() > bins:
-        as_number = real.astype("int64") if pd.api.types.is_datetime64_any_dtype(real.dtype) else real
-        edges = np.unique(np.nanquantile(as_number.to_numpy(np.float64, na_value=np.nan), np.linspace(0, 1, bins + 1)))
-        edges[0], edges[-1] = -np.inf, np.inf
+    if numeric:
+        real_numbers, synthetic_numbers = _as_numbers(real), _as_numbers(synthetic)
+        distinct = np.unique(real_numbers[~np.isnan(real_numbers)])
+        if len(distinct) > bins:
+            borders = np.unique(np.quantile(real_numbers[~np.isnan(real_numbers)], np.linspace(0, 1, bins + 1)[1:-1]))
+        else:
+            borders = (distinct[1:] + distinct[:-1]) / 2
 
-        def binned(s: pd.Series[Any]) -> pd.Series[Any]:
-            number = s.astype("int64") if pd.api.types.is_datetime64_any_dtype(s.dtype) else s
-            return pd.Series(np.searchsorted(edges, number.to_numpy(np.float64, na_value=np.nan), side="right"))
+        def cell(numbers: NDArray[np.float64]) -> pd.Series[Any]:
+            cells = np.searchsorted(borders, numbers, side="right").astype(np.float64)
+            cells[np.isnan(numbers)] = np.nan
+            return pd.Series(cells)
 
-        real, synthetic = binned(real), binned(synthetic)
+        real, synthetic = cell(real_numbers), cell(synthetic_numbers)
     both = pd.concat([real.astype(object), synthetic.astype(object)], ignore_index=True)
     codes, uniques = pd.factorize(both, use_na_sentinel=False)
     return codes[: len(real)], codes[len(real):], len(uniques)
@@ -50,8 +70,9 @@ def marginal_error(
 
     The error of a marginal is half the L1 distance between the two normalised
     contingency tables (0 = identical, 1 = disjoint); missing values count as
-    a value of their own. Numeric columns with more than ``bins`` distinct
-    values are compared in ``bins`` quantile bins of the real column. With
+    a value of their own. Numeric columns are compared in ``bins`` quantile
+    bins of the real column, or, when it has at most ``bins`` distinct values,
+    each synthetic value at the nearest real value. With
     ``sample=m``, ``m`` column sets drawn at random (``seed``) instead of all.
     Average with ``.mean()``. Not private: it reads ``real`` exactly.
 

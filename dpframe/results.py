@@ -10,6 +10,8 @@ stated probability. They are post-processing and cost nothing.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -43,9 +45,12 @@ class Release:
     note: str = ""
 
     def __repr__(self) -> str:
+        # Selections (mode, top_k, quantiles) release a choice, with no interval around it.
+        selection = isinstance(self.std, float) and math.isnan(self.std)
+        accuracy = "no intervals (a selection)" if selection else f"{self.level:.0%} intervals"
         return (
             f"Release({self.query} of {', '.join(self.columns) or 'rows'}: {self.mechanism}, "
-            f"cost {self.cost.describe('zcdp' if self.cost.rho else 'approx')}, {self.level:.0%} intervals)"
+            f"cost {self.cost.describe('zcdp' if self.cost.rho else 'approx')}, {accuracy})"
         )
 
 

@@ -38,6 +38,7 @@ import pandas as pd
 from dpframe.accounting.budget import Cost, exact
 from dpframe.errors import BudgetExceededError
 from dpframe.noise.mechanism import SELECTION_DELTA_SHARE, Privacy, resolve
+from dpframe.progress import Progress
 from dpframe.queries import partitioned, scalar
 from dpframe.queries import select as selection
 from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
@@ -304,6 +305,7 @@ def describe(
     percentiles: Iterable[float] | None = (0.25, 0.5, 0.75),
     bounds: Mapping[Any, tuple[float, float]] | None = None,
     keys: Mapping[Any, Any] | None = None,
+    progress: bool = True,
 ) -> pd.DataFrame:
     """Private ``describe(include="all")`` of a protected frame, spending exactly ``epsilon``.
 
@@ -317,6 +319,8 @@ def describe(
     ``freq`` that noisy count. ``result.attrs["dp"]`` is a
     :class:`~dpframe.results.Release` whose ``std``, ``lower`` and ``upper``
     are frames of the result's shape (NaN where there is no interval).
+    A progress bar appears on standard error when it runs for more than a
+    second (``progress=False`` to silence it).
 
     >>> import numpy as np, pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -338,12 +342,14 @@ def describe(
     plans, cost = _plan(obj, target, epsilon, delta, weights, levels, bounds, keys)
 
     cells: dict[Any, dict[str, Any]] = {}
-    for plan in plans:
-        series: pd.Series[Any] = obj[plan.name]
-        if plan.kind == "numeric":
-            cells[plan.name] = _numeric(target, series, plan, levels)
-        else:
-            cells[plan.name] = _categorical(target, series, plan)
+    with Progress("describe", enabled=progress) as bar:  # large files take a while per column
+        for done, plan in enumerate(plans):
+            bar(f"column {plan.name}", done / len(plans))
+            series: pd.Series[Any] = obj[plan.name]
+            if plan.kind == "numeric":
+                cells[plan.name] = _numeric(target, series, plan, levels)
+            else:
+                cells[plan.name] = _categorical(target, series, plan)
 
     rows: list[str] = []
     if any(p.kind == "object" for p in plans):

@@ -37,8 +37,11 @@ from dpframe.testing import seeded_noise
 Method = Literal["aim", "mst", "marginals"]
 METHODS: tuple[Method, ...] = ("aim", "mst", "marginals")
 
-# The share of epsilon (or rho) spent on discovering domains, when some column needs it.
-DOMAIN_SHARE = Fraction(1, 10)
+# The share of epsilon (or rho) spent on discovering domains, when some column needs it. Measured
+# on generated census-like frames (3,000 and 20,000 rows, MST, epsilon = 1): with 1/10 the bounds
+# of small frames clip a lot (mean 2-way error 0.144 at 3,000 rows), with 1/4 large frames lose
+# model accuracy (0.031 against 0.028 at 20,000 rows); 1/5 is close to the best of both (0.11, 0.028).
+DOMAIN_SHARE = Fraction(1, 5)
 
 _MECHANISMS = {
     "aim": "AIM: exponential mechanism + {noise} marginals",
@@ -49,13 +52,26 @@ _MECHANISMS = {
 
 @dataclass(frozen=True)
 class SynthesisReport:
-    """What a synthetic frame was made from (in its ``attrs["dp"]``): method, cost and the marginals measured."""
+    """What a synthetic frame was made from (in its ``attrs["dp"]``).
+
+    ``marginals`` are the distinct column sets measured; ``domains`` describes
+    each column's codes (bins with their bounds, declared or found privately,
+    or categories), which fix what the synthetic values can be.
+    """
 
     method: str
     cost: Cost
     marginals: tuple[tuple[Any, ...], ...]
+    domains: dict[Any, str]
     rows: int
     seeded: bool
+
+
+def _summary(labels: list[str]) -> str:
+    """A column's codes in one line: all of them, or the first two and the last few."""
+    if len(labels) <= 6:
+        return ", ".join(labels)
+    return f"{len(labels)} codes: {labels[0]}, {labels[1]}, ..., {', '.join(labels[-2:])}"
 
 
 @dataclass(frozen=True)
@@ -134,7 +150,7 @@ def synthesize(
     marginals: Sequence[Sequence[Any]] | None = None,
     bounds: Mapping[Any, tuple[float, float]] | None = None,
     categories: Mapping[Any, Sequence[Any]] | None = None,
-    bins: int | Mapping[Any, int | Sequence[float]] = DEFAULT_BINS,
+    bins: int | Mapping[Any, int | Sequence[float]] | None = None,
     progress: bool = True,
     random_state: int | None = None,
 ) -> pd.DataFrame:
@@ -147,10 +163,12 @@ def synthesize(
     if marginals is not None and method != "marginals":
         raise ValueError("marginals= chooses the column sets of method='marginals'; the other methods choose their own")
     rows = _check_rows(n)
+    if isinstance(columns, (str, bytes)):
+        raise TypeError(f"columns must be a list of column names, got the string {columns!r}; e.g. columns=[{columns!r}]")
     names = list(frame.columns if columns is None else columns)
     if not names:
         raise ValueError("there are no columns to synthesize")
-    plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=bins)
+    plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
     split = _split(privacy, plan, target.contributions)
@@ -196,7 +214,7 @@ def synthesize(
                 codes = compression.undo(codes, rng)
         out = pd.DataFrame({c: d.decode(codes[:, i], rng) for i, (c, d) in enumerate(zip(names, domains))})
     out.attrs["dp"] = SynthesisReport(
-        method, privacy.cost, tuple(tuple(names[a] for a in clique) for clique in measured), count,
-        random_state is not None,
+        method, privacy.cost, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
+        {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
     )
     return out
