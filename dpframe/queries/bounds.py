@@ -249,7 +249,16 @@ def choose_bounds(
         # Degenerate or crossed (tiny data, or all values equal to 0): one grid
         # step either side. Post-processing of the SVT output.
         lo_index, hi_index = max(min(lo_index, hi_index) - 1, 0), min(max(lo_index, hi_index) + 1, top)
-    return float(grid[lo_index]), float(grid[hi_index])
+    # Candidate 0 counts zeros as clipped (the conservative inner side), so on data >= 0 the scan runs
+    # on to tiny negative candidates (-9e-13 ...). A bound of the other sign and over 2**20 times
+    # smaller than its partner is reported as 0: a fixed relabelling of the SVT's output (still
+    # private) that moves no value by more than 2**-20 of the range.
+    lo, hi = float(grid[lo_index]), float(grid[hi_index])
+    if lo < 0 < hi and -lo * 2**20 <= hi:
+        lo = 0.0
+    elif lo < 0 < hi and hi * 2**20 <= -lo:
+        hi = 0.0
+    return lo, hi
 
 
 def split_privacy(privacy: Privacy) -> tuple[Privacy, Privacy]:

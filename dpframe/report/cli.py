@@ -17,6 +17,7 @@ import argparse
 import sys
 from fractions import Fraction
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 import pandas as pd
@@ -61,14 +62,20 @@ def _share(text: str) -> float:
     return value
 
 
-def _bins(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 1000, got {text!r}")
-    return value
+def whole_number(lowest: int, highest: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``[lowest, highest]`` (no upper limit when None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < lowest or (highest is not None and value > highest):
+            limits = f"at least {lowest}" if highest is None else f"between {lowest} and {highest}"
+            raise argparse.ArgumentTypeError(f"must be {limits}, got {text!r}")
+        return value
+
+    return parse
 
 
 def add_parser(sub: Any) -> None:
@@ -86,7 +93,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--columns", nargs="+", metavar="COLUMN", help="describe only these columns")
     parser.add_argument("--sep", default=",", help="the CSV field separator (default ',')")
     parser.add_argument("--out", metavar="REPORT.html", help="also write a self-contained HTML report")
-    parser.add_argument("--bins", type=_bins, default=BINS, help=f"histogram bins in the report (default {BINS})")
+    parser.add_argument("--bins", type=whole_number(1, 1000), default=BINS,
+                        help=f"histogram bins in the report (default {BINS})")
     parser.add_argument("--histogram-share", type=_share, default=float(HISTOGRAM_SHARE),
                         help="the part of ε spent on the report's histograms (default 0.2; only with --out)")
 
@@ -140,6 +148,10 @@ def require_delta_for_text(frame: pd.DataFrame, delta: float) -> None:
         )
 
 
+# What a command reports as one line with exit code 1 (anything else is a bug and shows its traceback).
+USER_ERRORS = (UserError, DPFrameError, ValueError, TypeError, KeyError)
+
+
 def message(error: BaseException) -> str:
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
@@ -172,10 +184,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             histograms[str(column)] = protected[column].dp.histogram(
                 bins=args.bins, bounds=(lo, hi), epsilon=cast(float, histogram_epsilon / len(numeric))
             )
-    except UserError as error:
-        print(f"dpframe describe: error: {error}", file=err)
-        return 1
-    except (DPFrameError, ValueError, TypeError, KeyError) as error:
+    except USER_ERRORS as error:
         print(f"dpframe describe: error: {message(error)}", file=err)
         return 1
 

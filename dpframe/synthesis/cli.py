@@ -16,19 +16,18 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from dpframe.errors import DPFrameError
-from dpframe.report.cli import UserError, message, positive_epsilon, read, require_delta_for_text, select_columns, unit_delta
+from dpframe.report.cli import (
+    USER_ERRORS,
+    UserError,
+    message,
+    positive_epsilon,
+    read,
+    require_delta_for_text,
+    select_columns,
+    unit_delta,
+    whole_number,
+)
 from dpframe.synthesis.synthesize import METHODS
-
-
-def _rows(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of rows, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def add_parser(sub: Any) -> None:
@@ -44,7 +43,7 @@ def add_parser(sub: Any) -> None:
                         help="the budget's δ (e.g. 1e-6); needed for text columns and the Gaussian noise of aim/mst")
     parser.add_argument("--out", required=True, metavar="SYNTHETIC.csv", help="where to write the synthetic data")
     parser.add_argument("--method", choices=METHODS, default="aim", help="aim (default), mst or marginals")
-    parser.add_argument("--rows", type=_rows, default=None, help="rows to generate (default: a noisy count)")
+    parser.add_argument("--rows", type=whole_number(1), default=None, help="rows to generate (default: a noisy count)")
     parser.add_argument("--columns", nargs="+", metavar="COLUMN", help="synthesize only these columns")
     parser.add_argument("--sep", default=",", help="the CSV field separator (default ',')")
 
@@ -65,10 +64,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         synthetic = protected.dp.synthesize(
             epsilon=args.epsilon, delta=args.delta or None, method=args.method, n=args.rows
         )
-    except UserError as error:
-        print(f"dpframe synthesize: error: {error}", file=err)
-        return 1
-    except (DPFrameError, ValueError, TypeError, KeyError) as error:
+    except USER_ERRORS as error:
         print(f"dpframe synthesize: error: {message(error)}", file=err)
         return 1
     target = Path(args.out)

@@ -138,50 +138,29 @@ def _time_unit(dtype: Any) -> str:
     return str(np.datetime_data(dtype)[0])
 
 
-def _timestamp_seconds(value: Any, dtype: Any, name: Any) -> float:
-    """A declared bound or edge of a datetime column, in seconds since the epoch."""
-    if isinstance(value, (bool, int, float, np.number)):
-        raise TypeError(
-            f"bounds and bin edges of the datetime column {name!r} must be timestamps "
-            f"(e.g. '2020-01-01' or pd.Timestamp), got {value!r}"
-        )
-    try:
-        stamp = pd.Timestamp(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"bounds and bin edges of the datetime column {name!r} must be timestamps, got {value!r}") from None
-    if pd.isna(stamp):
-        raise ValueError(f"bounds and bin edges of {name!r} must not be missing")
-    tz = getattr(dtype, "tz", None)
-    if tz is not None and stamp.tz is None:
-        stamp = stamp.tz_localize(tz)
-    elif tz is None and stamp.tz is not None:
-        raise TypeError(f"column {name!r} has no time zone, but its bound or edge {value!r} has one")
-    return float(stamp.value) / 1e9
-
-
-def _timedelta_seconds(value: Any, name: Any) -> float:
-    """A declared bound or edge of a timedelta column, in seconds."""
-    if isinstance(value, (bool, int, float, np.number)):
-        raise TypeError(
-            f"bounds and bin edges of the timedelta column {name!r} must be durations "
-            f"(e.g. '2h' or pd.Timedelta), got {value!r}"
-        )
-    try:
-        delta = pd.Timedelta(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"bounds and bin edges of the timedelta column {name!r} must be durations, got {value!r}") from None
-    if pd.isna(delta):
-        raise ValueError(f"bounds and bin edges of {name!r} must not be missing")
-    return float(delta.total_seconds())
-
-
 def _to_axis(value: Any, kind: str, dtype: Any, name: Any) -> Any:
     """A declared bound or edge on the column's numeric axis (seconds for datetimes and timedeltas)."""
-    if kind == "datetime":
-        return _timestamp_seconds(value, dtype, name)
-    if kind == "timedelta":
-        return _timedelta_seconds(value, name)
-    return value
+    if kind not in ("datetime", "timedelta"):
+        return value
+    what, example = ("timestamps", "'2020-01-01' or pd.Timestamp") if kind == "datetime" else (
+        "durations", "'2h' or pd.Timedelta")
+    wrong = f"bounds and bin edges of the {kind} column {name!r} must be {what} (e.g. {example}), got {value!r}"
+    if isinstance(value, (bool, int, float, np.number)):
+        raise TypeError(wrong)
+    try:
+        parsed = pd.Timestamp(value) if kind == "datetime" else pd.Timedelta(value)
+    except (TypeError, ValueError):
+        raise TypeError(wrong) from None
+    if pd.isna(parsed):
+        raise ValueError(f"bounds and bin edges of {name!r} must not be missing")
+    if isinstance(parsed, pd.Timedelta):
+        return float(parsed.total_seconds())
+    tz = getattr(dtype, "tz", None)
+    if tz is not None and parsed.tz is None:
+        parsed = parsed.tz_localize(tz)
+    elif tz is None and parsed.tz is not None:
+        raise TypeError(f"column {name!r} has no time zone, but its bound or edge {value!r} has one")
+    return float(parsed.value) / 1e9
 
 
 def _axis_values(series: pd.Series[Any], kind: str) -> NDArray[np.float64]:
