@@ -249,9 +249,10 @@ def test_discovery_lines_and_exact_total(method: str) -> None:
     assert (spent.epsilon, spent.delta, spent.rho) == (Fraction(3, 5), Fraction(1, 10**7), Fraction(0))
     queries = p.dp.budget.ledger["query"].tolist()
     assert queries.count("bounds for synthesize") == 1
+    assert queries.count("bins for synthesize") == 1  # the float column's bins follow a noisy histogram
     assert queries.count("categories for synthesize") == 1
     assert queries.count("synthesize") == 1
-    assert queries[-1] == "synthesize" and len(queries) == 3
+    assert queries[-1] == "synthesize" and len(queries) == 4
 
 
 def test_bounds_discovery_only_with_a_pure_budget() -> None:
@@ -261,7 +262,7 @@ def test_bounds_discovery_only_with_a_pure_budget() -> None:
     syn = p.dp.synthesize(epsilon=0.5, method="mst", progress=False, random_state=2)
     spent = p.dp.budget.spent
     assert (spent.epsilon, spent.delta, spent.rho) == (Fraction(1, 2), Fraction(0), Fraction(0))
-    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize", "synthesize"]
+    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize", "bins for synthesize", "synthesize"]
     assert (p.dp.budget.ledger["delta"] == 0).all()
     assert syn["num"].dtype == np.float64
 
@@ -273,7 +274,7 @@ def test_zcdp_budget_spends_exactly_rho() -> None:
     syn = p.dp.synthesize(rho=0.25, method="aim", progress=False, random_state=3)
     spent = p.dp.budget.spent
     assert (spent.epsilon, spent.delta, spent.rho) == (Fraction(0), Fraction(0), Fraction(1, 4))
-    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize", "synthesize"]
+    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize", "bins for synthesize", "synthesize"]
     assert list(syn.dtypes) == list(df.dtypes)
     # All public: one line.
     q = df[["grp"]].dp.protect(rho=0.5)
@@ -726,7 +727,7 @@ def test_random_state_also_seeds_discovery() -> None:
     for _ in range(2):
         p = df.dp.protect(epsilon=1.0, delta=1e-6)
         runs.append(p.dp.synthesize(epsilon=1.0, method="mst", progress=False, random_state=5))
-        assert p.dp.budget.ledger["seeded"].all() and len(p.dp.budget.ledger) == 3
+        assert p.dp.budget.ledger["seeded"].all() and len(p.dp.budget.ledger) == 4
     pd.testing.assert_frame_equal(runs[0], runs[1])
 
 
@@ -874,3 +875,15 @@ def test_adult_mst_beats_independent_marginals(adult: pd.DataFrame) -> None:
         assert marginal_error(df, syn, way=1).max() < 0.03
         errors[method] = marginal_error(df, syn, way=2).mean()
     assert errors["mst"] < 0.8 * errors["marginals"], errors
+
+
+def test_what_discovery_leaves_unspent_goes_to_the_model() -> None:
+    # Dice: the private bounds hold at most `bins` integers, so no histogram is needed for the bins.
+    df = pd.DataFrame({"dice": np.arange(3000) % 6 + 1, "flag": np.arange(3000) % 2 == 0})
+    p = df.dp.protect(epsilon=1.0)
+    syn = p.dp.synthesize(epsilon=0.5, method="mst", progress=False, random_state=4)
+    assert p.dp.budget.spent.epsilon == Fraction(1, 2)
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == ["bounds for synthesize", "synthesize"]
+    assert ledger["epsilon"].tolist() == pytest.approx([0.05, 0.45])
+    assert set(syn["dice"]) <= set(range(1, 7)) or syn["dice"].between(-10, 20).all()

@@ -373,15 +373,16 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
     assert plan.needs_delta
     privacy = target.privacy(0.5, 1e-7, None, None, selects_partitions=True)
     with seeded_noise(3):
-        domains = plan.discover(target, privacy)
-    assert p.dp.budget.spent == privacy.cost
+        discovery = plan.discover(target, privacy)
+    domains = discovery.domains
+    # Numeric columns: bounds, then the histogram that places their bins (each half the column's share).
+    assert p.dp.budget.spent == privacy.cost == discovery.cost
     ledger = p.dp.budget.ledger
-    assert ledger["query"].tolist() == ["bounds for synthesize"] * 2 + ["categories for synthesize"] * 2 + [
-        "bounds for synthesize"
-    ]
-    assert ledger["columns"].tolist() == ["age", "income", "city", "job", "joined"]
-    assert ledger["epsilon"].tolist() == pytest.approx([0.1] * 5)
-    assert ledger["delta"].tolist() == pytest.approx([0, 0, 5e-8, 5e-8, 0])
+    assert ledger["query"].tolist() == ["bounds for synthesize", "bins for synthesize"] * 2 + [
+        "categories for synthesize"] * 2 + ["bounds for synthesize", "bins for synthesize"]
+    assert ledger["columns"].tolist() == ["age", "age", "income", "income", "city", "job", "joined", "joined"]
+    assert ledger["epsilon"].tolist() == pytest.approx([0.05] * 4 + [0.1] * 2 + [0.05] * 2)
+    assert ledger["delta"].tolist() == pytest.approx([0, 0, 0, 0, 5e-8, 5e-8, 0, 0])
     assert [d.name for d in domains] == list(frame.columns)
     age, income, city, job, sex, joined = domains
     assert city.labels() == ["Lima", "Oslo", "Rome", "<other>", "<NA>"]
@@ -407,10 +408,44 @@ def test_discovery_on_a_zcdp_budget_finds_bounds() -> None:
     plan = plan_domains(p, ["age", "income", "sex"], bins=8)
     privacy = target.privacy(None, None, 0.02, None)
     with seeded_noise(0):
-        domains = plan.discover(target, privacy)
+        domains = plan.discover(target, privacy).domains
     assert p.dp.budget.spent == Cost(rho=Fraction(1, 50))
-    assert p.dp.budget.ledger["rho"].tolist() == pytest.approx([0.01, 0.01])
+    assert p.dp.budget.ledger["rho"].tolist() == pytest.approx([0.005] * 4)
     assert [d.size for d in domains[:2]] == [8, 9]
+
+
+def test_small_integer_ranges_skip_the_histogram_and_report_it_unspent() -> None:
+    frame = pd.DataFrame({"dice": np.arange(3000) % 6 + 1})
+    p = frame.dp.protect(epsilon=1.0)
+    target = Target.of(p)
+    plan = plan_domains(p, ["dice"], bins=16)
+    privacy = target.privacy(0.5, None, None, None)
+    with seeded_noise(0):
+        discovery = plan.discover(target, privacy)
+    (dice,) = discovery.domains
+    assert discovery.cost == p.dp.budget.spent == Cost(epsilon=Fraction(1, 4))
+    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize"]
+    assert dice.decode(dice.encode(frame["dice"]), rng()).tolist() == frame["dice"].tolist()
+
+
+def test_bins_follow_the_mass_of_a_skewed_column() -> None:
+    values = np.concatenate([np.zeros(6000), np.random.default_rng(0).lognormal(8, 1, 4000)])
+    frame = pd.DataFrame({"gain": values})
+    p = frame.dp.protect(epsilon=1.0)
+    target = Target.of(p)
+    plan = plan_domains(p, ["gain"], bins=16)
+    with seeded_noise(1):
+        (gain,) = plan.discover(target, target.privacy(1.0, None, None, None)).domains
+    assert isinstance(gain, NumericDomain)
+    edges = np.asarray(gain.edges)
+    widths = np.diff(edges)
+    # The spike at 0 sits in a narrow first bin; no bin is wider than two equal-width bins.
+    assert widths[0] < (edges[-1] - edges[0]) / 16
+    assert widths.max() <= 2 * (edges[-1] - edges[0]) / 16 + 1e-9
+    # Most of the lognormal body is in narrower-than-equal bins.
+    body = (values > 0) & (values < np.quantile(values[values > 0], 0.9))
+    assert np.mean(widths[np.clip(np.searchsorted(edges, values[body]) - 1, 0, len(widths) - 1)]
+                   < (edges[-1] - edges[0]) / 16) > 0.5
 
 
 def test_categories_on_a_zcdp_budget_fail_before_any_charge() -> None:
@@ -421,7 +456,7 @@ def test_categories_on_a_zcdp_budget_fail_before_any_charge() -> None:
     with pytest.raises(ValueError, match=r"categories of \['city'\] are not public.*categorical dtype"):
         plan.check_privacy(privacy)
     with pytest.raises(ValueError, match="not public"):
-        plan.discover(target, privacy)
+        plan.discover(target, privacy).domains
     assert p.dp.budget.spent == Cost()
     assert p.dp.budget.ledger.empty
 
@@ -431,7 +466,7 @@ def test_categories_need_delta() -> None:
     target = Target.of(p)
     plan = plan_domains(p, ["city"])
     with pytest.raises(ValueError, match="delta>0"):
-        plan.discover(target, target.privacy(0.5, None, None, None))
+        plan.discover(target, target.privacy(0.5, None, None, None)).domains
     assert p.dp.budget.ledger.empty
 
 
@@ -450,7 +485,7 @@ def test_no_budget_for_discovery_explains_how_to_declare() -> None:
         plan.check_privacy(None)
     public = plan_domains(people(), ["sex"])
     public.check_privacy(None)
-    assert [d.name for d in public.discover(Target.of(people().dp.protect(epsilon=1.0)), None)] == ["sex"]
+    assert [d.name for d in public.discover(Target.of(people().dp.protect(epsilon=1.0)), None).domains] == ["sex"]
 
 
 def test_discovery_over_budget_charges_nothing() -> None:
@@ -460,7 +495,7 @@ def test_discovery_over_budget_charges_nothing() -> None:
     privacy = target.privacy(0.8, 1e-7, None, None, selects_partitions=True)
     p.dp.budget.charge(Cost(epsilon=Fraction(1, 2)), query="other")
     with pytest.raises(BudgetExceededError, match="nothing was charged"):
-        plan.discover(target, privacy)
+        plan.discover(target, privacy).domains
     assert p.dp.budget.spent == Cost(epsilon=Fraction(1, 2))
 
 
@@ -479,7 +514,7 @@ def test_selected_string_categories_decode_other_as_missing() -> None:
     target = Target.of(p)
     plan = plan_domains(p, ["s"])
     with seeded_noise(1):
-        (domain,) = plan.discover(target, target.privacy(0.5, 1e-7, None, None, selects_partitions=True))
+        (domain,) = plan.discover(target, target.privacy(0.5, 1e-7, None, None, selects_partitions=True)).domains
     assert domain.labels() == ["common", "<other>", "<NA>"]
     codes, out = round_trip(domain, frame["s"])
     assert codes[-1] == 1 and out.isna().sum() == 1
@@ -491,7 +526,7 @@ def test_discovery_uses_contribution_bounded_rows_and_checks_the_schema() -> Non
     plan = plan_domains(p, ["age"])
     other = frame.assign(age=frame["age"].astype(float)).dp.protect(epsilon=1.0)
     with pytest.raises(TypeError, match="planned with dtype int64"):
-        plan.discover(Target.of(other), Target.of(other).privacy(0.5, None, None, None))
+        plan.discover(Target.of(other), Target.of(other).privacy(0.5, None, None, None)).domains
     assert other.dp.budget.ledger.empty
 
 

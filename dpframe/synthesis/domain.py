@@ -27,6 +27,15 @@ Kinds of column
   Integer columns get integer-aligned bins, one code per integer when the
   range has at most ``bins`` integers. Decoding draws a uniform value (a
   uniform integer for integer dtypes) within the bin.
+* **Bins of columns whose bounds are found privately** follow the data: half
+  of the column's share finds the bounds, the other half a noisy histogram of
+  :data:`FINE_CELLS` x ``bins`` equal-width cells between them (parallel
+  composition), and the edges are placed at equal steps of a curve that is
+  half the noisy cumulative mass and half the width (post-processing). Heavy
+  regions (a spike at 0, the body of a skewed income) get narrow bins, and no
+  bin is wider than two equal-width bins. Integer columns whose range turns
+  out to hold at most ``bins`` integers keep one code per integer and skip
+  the histogram; what it would have spent is reported as unspent.
 
 Missing values have their own (last) code for every dtype that can hold them
 (everything except numpy ints and bools), whether or not the data has any:
@@ -51,12 +60,13 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
+from dpframe.accounting.budget import Cost
 from dpframe.errors import BudgetExceededError
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
 from dpframe.queries.partitioned import Partitioning, _release_counts
-from dpframe.queries.plan import Target, check_bounds, public_keys
+from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
 
 __all__ = [
     "DEFAULT_BINS",
@@ -504,11 +514,11 @@ class DomainPlan:
     >>> target = Target.of(p)
     >>> privacy = target.privacy(0.2, 1e-7, None, None, selects_partitions=True)
     >>> with seeded_noise(0):
-    ...     age, city = plan.discover(target, privacy)
+    ...     age, city = plan.discover(target, privacy).domains
     >>> city.labels()
     ['Oslo', 'Rome', '<other>', '<NA>']
     >>> p.dp.budget.ledger[["query", "columns", "epsilon", "delta"]].values.tolist()
-    [['bounds for synthesize', 'age', 0.1, 0.0], ['categories for synthesize', 'city', 0.1, 1e-07]]
+    [['bounds for synthesize', 'age', 0.05, 0.0], ['bins for synthesize', 'age', 0.05, 0.0], ['categories for synthesize', 'city', 0.1, 1e-07]]
     """
 
     columns: tuple[Any, ...]
@@ -583,12 +593,13 @@ class DomainPlan:
                 out[name] = Privacy("approx", "laplace", each.epsilon, privacy.delta / selections, Fraction(0))
         return out
 
-    def discover(self, target: Target, privacy: Privacy | None) -> list[ColumnDomain]:
-        """Charge each needed measurement as its own ledger line, then return every column's domain, in order.
+    def discover(self, target: Target, privacy: Privacy | None) -> Discovery:
+        """Charge each needed measurement as its own ledger line; return every column's domain, in order.
 
         ``privacy`` is split by :meth:`shares`. Everything is checked (privacy,
         schema, the whole cost against the remaining budget) before the first
-        charge; the data is read only after each charge.
+        charge; the data is read only after each charge. The result says what
+        was spent, which can be less than ``privacy`` (module docstring).
         """
         self.check_privacy(privacy)
         for entry in self.entries:
@@ -605,18 +616,14 @@ class DomainPlan:
                     f"but only {budget.remaining.describe(budget.kind)} remains; nothing was charged"
                 )
         domains: list[ColumnDomain] = []
+        spent = Cost()
         for entry in self.entries:
             if entry.domain is not None:
                 domains.append(entry.domain)
             elif entry.need == "bounds":
-                series = target.column(entry.name)
-                if entry.kind in ("datetime", "timedelta"):
-                    # The SVT needs numbers: seconds (the conversion reads nothing that could surface).
-                    series = pd.Series(_axis_values(series, entry.kind), index=series.index, name=series.name)
-                lower, upper = private_bounds(target, series, shares[entry.name], query=QUERY)
-                domains.append(
-                    NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=entry.bins, strict=False)
-                )
+                domain, cost = _discover_bins(target, entry, shares[entry.name])
+                domains.append(domain)
+                spent += cost
             else:
                 partitioning = Partitioning((entry.name,), (None,))
                 _, cells, _, _ = _release_counts(
@@ -624,7 +631,71 @@ class DomainPlan:
                 )
                 keys = pd.Index(cells, dtype=entry.dtype, name=None)
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
-        return domains
+                spent += shares[entry.name].cost
+        return Discovery(domains, spent)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """The domains of every planned column, and what finding them cost."""
+
+    domains: list[ColumnDomain]
+    cost: Cost
+
+
+# Cells of the noisy histogram per bin, for columns whose bins follow the data.
+FINE_CELLS = 16
+
+
+def _halves(privacy: Privacy) -> tuple[Privacy, Privacy]:
+    """Two equal pure-epsilon halves (charged rho on zCDP) of a column's discovery share."""
+    if privacy.kind == "zcdp":
+        rho = privacy.rho / 2
+        half = Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
+    else:
+        half = Privacy("approx", "laplace", privacy.epsilon / 2, Fraction(0), Fraction(0))
+    return half, half
+
+
+def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tuple[NumericDomain, Cost]:
+    """Private bounds, then (unless one code per integer) bins whose edges follow a noisy histogram."""
+    for_bounds, for_bins = _halves(privacy)
+    series = target.column(entry.name)
+    numbers = series
+    if entry.kind in ("datetime", "timedelta"):
+        # The SVT needs numbers: seconds (the conversion reads nothing that could surface).
+        numbers = pd.Series(_axis_values(series, entry.kind), index=series.index, name=series.name)
+    lower, upper = private_bounds(target, numbers, for_bounds, query=QUERY)
+    fine = NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False)
+    if fine.bins <= entry.bins:  # few integers (or a degenerate range): one code each, no histogram needed
+        return fine, for_bounds.cost
+    noise = for_bins.noise(target.contributions)
+    Plan(
+        f"bins for {QUERY}", (str(entry.name),), target, for_bins, {"count": noise},
+        rule="parallel composition over histogram cells",
+    ).charge()
+    mask = target.rows_in_use()
+    codes = fine.encode(series)
+    counts = np.bincount(codes if mask is None else codes[mask], minlength=fine.size)[: fine.bins]
+    noisy = (counts + noise.sample(fine.bins)).astype(np.float64)
+    edges = _edges_following(np.asarray(fine.edges), noisy, entry.bins)
+    return NumericDomain.from_edges(entry.name, entry.dtype, edges.tolist()), privacy.cost
+
+
+def _edges_following(fine_edges: NDArray[np.float64], noisy: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
+    """``bins`` bins over ``fine_edges`` at equal steps of half the noisy cumulative mass plus half the width.
+
+    A spike in the first cell gets a bin of its own and takes the place of
+    the bins its mass would have had; the rest never exceeds twice the equal width:
+
+    >>> _edges_following(np.arange(9.0), np.array([100.0, 0, 0, 0, 0, 0, 0, -3]), 4).tolist()
+    [0.0, 1.0, 4.0, 8.0]
+    """
+    mass = np.clip(noisy, 0.0, None)
+    width = np.full(len(mass), 1.0 / len(mass))
+    curve = np.cumsum(0.5 * width + (0.5 * mass / mass.sum() if mass.sum() > 0 else 0.5 * width))
+    cuts = np.searchsorted(curve, np.arange(1, bins) / bins * curve[-1], side="left") + 1
+    return np.unique(np.concatenate([fine_edges[:1], fine_edges[np.minimum(cuts, len(mass))], fine_edges[-1:]]))
 
 
 def _advice(name: Any, need: Need) -> str:

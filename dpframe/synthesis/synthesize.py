@@ -38,7 +38,7 @@ Method = Literal["aim", "mst", "marginals"]
 METHODS: tuple[Method, ...] = ("aim", "mst", "marginals")
 
 # The share of epsilon (or rho) spent on discovering domains, when some column needs it. Measured
-# on generated census-like frames (3,000 and 20,000 rows, MST, epsilon = 1): with 1/10 the bounds
+# on generated census-like frames (3,000 and 20,000 rows, MST, epsilon = 1, equal-width bins): with 1/10 the bounds
 # of small frames clip a lot (mean 2-way error 0.144 at 3,000 rows), with 1/4 large frames lose
 # model accuracy (0.031 against 0.028 at 20,000 rows); 1/5 is close to the best of both (0.11, 0.028).
 DOMAIN_SHARE = Fraction(1, 5)
@@ -74,31 +74,28 @@ def _summary(labels: list[str]) -> str:
     return f"{len(labels)} codes: {labels[0]}, {labels[1]}, ..., {', '.join(labels[-2:])}"
 
 
-@dataclass(frozen=True)
-class _Split:
-    discovery: Privacy | None
-    model: Privacy
-    allowance: Allowance
-
-
-def _split(privacy: Privacy, plan: DomainPlan, contributions: int) -> _Split:
-    """Divide the privacy between domain discovery and the model; the parts add up to ``privacy.cost``."""
-    share = DOMAIN_SHARE if plan.discovery_columns else Fraction(0)
+def _discovery_privacy(privacy: Privacy, plan: DomainPlan) -> Privacy | None:
+    """The most that finding the domains may spend (:data:`DOMAIN_SHARE`), or None when all are public."""
+    if not plan.discovery_columns:
+        return None
     if privacy.kind == "zcdp":
-        rho = privacy.rho * share
-        discovery = Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho) if share else None
-        model = Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), privacy.rho - rho)
-        return _Split(discovery, model, Allowance("zcdp", model.rho, contributions))
-    delta = privacy.delta * share if plan.needs_delta else Fraction(0)
-    discovery = Privacy("approx", "laplace", privacy.epsilon * share, delta, Fraction(0)) if share else None
-    epsilon, delta = privacy.epsilon * (1 - share), privacy.delta - delta
+        rho = privacy.rho * DOMAIN_SHARE
+        return Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
+    delta = privacy.delta * DOMAIN_SHARE if plan.needs_delta else Fraction(0)
+    return Privacy("approx", "laplace", privacy.epsilon * DOMAIN_SHARE, delta, Fraction(0))
+
+
+def _model_privacy(privacy: Privacy, spent: Cost, contributions: int) -> tuple[Privacy, Allowance]:
+    """What the model spends -- everything finding the domains did not -- and its plan in rho or epsilon."""
+    if privacy.kind == "zcdp":
+        rho = privacy.rho - spent.rho
+        return Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), rho), Allowance("zcdp", rho, contributions)
+    epsilon, delta = privacy.epsilon - spent.epsilon, privacy.delta - spent.delta
     if delta > 0:
-        # The model is planned in zCDP and converted to (epsilon, delta) tightly (CKS20 Cor. 13).
-        model = Privacy("approx", "gaussian", epsilon, delta, Fraction(0))
+        # Planned in zCDP and converted to (epsilon, delta) tightly (CKS20 Cor. 13).
         rho = round_down(zcdp_rho_for(float(epsilon), float(delta)))
-        return _Split(discovery, model, Allowance("zcdp", rho, contributions))
-    return _Split(discovery, Privacy("approx", "laplace", epsilon, Fraction(0), Fraction(0)),
-                  Allowance("pure", epsilon, contributions))
+        return Privacy("approx", "gaussian", epsilon, delta, Fraction(0)), Allowance("zcdp", rho, contributions)
+    return Privacy("approx", "laplace", epsilon, Fraction(0), Fraction(0)), Allowance("pure", epsilon, contributions)
 
 
 def _groups(marginals: Any, columns: Sequence[Any]) -> list[Clique]:
@@ -171,8 +168,8 @@ def synthesize(
     plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
-    split = _split(privacy, plan, target.contributions)
-    plan.check_privacy(split.discovery)
+    discovery = _discovery_privacy(privacy, plan)
+    plan.check_privacy(discovery)
     budget = target.protection.budget
     if not privacy.cost.fits_in(budget.remaining):
         raise BudgetExceededError(
@@ -180,16 +177,17 @@ def synthesize(
             f"{budget.remaining.describe(budget.kind)} remains; nothing was charged"
         )
     with _randomness(random_state) as rng:
-        domains = plan.discover(target, split.discovery)
-        allowance = split.allowance
+        found = plan.discover(target, discovery)
+        domains = found.domains
+        model_privacy, allowance = _model_privacy(privacy, found.cost, target.contributions)
         unit = "ρ" if allowance.kind == "zcdp" else "ε"
         Plan(
-            "synthesize", tuple(map(str, names)), target, split.model,
+            "synthesize", tuple(map(str, names)), target, model_privacy,
             mechanism_name=_MECHANISMS[method].format(
                 noise="discrete Gaussian" if allowance.kind == "zcdp" else "discrete Laplace"
             ),
             detail=f"{method} over {len(names)} columns, planned as {unit}={float(allowance.amount):.4g}"
-            + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if split.model.kind == "approx" and unit == "ρ" else ""),
+            + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if model_privacy.kind == "approx" and unit == "ρ" else ""),
             rule="zCDP composition" if unit == "ρ" else "sequential composition",
         ).charge()
         mask = target.rows_in_use()
