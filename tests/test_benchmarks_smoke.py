@@ -37,3 +37,18 @@ def test_benchmark_script_runs(
     assert {"cores", "numpy", "pandas"} <= set(written["machine"])
     assert results["results"] == written["results"]
     assert "ratio" in capsys.readouterr().out
+
+
+def test_synthesis_benchmark_runs_on_generated_data(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_synthesis.py"
+    spec = importlib.util.spec_from_file_location("bench_synthesis", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "synthesis.json"
+    report = bench.main(["--generated", "2000", "--runs", "1", "--methods", "mst", "marginals", "--json", str(out)])
+    written = json.loads(out.read_text())
+    assert [r["method"] for r in written["results"]] == ["mst", "marginals"]
+    for row in written["results"]:
+        assert 0 <= row["two_way"]["mean"] <= 1 and 0 <= row["three_way"]["mean"] <= 1
+    assert report["rows"] == 2000

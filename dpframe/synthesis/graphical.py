@@ -1,9 +1,18 @@
-"""Graphical-model synthesizers: MST (McKenna, Miklau & Sheldon 2021).
+"""Graphical-model synthesizers: MST (McKenna, Miklau & Sheldon 2021) and AIM (McKenna et al. 2022).
 
 MST spends a third of its allowance on every one-way marginal, a third on
 choosing a maximum spanning tree of informative pairs with the exponential
-mechanism, and a third on measuring those pairs; the tree-structured model
-fitted to the measurements is sampled exactly.
+mechanism, and a third on measuring those pairs.
+
+AIM measures every one-way marginal cheaply, then, round by round, chooses
+with the exponential mechanism the one-, two- or three-way marginal whose
+model error most exceeds its measurement's expected noise, measures it and
+refits; when a measurement barely moves the model, later rounds get half
+the noise (four times the rho; twice the epsilon under pure DP). The last
+round spends what is left.
+
+Both return the fitted model (sampled exactly by the caller) and the
+compression of rare codes that maps its codes back to the data's.
 """
 
 from __future__ import annotations
@@ -95,7 +104,14 @@ def _downward_closure(d: int, way: int) -> dict[Clique, int]:
     return closure
 
 
-def aim(data: CodedData, allowance: Allowance, step: Step, rng: np.random.Generator, way: int = 3) -> tuple[GraphicalModel, Compression]:
+def aim(
+    data: CodedData, allowance: Allowance, step: Step, rng: np.random.Generator, way: int = 3
+) -> tuple[GraphicalModel, Compression]:
+    """Fit AIM's model over every set of at most ``way`` columns (module docstring; McKenna et al. 2022, Alg. 2).
+
+    ``rng`` draws the model samples that score candidates straddling cliques
+    (post-processing; it needs no secrecy).
+    """
     d = len(data.sizes)
     rounds = AIM_ROUNDS_PER_COLUMN * d
     growth = Fraction(4) if allowance.kind == "zcdp" else Fraction(2)
