@@ -72,9 +72,16 @@ class CodedData:
         return len(self.columns[0]) if self.columns else 0
 
     def counts(self, clique: Clique) -> Array:
-        """Exact counts of every cell of the marginal over ``clique`` (axes in clique order)."""
+        """Exact counts of every cell of the marginal over ``clique`` (axes in clique order).
+
+        Records with a dropped code (-1, see :class:`Compression`) in any of its columns are not counted.
+        """
         shape = tuple(self.sizes[a] for a in clique)
-        cells = np.ravel_multi_index(tuple(self.columns[a].astype(np.int64) for a in clique), shape)
+        columns = [self.columns[a].astype(np.int64) for a in clique]
+        present = np.logical_and.reduce([c >= 0 for c in columns])
+        if not present.all():
+            columns = [c[present] for c in columns]
+        cells = np.ravel_multi_index(tuple(columns), shape)
         return np.bincount(cells, minlength=math.prod(shape)).astype(np.float64).reshape(shape)
 
     def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> CodedData:
@@ -119,11 +126,15 @@ class Compression:
     every multi-way measurement thin. Decoding draws an original code for each
     record in the rare code in proportion to the rare codes' noisy one-way
     counts (clipped at zero; uniformly if all are), which private-pgm leaves
-    uniform.
+    uniform. A *lone* such code -- typically the missing-value code of a column
+    without missing values -- is dropped instead: a bucket of its own could only
+    be over-estimated (a non-negative fit puts mass on empty cells), and every
+    column would then grow a few spurious missing values. Its records are left
+    out of the measurements (code -1), which keeps every count's sensitivity.
     """
 
     kept: tuple[NDArray[np.int64] | None, ...]  # per attribute: kept original codes, or None (all kept)
-    rare_weights: tuple[NDArray[np.float64] | None, ...]  # per attribute: probabilities of the rare codes
+    rare_weights: tuple[NDArray[np.float64] | None, ...]  # per attribute: probabilities of the rare codes, if merged
     original_sizes: tuple[int, ...]
 
     @classmethod
@@ -138,39 +149,50 @@ class Compression:
                 weights.append(None)
                 continue
             kept.append(np.flatnonzero(supported))
+            if (~supported).sum() == 1 and supported.any():
+                weights.append(None)  # a lone unsupported code: dropped
+                continue
             rare = np.clip(m.values[~supported], 0.0, None)
             weights.append(rare / rare.sum() if rare.sum() > 0 else np.full(len(rare), 1.0 / len(rare)))
         return cls(tuple(kept), tuple(weights), tuple(sizes))
+
     def sizes(self) -> tuple[int, ...]:
         """Codes per attribute after compression."""
-        return tuple(s if k is None else len(k) + 1 for s, k in zip(self.original_sizes, self.kept))
+        return tuple(
+            s if k is None else len(k) + int(w is not None)
+            for s, k, w in zip(self.original_sizes, self.kept, self.rare_weights)
+        )
 
     def apply(self, data: CodedData, one_way: Sequence[Measurement]) -> tuple[CodedData, list[Measurement]]:
         """The compressed data and the one-way measurements re-expressed on the compressed codes."""
         measurements = []
-        for a, (kept, m) in enumerate(zip(self.kept, one_way)):
+        for a, (kept, weights, m) in enumerate(zip(self.kept, self.rare_weights, one_way)):
             if kept is None:
                 measurements.append(m)
                 continue
-            mapping = np.full(self.original_sizes[a], len(kept), dtype=np.int32)
+            merged = weights is not None
+            mapping = np.full(self.original_sizes[a], len(kept) if merged else -1, dtype=np.int32)
             mapping[kept] = np.arange(len(kept), dtype=np.int32)
-            data = data.recode(a, mapping, len(kept) + 1)
-            rare = np.ones(self.original_sizes[a], dtype=bool)
-            rare[kept] = False
-            values = np.append(m.values[kept], m.values[rare].sum())
-            variance = np.append(m.variance[kept], m.variance[rare].sum())
+            data = data.recode(a, mapping, len(kept) + int(merged))
+            values, variance = m.values[kept], m.variance[kept]
+            if merged:
+                rare = np.ones(self.original_sizes[a], dtype=bool)
+                rare[kept] = False
+                values = np.append(values, m.values[rare].sum())
+                variance = np.append(variance, m.variance[rare].sum())
             measurements.append(Measurement(m.clique, values, 1.0 / np.sqrt(variance)))
         return data, measurements
 
     def undo(self, codes: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
         """Original codes for compressed ones (rows x attributes); rare codes become a random rare original."""
         out = codes.copy()
-        for a, kept in enumerate(self.kept):
+        for a, (kept, weights) in enumerate(zip(self.kept, self.rare_weights)):
             if kept is None:
                 continue
-            rare = np.setdiff1d(np.arange(self.original_sizes[a]), kept)
             column = codes[:, a]
             in_rare = column == len(kept)
             out[~in_rare, a] = kept[column[~in_rare]]
-            out[in_rare, a] = rng.choice(rare, size=int(in_rare.sum()), p=self.rare_weights[a])
+            if weights is not None:
+                rare = np.setdiff1d(np.arange(self.original_sizes[a]), kept)
+                out[in_rare, a] = rng.choice(rare, size=int(in_rare.sum()), p=weights)
         return out
