@@ -155,13 +155,22 @@ def require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
         )
 
 
-def _release_counts(
-    query: str, target: Target, partitioning: Partitioning, privacy: Privacy, columns: tuple[str, ...]
+def release_counts(
+    query: str,
+    target: Target,
+    partitioning: Partitioning,
+    privacy: Privacy,
+    columns: tuple[str, ...],
+    rule: str | None = None,
 ) -> tuple[NDArray[np.float64], pd.Index[Any], NoiseSpec, Plan]:
-    """Charge and release noisy counts per partition (selecting partitions privately if needed)."""
+    """Charge and release noisy counts per partition (selecting partitions privately if needed).
+
+    ``rule`` replaces the ledger's default description of the composition.
+    """
     require_selection(partitioning, privacy)
     noise = privacy.noise(target.contributions)
-    rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
+    if rule is None:
+        rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
     plan = Plan(query, columns, target, privacy, {"count": noise}, rule=rule)
     plan.charge()
     mask = target.rows_in_use()
@@ -247,7 +256,7 @@ def value_counts(
     sort: bool,
 ) -> pd.Series[Any]:
     """Noisy count of each category, like ``Series.value_counts``."""
-    noisy, cells, noise, plan = _release_counts("value_counts", target, partitioning, privacy, (str(series.name),))
+    noisy, cells, noise, plan = release_counts("value_counts", target, partitioning, privacy, (str(series.name),))
     result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
     release = _count_release(plan, noise, result.copy())
     if normalize:
@@ -268,7 +277,7 @@ def value_counts(
 
 def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitioning, privacy: Privacy) -> pd.DataFrame:
     """Noisy contingency table of two columns, like ``pd.crosstab``."""
-    noisy, cells, noise, plan = _release_counts(
+    noisy, cells, noise, plan = release_counts(
         "crosstab", target, partitioning, privacy, (str(index), str(columns))
     )
     assert isinstance(cells, pd.MultiIndex)
@@ -323,7 +332,7 @@ class GroupBy:
         ([False, True], True)
         """
         privacy = self._privacy(epsilon, delta, rho, mechanism)
-        noisy, cells, noise, plan = _release_counts(
+        noisy, cells, noise, plan = release_counts(
             "groupby count", self._target, self._partitioning, privacy, tuple(map(str, self._by))
         )
         result = pd.Series(noisy.astype(np.int64), index=cells, name="count")

@@ -37,7 +37,7 @@ from dpframe.noise.random import current_source
 from dpframe.protection import PandasObject
 from dpframe.queries import kernels
 from dpframe.queries.bounds import automatic_bounds, bounds_note
-from dpframe.queries.partitioned import Partitioning, require_selection, selection_threshold
+from dpframe.queries.partitioned import Partitioning, release_counts, require_selection, selection_threshold
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
@@ -192,20 +192,14 @@ def _categories_selected(
 ) -> pd.Series[Any]:
     """Undeclared categories: noisy counts with private partition selection, then the largest (post-processing)."""
     count = 1 if k is None else em.check_k(k)
-    noise = privacy.noise(target.contributions)
-    plan = Plan(
-        query, (str(series.name),), target, privacy, {"count": noise},
+    noisy, cells, noise, plan = release_counts(
+        query, target, partitioning, privacy, (str(series.name),),
         rule="parallel composition over categories, private partition selection; the largest released counts",
     )
-    plan.charge()
-    codes, cells = partitioning.codes(target, target.rows_in_use())
-    exact = kernels.count_cells([codes], [len(cells)], None, len(cells))
-    noisy = exact + noise.sample(len(cells))
     threshold = selection_threshold(noise, target.contributions, float(privacy.delta))
-    kept = np.flatnonzero(noisy >= threshold)
     # Ties are broken at random: the order of the observed categories follows the data.
-    tie_break = current_source().words(kept.size)
-    order = kept[np.lexsort((tie_break, -noisy[kept]))][:count]
+    tie_break = current_source().words(len(cells))
+    order = np.lexsort((tie_break, -noisy))[:count]
     note = (
         f"categories released by private partition selection (noisy count >= {threshold}, noise std "
         f"{noise.std:.3g}), largest noisy count first; fewer than requested if fewer were released"

@@ -65,7 +65,7 @@ from dpframe.errors import BudgetExceededError
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
-from dpframe.queries.partitioned import Partitioning, _release_counts
+from dpframe.queries.partitioned import Partitioning, release_counts
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
 
 __all__ = [
@@ -626,7 +626,7 @@ class DomainPlan:
                 spent += cost
             else:
                 partitioning = Partitioning((entry.name,), (None,))
-                _, cells, _, _ = _release_counts(
+                _, cells, _, _ = release_counts(
                     f"categories for {QUERY}", target, partitioning, shares[entry.name], (str(entry.name),)
                 )
                 keys = pd.Index(cells, dtype=entry.dtype, name=None)
