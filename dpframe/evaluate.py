@@ -15,13 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-
-def _as_numbers(series: pd.Series[Any]) -> NDArray[np.float64]:
-    if pd.api.types.is_datetime64_any_dtype(series.dtype) or pd.api.types.is_timedelta64_dtype(series.dtype):
-        numbers = np.asarray(series.astype("int64"), dtype=np.float64)
-        numbers[series.isna().to_numpy()] = np.nan
-        return numbers
-    return np.asarray(series.to_numpy(np.float64, na_value=np.nan), dtype=np.float64)
+from dpframe.synthesis.domain import axis_values
 
 
 def _shared_codes(real: pd.Series[Any], synthetic: pd.Series[Any], bins: int) -> tuple[NDArray[np.intp], NDArray[np.intp], int]:
@@ -38,7 +32,7 @@ def _shared_codes(real: pd.Series[Any], synthetic: pd.Series[Any], bins: int) ->
         or pd.api.types.is_timedelta64_dtype(real.dtype)
     ) and not pd.api.types.is_bool_dtype(real.dtype)
     if numeric:
-        real_numbers, synthetic_numbers = _as_numbers(real), _as_numbers(synthetic)
+        real_numbers, synthetic_numbers = axis_values(real), axis_values(synthetic)
         distinct = np.unique(real_numbers[~np.isnan(real_numbers)])
         if len(distinct) > bins:
             borders = np.unique(np.quantile(real_numbers[~np.isnan(real_numbers)], np.linspace(0, 1, bins + 1)[1:-1]))

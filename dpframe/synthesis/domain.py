@@ -173,9 +173,15 @@ def _to_axis(value: Any, kind: str, dtype: Any, name: Any) -> Any:
     return float(parsed.value) / 1e9
 
 
-def _axis_values(series: pd.Series[Any], kind: str) -> NDArray[np.float64]:
-    """The column on its numeric axis as float64, missing values as NaN (no row loops)."""
-    if kind in ("datetime", "timedelta"):
+def axis_values(series: pd.Series[Any]) -> NDArray[np.float64]:
+    """A numeric, datetime or timedelta column on its numeric axis as float64, missing values as NaN.
+
+    Datetimes are seconds since the epoch and timedeltas seconds, whatever the unit (no row loops).
+
+    >>> axis_values(pd.Series(pd.to_datetime(["1970-01-02", None]))).tolist()
+    [86400.0, nan]
+    """
+    if pd.api.types.is_datetime64_any_dtype(series.dtype) or pd.api.types.is_timedelta64_dtype(series.dtype):
         ints = np.asarray(series.array.view("i8"), dtype=np.int64)
         values = ints.astype(np.float64) / _PER_SECOND[_time_unit(series.dtype)]
         values[ints == _NAT] = np.nan
@@ -389,7 +395,7 @@ class NumericDomain(ColumnDomain):
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
         """Every row's bin (vectorised); values beyond the ends go to the end bins, missing to the missing code."""
         self._check_dtype(series)
-        values = _axis_values(series, self.kind)
+        values = axis_values(series)
         edges = np.asarray(self.edges)
         codes = np.searchsorted(edges, values, side="right").astype(np.int64) - 1
         np.clip(codes, 0, self.bins - 1, out=codes)
@@ -664,7 +670,7 @@ def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tupl
     numbers = series
     if entry.kind in ("datetime", "timedelta"):
         # The SVT needs numbers: seconds (the conversion reads nothing that could surface).
-        numbers = pd.Series(_axis_values(series, entry.kind), index=series.index, name=series.name)
+        numbers = pd.Series(axis_values(series), index=series.index, name=series.name)
     lower, upper = private_bounds(target, numbers, for_bounds, query=QUERY)
     fine = NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False)
     if fine.bins <= entry.bins:  # few integers (or a degenerate range): one code each, no histogram needed
