@@ -138,18 +138,18 @@ def aim(
         spent += measure_share + select_share
         noise = allowance.noise(measure_share, 1)
         useful = np.sqrt(2 / np.pi) * noise.std  # expected |noise| per cell of a new measurement
-        fits = _affordable(candidates, cliques, sizes, AIM_MAX_CELLS * float(spent), model.total / useful)
+        fits = _affordable(candidates, model.tree, cliques, sizes, AIM_MAX_CELLS * float(spent), model.total / useful)
         fits = fits or [r for r in candidates if len(r) == 1]  # nothing is worth it: refine a column
         step(f"{len(measurements)} marginals measured", 0.8 * float(spent))
-        sample = model.sample(int(min(max(model.total, 50_000), 100_000)), rng)
-        scale = model.total / len(sample)
+        # The model's marginals of candidates that straddle cliques: counted in records drawn from it.
+        drawn = model.sample(int(min(max(model.total, 50_000), 100_000)), rng)
+        sample = CodedData(tuple(drawn.T.astype(np.int32)), sizes)
+        scale = model.total / sample.rows
         scores = []
         for r in fits:
             if r not in exact:
-                exact[r] = data.counts(r).ravel()
-            guess = np.bincount(np.ravel_multi_index(tuple(sample[:, a] for a in r), [sizes[a] for a in r]),
-                                minlength=exact[r].size)
-            error = float(np.abs(exact[r] - scale * guess).sum())
+                exact[r] = data.counts(r)
+            error = float(np.abs(exact[r] - scale * sample.counts(r)).sum())
             scores.append(candidates[r] * (error - useful * exact[r].size))
         chosen = fits[select(np.array(scores), allowance, select_share, sensitivity)]
         before = model.marginal(chosen) if any(set(chosen) <= set(c) for c in model.tree.cliques) else None
@@ -162,8 +162,8 @@ def aim(
         model.warm_start(previous)
         model.fit(measurements, AIM_FIT_ITERATIONS)
         if before is None:
-            before = _marginal_from_sample(sample, chosen, sizes, scale)
-        if np.abs(model.marginal(chosen) - before).sum() <= np.sqrt(2 / np.pi) * noise.std * before.size:
+            before = scale * sample.counts(chosen)
+        if np.abs(model.marginal(chosen) - before).sum() <= useful * before.size:
             measure_share, select_share = measure_share * growth, select_share * growth
     step("fitting the model", 0.8)
     model.fit(measurements, FIT_ITERATIONS)
@@ -171,11 +171,16 @@ def aim(
 
 
 def _affordable(
-    candidates: dict[Clique, int], cliques: list[Clique], sizes: tuple[int, ...], max_cells: float, max_size: float
+    candidates: dict[Clique, int],
+    held: JunctionTree,
+    cliques: list[Clique],
+    sizes: tuple[int, ...],
+    max_cells: float,
+    max_size: float,
 ) -> list[Clique]:
     """Candidates whose measurement is worth its noise (fewer cells than total / E|noise|) and whose
-    addition keeps the model within ``max_cells`` (both decided from public or already-released numbers)."""
-    held = JunctionTree.build(cliques, sizes)
+    addition to ``cliques`` (whose tree is ``held``) keeps the model within ``max_cells`` (both decided
+    from public or already-released numbers)."""
     current = held.cells(sizes)
     by_edges: dict[frozenset[tuple[int, int]], int] = {}
     out = []
@@ -193,8 +198,3 @@ def _affordable(
             out.append(r)
     return out
 
-
-def _marginal_from_sample(sample: np.ndarray, clique: Clique, sizes: tuple[int, ...], scale: float) -> np.ndarray:
-    shape = tuple(sizes[a] for a in clique)
-    cells = np.ravel_multi_index(tuple(sample[:, a] for a in clique), shape)
-    return scale * np.bincount(cells, minlength=int(np.prod(shape))).reshape(shape).astype(float)
