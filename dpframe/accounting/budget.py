@@ -229,15 +229,32 @@ class Budget:
         self._check_currency(cost)
         entry = LedgerEntry(datetime.now(timezone.utc), query, columns, mechanism, cost, noise, rule, seeded)
         with self._lock:
-            remaining = self._total - self._spent
-            if not cost.fits_in(remaining):
-                raise BudgetExceededError(
-                    f"{query} needs {cost.describe(self.kind)} but only {remaining.describe(self.kind)} "
-                    "remains; nothing was charged"
-                )
+            self._refuse_unless_fits(cost, query)
             self._spent = self._spent + cost
             self._entries.append(entry)
         return entry
+
+    def require(self, cost: Cost, *, query: str) -> None:
+        """Raise :class:`BudgetExceededError` unless ``cost`` fits in what remains; charge nothing.
+
+        For queries that charge in several steps: the whole cost is checked
+        before the first step is charged.
+
+        >>> Budget(epsilon=1.0).require(Cost(epsilon=Fraction(2)), query="synthesize")
+        Traceback (most recent call last):
+        ...
+        dpframe.errors.BudgetExceededError: synthesize needs ε=2, δ=0 but only ε=1, δ=0 remains; nothing was charged
+        """
+        with self._lock:
+            self._refuse_unless_fits(cost, query)
+
+    def _refuse_unless_fits(self, cost: Cost, query: str) -> None:
+        remaining = self._total - self._spent
+        if not cost.fits_in(remaining):
+            raise BudgetExceededError(
+                f"{query} needs {cost.describe(self.kind)} but only {remaining.describe(self.kind)} "
+                "remains; nothing was charged"
+            )
 
     def _check_currency(self, cost: Cost) -> None:
         if self.kind == "zcdp" and (cost.epsilon or cost.delta):

@@ -97,7 +97,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.errors import BudgetExceededError
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.noise.random import RandomSource
 from dpframe.queries import kernels
@@ -285,13 +284,7 @@ def split_privacy(privacy: Privacy) -> tuple[Privacy, Privacy]:
 
 
 def _require_budget(target: Target, privacy: Privacy, query: str) -> None:
-    budget = target.protection.budget
-    remaining = budget.remaining
-    if not privacy.cost.fits_in(remaining):
-        raise BudgetExceededError(
-            f"{query} with automatic bounds needs {privacy.cost.describe(budget.kind)} but only "
-            f"{remaining.describe(budget.kind)} remains; nothing was charged"
-        )
+    target.protection.budget.require(privacy.cost, query=f"{query} with automatic bounds")
 
 
 def private_bounds(

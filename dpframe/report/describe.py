@@ -36,7 +36,6 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.budget import Cost, exact
-from dpframe.errors import BudgetExceededError
 from dpframe.noise.mechanism import SELECTION_DELTA_SHARE, Privacy, resolve
 from dpframe.progress import Progress
 from dpframe.queries import partitioned, scalar
@@ -218,12 +217,7 @@ def _plan(
         plan.counts_privacy.noise(target.contributions)
         spent_delta += each
     cost = Cost(epsilon=eps, delta=spent_delta)
-    remaining = budget.remaining
-    if not cost.fits_in(remaining):
-        raise BudgetExceededError(
-            f"describe needs {cost.describe(budget.kind)} but only {remaining.describe(budget.kind)} remains; "
-            "nothing was charged"
-        )
+    budget.require(cost, query="describe")
     return plans, cost
 
 

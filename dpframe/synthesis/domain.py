@@ -61,7 +61,6 @@ from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
 from dpframe.accounting.budget import Cost
-from dpframe.errors import BudgetExceededError
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
@@ -615,12 +614,7 @@ class DomainPlan:
         shares = self.shares(privacy) if privacy is not None else {}
         if shares:
             assert privacy is not None
-            budget = target.protection.budget
-            if not privacy.cost.fits_in(budget.remaining):
-                raise BudgetExceededError(
-                    f"finding the domains of {[str(c) for c in shares]} needs {privacy.cost.describe(budget.kind)} "
-                    f"but only {budget.remaining.describe(budget.kind)} remains; nothing was charged"
-                )
+            target.protection.budget.require(privacy.cost, query=f"finding the domains of {[str(c) for c in shares]}")
         domains: list[ColumnDomain] = []
         spent = Cost()
         for entry in self.entries:

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.budget import Cost
-from dpframe.errors import BudgetExceededError
 from dpframe.noise.calibrate import zcdp_rho_for
 from dpframe.noise.mechanism import Privacy, laplace_epsilon, round_down
 from dpframe.noise.random import current_source
@@ -170,12 +169,7 @@ def synthesize(
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
     discovery = _discovery_privacy(privacy, plan)
     plan.check_privacy(discovery)
-    budget = target.protection.budget
-    if not privacy.cost.fits_in(budget.remaining):
-        raise BudgetExceededError(
-            f"synthesize needs {privacy.cost.describe(budget.kind)} but only "
-            f"{budget.remaining.describe(budget.kind)} remains; nothing was charged"
-        )
+    target.protection.budget.require(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
         found = plan.discover(target, discovery)
         domains = found.domains
