@@ -166,6 +166,17 @@ def release_counts(
     """Charge and release noisy counts per partition (selecting partitions privately if needed).
 
     ``rule`` replaces the ledger's default description of the composition.
+
+    >>> import dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"c": ["a"] * 900 + ["b"] * 100 + ["z"]}).dp.protect(epsilon=1.0, delta=1e-6)
+    >>> target = Target.of(p)
+    >>> privacy = target.privacy(1.0, 1e-6, None, None, selects_partitions=True)
+    >>> with seeded_noise(0):
+    ...     noisy, cells, noise, plan = release_counts("value_counts", target, Partitioning.of(target, ["c"], None),
+    ...                                                privacy, ("c",))
+    >>> list(cells), plan.rule  # "z" (one row) is not released
+    (['a', 'b'], 'parallel composition over partitions, private partition selection')
     """
     require_selection(partitioning, privacy)
     noise = privacy.noise(target.contributions)

@@ -34,6 +34,11 @@ class UserError(Exception):
 
 
 def positive_epsilon(text: str) -> float:
+    """An argparse type: a positive, finite epsilon.
+
+    >>> positive_epsilon("0.5")
+    0.5
+    """
     try:
         value = float(text)
         exact(value, "epsilon")
@@ -43,6 +48,11 @@ def positive_epsilon(text: str) -> float:
 
 
 def unit_delta(text: str) -> float:
+    """An argparse type: a delta in [0, 1).
+
+    >>> unit_delta("1e-6")
+    1e-06
+    """
     try:
         value = float(text)
         if not 0 <= exact(value, "delta", allow_zero=True) < 1:
@@ -63,7 +73,15 @@ def _share(text: str) -> float:
 
 
 def whole_number(lowest: int, highest: int | None = None) -> Callable[[str], int]:
-    """An argparse type: a whole number in ``[lowest, highest]`` (no upper limit when None)."""
+    """An argparse type: a whole number in ``[lowest, highest]`` (no upper limit when None).
+
+    >>> whole_number(1, 1000)("32")
+    32
+    >>> whole_number(1)("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be at least 1, got '0'
+    """
 
     def parse(text: str) -> int:
         try:
@@ -128,7 +146,11 @@ def read(path: str, sep: str) -> pd.DataFrame:
 
 
 def select_columns(frame: pd.DataFrame, columns: list[str] | None) -> pd.DataFrame:
-    """The ``--columns`` the user asked for (all when None), or a :class:`UserError` naming unknown ones."""
+    """The ``--columns`` the user asked for (all when None), or a :class:`UserError` naming unknown ones.
+
+    >>> list(select_columns(pd.DataFrame({"a": [1], "b": [2]}), ["b", "b"]).columns)
+    ['b']
+    """
     if not columns:
         return frame
     missing = [c for c in columns if c not in frame.columns]
@@ -138,7 +160,13 @@ def select_columns(frame: pd.DataFrame, columns: list[str] | None) -> pd.DataFra
 
 
 def require_delta_for_text(frame: pd.DataFrame, delta: float) -> None:
-    """Text columns' categories are selected privately, which needs delta: say so in command-line terms."""
+    """Text columns' categories are selected privately, which needs delta: say so in command-line terms.
+
+    >>> require_delta_for_text(pd.DataFrame({"city": ["Oslo"]}), 0.0)
+    Traceback (most recent call last):
+    ...
+    dpframe.report.cli.UserError: the categories of the text columns ['city'] are not public, so they are selected privately, which needs a delta: pass --delta (e.g. 1e-6), or leave them out with --columns
+    """
     text = [str(c) for c in frame.columns
             if pd.api.types.is_object_dtype(frame[c].dtype) or pd.api.types.is_string_dtype(frame[c].dtype)]
     if text and not delta:
@@ -153,6 +181,11 @@ USER_ERRORS = (UserError, DPFrameError, ValueError, TypeError, KeyError)
 
 
 def message(error: BaseException) -> str:
+    """An error as one line for the terminal (a KeyError without its quotes).
+
+    >>> message(KeyError("unknown column 'x'"))
+    "unknown column 'x'"
+    """
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
     return str(error)

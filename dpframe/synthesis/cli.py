@@ -31,7 +31,13 @@ from dpframe.synthesis.synthesize import METHODS
 
 
 def add_parser(sub: Any) -> None:
-    """Add the ``synthesize`` subcommand to the ``dpframe`` command's subparsers."""
+    """Add the ``synthesize`` subcommand to the ``dpframe`` command's subparsers.
+
+    >>> sub = argparse.ArgumentParser(prog="dpframe").add_subparsers()
+    >>> add_parser(sub)
+    >>> sub.choices["synthesize"].parse_args(["in.csv", "--epsilon", "1", "--out", "syn.csv"]).method
+    'aim'
+    """
     parser = sub.add_parser(
         "synthesize",
         help="write a differentially private synthetic copy of a CSV/Parquet file",
@@ -49,7 +55,16 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run ``synthesize`` with parsed arguments; return the exit code."""
+    """Run ``synthesize`` with parsed arguments; return the exit code.
+
+    >>> import io, tempfile, pandas as pd
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"x": range(1000)}).to_csv(folder / "in.csv", index=False)
+    >>> args = argparse.Namespace(path=str(folder / "in.csv"), sep=",", columns=None, epsilon=1.0, delta=0.0,
+    ...                           method="mst", rows=5, out=str(folder / "syn.csv"))
+    >>> run(args, out=io.StringIO(), err=io.StringIO()), len(pd.read_csv(folder / "syn.csv"))
+    (0, 5)
+    """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     import dpframe  # noqa: F401  (registers .dp)

@@ -21,7 +21,13 @@ from dpframe.synthesis.model import Clique, Measurement, systematic_sample
 
 
 class MarginalsModel:
-    """Independent groups of columns, each drawn from its own noisy marginal."""
+    """Independent groups of columns, each drawn from its own noisy marginal.
+
+    >>> pair = Measurement((0, 1), np.array([[30.0, 0.0], [-2.0, 70.0]]), np.ones((2, 2)))
+    >>> records = MarginalsModel([pair], [2, 2]).sample(10, np.random.default_rng(0))
+    >>> sorted(map(tuple, records.tolist()))  # the negative count is clipped to 0
+    [(0, 0), (0, 0), (0, 0), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (1, 1)]
+    """
 
     def __init__(self, measurements: Sequence[Measurement], sizes: Sequence[int]) -> None:
         self.measurements = list(measurements)
@@ -42,5 +48,13 @@ class MarginalsModel:
 
 
 def fit_marginals(data: CodedData, allowance: Allowance, groups: Sequence[Clique]) -> MarginalsModel:
-    """Measure one noisy marginal per group (equal shares) and return the model that samples them."""
+    """Measure one noisy marginal per group (equal shares) and return the model that samples them.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> data = CodedData((np.array([0, 1] * 500, dtype=np.int32), np.array([1, 0] * 500, dtype=np.int32)), (2, 2))
+    >>> with seeded_noise(0):
+    ...     model = fit_marginals(data, Allowance("pure", Fraction(1), 1), [(0, 1)])
+    >>> bool(abs(model.total - 1000) < 20), [m.clique for m in model.measurements]
+    (True, [(0, 1)])
+    """
     return MarginalsModel(measure(data, groups, allowance.noise(Fraction(1), len(groups))), data.sizes)

@@ -61,7 +61,12 @@ class Allowance:
 
 @dataclass(frozen=True)
 class CodedData:
-    """The private records as integer codes, one array per attribute, and each attribute's number of codes."""
+    """The private records as integer codes, one array per attribute, and each attribute's number of codes.
+
+    >>> data = CodedData((np.array([0, 1, 1], dtype=np.int32), np.array([2, 0, 2], dtype=np.int32)), (2, 3))
+    >>> data.rows, data.counts((0, 1)).tolist()
+    (3, [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
+    """
 
     columns: tuple[NDArray[np.int32], ...]
     sizes: tuple[int, ...]
@@ -94,7 +99,15 @@ class CodedData:
 
 
 def measure(data: CodedData, cliques: Sequence[Clique], noise: NoiseSpec) -> list[Measurement]:
-    """Noisy counts of each marginal: exact counts plus exact discrete noise, one draw per cell."""
+    """Noisy counts of each marginal: exact counts plus exact discrete noise, one draw per cell.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> data = CodedData((np.array([0, 1, 1] * 100, dtype=np.int32),), (2,))
+    >>> with seeded_noise(0):
+    ...     (m,) = measure(data, [(0,)], Allowance("pure", Fraction(1), 1).noise(Fraction(1), 1))
+    >>> bool(abs(m.values[1] - 200) < 20), m.clique
+    (True, (0,))
+    """
     out = []
     weight = 1.0 / noise.std
     for clique in cliques:
@@ -105,13 +118,25 @@ def measure(data: CodedData, cliques: Sequence[Clique], noise: NoiseSpec) -> lis
 
 
 def select(scores: Array, allowance: Allowance, share: Fraction, weight: int = 1) -> int:
-    """The exponential mechanism over ``scores`` that move by at most ``weight`` per record, sampled exactly."""
+    """The exponential mechanism over ``scores`` that move by at most ``weight`` per record, sampled exactly.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     select(np.array([0.0, 500.0, 10.0]), Allowance("zcdp", Fraction(1, 2), 1), Fraction(1))
+    1
+    """
     epsilon = allowance.selection_epsilon(share)
     return int(choose(scores, Fraction(weight * allowance.contributions), epsilon, "exponential", False)[0])
 
 
 def estimate_total(measurements: Sequence[Measurement]) -> float:
-    """The number of records, estimated from the noisy marginals (inverse-variance weighted; post-processing)."""
+    """The number of records, estimated from the noisy marginals (inverse-variance weighted; post-processing).
+
+    >>> a = Measurement((0,), np.array([60.0, 40.0]), np.full(2, 1.0))   # total 100, variance 2
+    >>> b = Measurement((1,), np.array([55.0, 55.0]), np.full(2, 0.5))   # total 110, variance 8
+    >>> estimate_total([a, b])
+    102.0
+    """
     sums = np.array([m.values.sum() for m in measurements])
     variances = np.array([m.variance.sum() for m in measurements])
     return max(float(np.sum(sums / variances) / np.sum(1.0 / variances)), 1.0)
@@ -131,6 +156,16 @@ class Compression:
     be over-estimated (a non-negative fit puts mass on empty cells), and every
     column would then grow a few spurious missing values. Its records are left
     out of the measurements (code -1), which keeps every count's sensitivity.
+
+    >>> one_way = [Measurement((0,), np.array([500.0, 400.0, 2.0, -1.0]), np.full(4, 0.1))]  # sigma 10
+    >>> compression = Compression.of(one_way, [4])
+    >>> compression.sizes()  # codes 2 and 3 (below 30) share one rare code
+    (3,)
+    >>> data, compressed = compression.apply(CodedData((np.array([0, 1, 2, 3], dtype=np.int32),), (4,)), one_way)
+    >>> data.columns[0].tolist(), compressed[0].values.tolist()
+    ([0, 1, 2, 2], [500.0, 400.0, 1.0])
+    >>> compression.undo(np.array([[2]]), np.random.default_rng(0)).tolist()  # rare: drawn by noisy count
+    [[2]]
     """
 
     kept: tuple[NDArray[np.int64] | None, ...]  # per attribute: kept original codes, or None (all kept)

@@ -56,6 +56,12 @@ class SynthesisReport:
     ``marginals`` are the distinct column sets measured; ``domains`` describes
     each column's codes (bins with their bounds, declared or found privately,
     or categories), which fix what the synthetic values can be.
+
+    >>> import dpframe
+    >>> p = pd.DataFrame({"sex": pd.Categorical(["F", "M"] * 500)}).dp.protect(epsilon=1.0)
+    >>> report = p.dp.synthesize(epsilon=1.0, method="mst", progress=False).attrs["dp"]
+    >>> report.method, report.marginals, report.domains
+    ('mst', (('sex',),), {'sex': 'F, M, <NA>'})
     """
 
     method: str
@@ -150,7 +156,14 @@ def synthesize(
     progress: bool = True,
     random_state: int | None = None,
 ) -> pd.DataFrame:
-    """A synthetic frame from the protected one (see :meth:`DataFrameAccessor.synthesize`)."""
+    """A synthetic frame from the protected one (see :meth:`DataFrameAccessor.synthesize`).
+
+    >>> import dpframe
+    >>> p = pd.DataFrame({"sex": pd.Categorical(["F", "M"] * 500)}).dp.protect(epsilon=1.0)
+    >>> syn = synthesize(Target.of(p), epsilon=1.0, delta=None, rho=None, method="marginals", n=10, progress=False)
+    >>> syn.shape, str(syn["sex"].dtype), p.dp.budget.ledger["query"].tolist()
+    ((10, 1), 'category', ['synthesize'])
+    """
     frame = target.obj
     if not isinstance(frame, pd.DataFrame):
         raise TypeError("synthesize works on a protected DataFrame; use series.to_frame() for a single column")
