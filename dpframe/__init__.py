@@ -3,7 +3,7 @@
 ``import dpframe`` registers a ``.dp`` accessor on DataFrame and Series::
 
     import pandas as pd, dpframe
-    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    p = df.dp.protect(epsilon=1.0, delta=1e-6)     # a ProtectedFrame (or dpframe.protect(df, ...))
     p["age"].dp.mean(bounds=(0, 125), epsilon=0.2)
     p.dp.budget
 """
@@ -16,9 +16,9 @@ from dpframe.errors import (
     BudgetExceededError,
     DPFrameError,
     NotProtectedError,
-    PrivacyUnitLostError,
+    RefusedError,
 )
-from dpframe.protection import UNIT_LEVEL
+from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
 from dpframe.results import DPFloat, DPInt, Release
 
 register()
@@ -26,7 +26,6 @@ register()
 __version__ = "0.1.0"
 
 __all__ = [
-    "UNIT_LEVEL",
     "AlreadyProtectedError",
     "Budget",
     "BudgetExceededError",
@@ -35,10 +34,14 @@ __all__ = [
     "DPFrameError",
     "DPInt",
     "NotProtectedError",
-    "PrivacyUnitLostError",
+    "ProtectedFrame",
+    "ProtectedSeries",
+    "RefusedError",
     "Release",
     "__version__",
     "anonymity",
     "attacks",
+    "concat",
     "evaluate",
+    "protect",
 ]

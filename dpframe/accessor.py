@@ -1,26 +1,24 @@
-"""The ``.dp`` accessor on DataFrame and Series: a thin front door.
+"""The ``.dp`` accessor: a thin front door.
 
-Each method validates its arguments, builds a query (which fixes the noise
-and the cost from the schema and arguments alone), and hands it to
+On a plain DataFrame or Series (registered with pandas), ``.dp.protect()``
+makes protected data. On a :class:`~dpframe.ProtectedFrame` or
+:class:`~dpframe.ProtectedSeries`, ``.dp`` asks the private questions: each
+method validates its arguments, builds a query (which fixes the noise and the
+cost from the schema and arguments alone), and hands it to
 :mod:`dpframe.queries`, which charges the budget before reading the data.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
 from dpframe.accounting.budget import Budget
-from dpframe.errors import PrivacyUnitLostError
-from dpframe.protection import (
-    PandasObject,
-    Protection,
-    attach,
-    check_can_protect,
-    has_unit_record,
-    require_protection,
-)
+from dpframe.protection import protect as protect_data
+from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries, refuse_protected
+from dpframe.protection.protect import poisson_sample, unprotected
 from dpframe.queries import partitioned, scalar
 from dpframe.queries import select as selection
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
@@ -31,78 +29,86 @@ from dpframe.results import DPFloat, DPInt
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-T = TypeVar("T", pd.DataFrame, "pd.Series[Any]")
+Categories = Mapping[Any, Sequence[Any]] | None
+PT = TypeVar("PT", ProtectedFrame, ProtectedSeries)
 
 
-class _Accessor(Generic[T]):
-    """What frames and series share: protecting, the budget, counting."""
+class _Accessor(Generic[PT]):
+    """What frames and series share: the budget, counting, sampling, and the curator's way out."""
 
-    def __init__(self, obj: T) -> None:
-        self._obj: T = obj
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
 
-    def protect(
+    def _protect(
         self,
-        epsilon: float | None = None,
-        delta: float = 0.0,
-        *,
-        rho: float | None = None,
-        budget: Budget | None = None,
-        privacy_unit: str | None = None,
-        max_contributions: int = 1,
-    ) -> T:
-        """Return a protected copy of the data with a privacy budget attached.
-
-        The original stays unprotected. Frames derived from the returned one
-        (filters, column selections, ``assign``, ``sort_values``, ...) spend
-        from the same budget. With ``privacy_unit="user_id"`` the guarantee is
-        per person rather than per row, and each query keeps at most
-        ``max_contributions`` rows per person.
-
-        >>> import pandas as pd, dpframe
-        >>> df = pd.DataFrame({"age": [23, 35, 47, 59]})
-        >>> p = df.dp.protect(epsilon=1.0, delta=1e-6)
-        >>> p.dp.budget
-        Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
-        >>> df.dp.is_protected, p.dp.is_protected
-        (False, True)
-        """
-        obj = self._obj
-        if budget is not None:
-            if epsilon is not None or rho is not None or delta:
-                raise ValueError("pass either budget= or epsilon=/delta=/rho=, not both")
-            if not isinstance(budget, Budget):
-                raise TypeError(f"budget must be a dpframe.Budget, got {type(budget).__name__}")
-        else:
-            budget = Budget(epsilon=epsilon, delta=delta, rho=rho)
-        check_can_protect(obj)
-        if len(obj) == 0:
-            raise ValueError("cannot protect an empty frame: there is nothing to analyse")
-        if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
-            raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
-        units = None
-        if privacy_unit is not None:
-            if not isinstance(obj, pd.DataFrame) or privacy_unit not in obj.columns:
-                raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
-            if obj[privacy_unit].isna().any():
-                raise ValueError(f"privacy_unit column {privacy_unit!r} has missing values; every row needs a unit")
-            units = obj[privacy_unit].to_numpy()
-        elif max_contributions != 1:
-            raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
-        protection = Protection(budget, max_contributions, privacy_unit)
-        return attach(obj, protection, units)  # type: ignore[return-value]
+        epsilon: float | None,
+        delta: float,
+        rho: float | None,
+        budget: Budget | None,
+        privacy_unit: str | None,
+        max_contributions: int,
+        categories: Categories,
+    ) -> Any:
+        return protect_data(
+            self._obj, epsilon=epsilon, delta=delta, rho=rho, budget=budget, privacy_unit=privacy_unit,
+            max_contributions=max_contributions, categories=categories,
+        )
 
     @property
     def is_protected(self) -> bool:
-        """True when this data carries a privacy budget."""
-        return "dpframe" in self._obj.attrs
+        """True for protected data (made by ``protect()``, or derived from it).
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"age": [23, 35, 47, 59]})
+        >>> df.dp.is_protected, df.dp.protect(epsilon=1.0).dp.is_protected
+        (False, True)
+        """
+        return isinstance(self._obj, Protected)
 
     @property
     def budget(self) -> Budget:
-        """The budget this data spends from (shared with every frame derived from the same protect())."""
-        return require_protection(self._obj).budget
+        """The budget this data spends from (shared with everything derived from the same protect())."""
+        return self._target().protection.budget
 
     def _target(self) -> Target:
         return Target.of(self._obj)
+
+    def _protected(self) -> Any:
+        self._target()  # a clear error for data that is not protected
+        return self._obj
+
+    def sample(self, rate: float) -> PT:
+        """A Poisson sample: each privacy unit (with all its rows) kept independently with probability ``rate``.
+
+        Queries on the sample spend from the same budget, charged the
+        amplified cost ``ε' = ln(1 + rate (e^ε − 1))``, ``δ' = rate δ``
+        (Balle et al. 2018; zCDP budgets are charged in full). Unlike
+        ``DataFrame.sample(n)``, which picks a fixed number of rows, whether
+        one person is kept does not depend on anyone else.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": range(10_000)}).dp.protect(epsilon=1.0)
+        >>> s = p.dp.sample(0.1)
+        >>> n = s.dp.count(epsilon=1.0)
+        >>> abs(n - 1000) < 150, round(float(p.dp.budget.spent.epsilon), 4)
+        (True, 0.1586)
+        """
+        sampled: PT = poisson_sample(self._protected(), rate)
+        return sampled
+
+    def unprotected(self) -> Any:
+        """The exact data, as a plain pandas object -- for the trusted curator only; NOT private.
+
+        Nothing computed from it is covered by the budget. The ledger records
+        the exact read (at no cost), and the result can be neither protected
+        again nor merged back into protected data.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [31, 45]}).dp.protect(epsilon=1.0)
+        >>> p.dp.unprotected()["age"].tolist(), p.dp.budget.ledger["query"].tolist()
+        ([31, 45], ['unprotected'])
+        """
+        return unprotected(self._protected())
 
     def count(
         self,
@@ -123,6 +129,10 @@ class _Accessor(Generic[T]):
         target = self._target()
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism))
 
+    def _plain(self, operation: str) -> Any:
+        refuse_protected(self._obj, operation)
+        return self._obj
+
     def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """Bar chart of a released result (histogram, value counts, crosstab) with 95% error bars.
 
@@ -139,17 +149,43 @@ class _Accessor(Generic[T]):
         """
         from dpframe.plotting import plot_release
 
-        return plot_release(self._obj, ax=ax, **kwargs)
+        return plot_release(self._plain(".dp.plot()"), ax=ax, **kwargs)
 
 
-class DataFrameAccessor(_Accessor[pd.DataFrame]):
-    """Differentially private questions about a protected DataFrame (``df.dp``).
+class DataFrameAccessor(_Accessor[ProtectedFrame]):
+    """``df.dp.protect()`` on a DataFrame; private questions about a :class:`~dpframe.ProtectedFrame` (``p.dp``).
 
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"age": [30, 45, 60]}).dp.protect(epsilon=1.0)
     >>> p.dp.is_protected, p.dp.budget.kind
     (True, 'approx')
     """
+
+    def protect(
+        self,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+        *,
+        rho: float | None = None,
+        budget: Budget | None = None,
+        privacy_unit: str | None = None,
+        max_contributions: int = 1,
+        categories: Categories = None,
+    ) -> ProtectedFrame:
+        """A :class:`~dpframe.ProtectedFrame` of this data with a privacy budget; see :func:`dpframe.protect`.
+
+        The original stays unprotected. Frames derived from the returned one
+        by kept operations (filters, column selections, ``assign``, ...)
+        spend from the same budget; the rest is refused.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [23, 35, 47, 59]}).dp.protect(epsilon=1.0, delta=1e-6)
+        >>> p.dp.budget
+        Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
+        """
+        protected: ProtectedFrame = self._protect(epsilon, delta, rho, budget, privacy_unit, max_contributions,
+                                                  categories)
+        return protected
 
     def crosstab(
         self,
@@ -177,33 +213,6 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         partitioning = Partitioning.of(target, [index, columns], keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
         return partitioned.crosstab(target, index, columns, partitioning, privacy)
-
-    def merge(self, right: pd.DataFrame, **kwargs: Any) -> pd.DataFrame:
-        """``DataFrame.merge`` with public data, keeping this frame's budget and privacy-unit record.
-
-        A plain ``merge`` on columns discards both (pandas drops ``attrs`` and
-        the index), so queries on its result are refused. Through ``.dp.merge``
-        a one-to-many match that repeats a person's rows is fine: every query
-        bounds each person's rows to ``max_contributions``. Merging two
-        protected frames is refused: a joined row would mix two people.
-
-        >>> import pandas as pd, dpframe
-        >>> p = pd.DataFrame({"code": ["a", "b"], "n": [1, 2]}).dp.protect(epsilon=1.0)
-        >>> labels = pd.DataFrame({"code": ["a", "b"], "label": ["first", "second"]})
-        >>> m = p.dp.merge(labels, on="code")
-        >>> m.dp.budget is p.dp.budget, list(m.columns)
-        (True, ['code', 'n', 'label'])
-        """
-        protection = require_protection(self._obj)
-        if isinstance(right, (pd.DataFrame, pd.Series)) and ("dpframe" in right.attrs or has_unit_record(right)):
-            raise PrivacyUnitLostError(
-                "both sides of this merge are protected data: a joined row would mix two people's records. "
-                "Query each protected frame separately."
-            )
-        names = list(self._obj.index.names)
-        merged: pd.DataFrame = self._obj.reset_index().merge(right, **kwargs).set_index(names)
-        merged.attrs = {**self._obj.attrs, "dpframe": protection}
-        return merged
 
     def groupby(self, by: Any, *, keys: KeySpec = None) -> GroupBy:
         """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`).
@@ -253,7 +262,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         from dpframe.selection.svt import frame_above_threshold
 
         return frame_above_threshold(
-            self._obj, queries, threshold=threshold, epsilon=epsilon, sensitivity=sensitivity, c=c,
+            self._target(), queries, threshold=threshold, epsilon=epsilon, sensitivity=sensitivity, c=c,
             monotonic=monotonic,
         )
 
@@ -287,7 +296,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         ('Fri', 'permute-and-flip')
         """
         return selection.select(
-            self._obj, candidates, score, sensitivity, epsilon=epsilon, rho=rho, mechanism=mechanism,
+            self._target(), candidates, score, sensitivity, epsilon=epsilon, rho=rho, mechanism=mechanism,
             monotonic=monotonic,
         )
 
@@ -320,7 +329,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         from dpframe.report.describe import describe
 
         return describe(
-            self._obj, epsilon=epsilon, delta=delta, weights=weights, percentiles=percentiles, bounds=bounds,
+            self._target(), epsilon=epsilon, delta=delta, weights=weights, percentiles=percentiles, bounds=bounds,
             keys=keys, progress=progress,
         )
 
@@ -377,7 +386,7 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
 
         NOT differentially private, and spends no privacy budget: an audit tool
         (see :func:`dpframe.anonymity.k_anonymity` and ``docs/anonymity.md``).
-        Works on unprotected and protected frames alike.
+        Refused on protected data: the k is read exactly from the rows.
 
         >>> import pandas as pd, dpframe
         >>> df = pd.DataFrame({"zip": [1, 1, 2, 2, 2], "sex": ["F", "F", "M", "M", "F"]})
@@ -386,13 +395,13 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         """
         from dpframe.anonymity import k_anonymity
 
-        return k_anonymity(self._obj, quasi_identifiers)
+        return k_anonymity(self._plain(".dp.k_anonymity()"), quasi_identifiers)
 
     def anonymize(self, *, k: int, quasi_identifiers: Any, **options: Any) -> Any:
         """The least lossy generalization of this frame that is k-anonymous (optionally l-diverse / t-close).
 
-        NOT differentially private, and spends no privacy budget; a protected
-        frame's result keeps its index and budget. Options (``hierarchies``,
+        NOT differentially private, and spends no privacy budget; refused on
+        protected data (it returns rows). Options (``hierarchies``,
         ``suppression``, ``metric``, ``sensitive``, ``l``, ``t``, ...) are those
         of :func:`dpframe.anonymity.anonymize`; see ``docs/anonymity.md``.
 
@@ -404,16 +413,36 @@ class DataFrameAccessor(_Accessor[pd.DataFrame]):
         """
         from dpframe.anonymity import anonymize
 
-        return anonymize(self._obj, k=k, quasi_identifiers=quasi_identifiers, **options)
+        return anonymize(self._plain(".dp.anonymize()"), k=k, quasi_identifiers=quasi_identifiers, **options)
 
-class SeriesAccessor(_Accessor["pd.Series[Any]"]):
-    """Differentially private questions about a protected Series (``s.dp``).
+
+class SeriesAccessor(_Accessor[ProtectedSeries]):
+    """``s.dp.protect()`` on a Series; private questions about a :class:`~dpframe.ProtectedSeries` (``s.dp``).
 
     >>> import pandas as pd, dpframe
     >>> s = pd.Series([1.0, 2.0, 3.0] * 100, name="x").dp.protect(epsilon=1.0)
     >>> abs(s.dp.mean(bounds=(0, 4), epsilon=0.5) - 2) < 0.2
     True
     """
+
+    def protect(
+        self,
+        epsilon: float | None = None,
+        delta: float = 0.0,
+        *,
+        rho: float | None = None,
+        budget: Budget | None = None,
+        categories: Categories = None,
+    ) -> ProtectedSeries:
+        """A :class:`~dpframe.ProtectedSeries` of this data with a privacy budget; see :func:`dpframe.protect`.
+
+        >>> import pandas as pd, dpframe
+        >>> s = pd.Series([23, 35, 47], name="age").dp.protect(epsilon=1.0)
+        >>> s.dtype, s.dp.budget.total.epsilon
+        (dtype('int64'), Fraction(1, 1))
+        """
+        protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories)
+        return protected
 
     def sum(
         self,
@@ -437,7 +466,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         True
         """
         target = self._target()
-        return scalar.bounded_sum(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism))
+        return scalar.bounded_sum(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism))
 
     def mean(
         self,
@@ -461,7 +490,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         (True, True)
         """
         target = self._target()
-        return scalar.mean(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism))
+        return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism))
 
     def var(
         self,
@@ -486,7 +515,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         True
         """
         target = self._target()
-        return scalar.var(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
+        return scalar.var(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
 
     def std(
         self,
@@ -510,7 +539,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         True
         """
         target = self._target()
-        return scalar.std(target, self._obj, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
+        return scalar.std(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
 
     def histogram(
         self,
@@ -537,7 +566,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         """
         target = self._target()
         return partitioned.histogram(
-            target, self._obj, bins, bounds, target.privacy(epsilon, delta, rho, mechanism)
+            target, target.series, bins, bounds, target.privacy(epsilon, delta, rho, mechanism)
         )
 
     def value_counts(
@@ -563,9 +592,9 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         ['HS', 'BA']
         """
         target = self._target()
-        partitioning = Partitioning.of(target, [self._obj.name], keys)
+        partitioning = Partitioning.of(target, [target.series.name], keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
-        return partitioned.value_counts(target, self._obj, partitioning, privacy, normalize, sort)
+        return partitioned.value_counts(target, target.series, partitioning, privacy, normalize, sort)
 
     def mode(
         self,
@@ -590,7 +619,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         ...     p["edu"].dp.mode(keys=["HS", "BA", "PhD"], epsilon=0.5).tolist()
         ['HS']
         """
-        return selection.mode(self._obj, epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
+        return selection.mode(self._target(), epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
 
     def top_k(
         self,
@@ -611,7 +640,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         ...     p["c"].dp.top_k(2, keys=["a", "b", "c"], epsilon=1.0).tolist()
         ['a', 'b']
         """
-        return selection.top_k(self._obj, k, epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
+        return selection.top_k(self._target(), k, epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
 
     def quantile(
         self,
@@ -632,7 +661,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         >>> list(qs.index), bool(abs(qs[0.25] - 35) <= 3 and abs(qs[0.75] - 65) <= 3)
         ([0.25, 0.75], True)
         """
-        return selection.quantile(self._obj, q, bounds=bounds, epsilon=epsilon, rho=rho)
+        return selection.quantile(self._target(), q, bounds=bounds, epsilon=epsilon, rho=rho)
 
     def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> DPFloat:
         """Private median of the values clipped to ``bounds``: ``quantile(0.5)``.
@@ -643,7 +672,7 @@ class SeriesAccessor(_Accessor["pd.Series[Any]"]):
         >>> abs(m - 50) <= 2, m.mechanism
         (True, 'exponential mechanism (Smith 2011)')
         """
-        return selection.median(self._obj, bounds=bounds, epsilon=epsilon, rho=rho)
+        return selection.median(self._target(), bounds=bounds, epsilon=epsilon, rho=rho)
 
 
 def register() -> None:

@@ -31,6 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.anonymity._encode import NOT_DP, IntArray, columns_of, combine, compact, encode
+from dpframe.protection.objects import refuse_protected
 
 MaskLike = Any  # a boolean Series aligned with the frame, a boolean array, or a callable frame -> mask
 
@@ -182,6 +183,7 @@ def linkage_attack(
     sex             2  0.666667              1
     dob             2  0.666667              1
     """
+    refuse_protected(released, "linkage_attack")
     if not isinstance(released, pd.DataFrame) or not isinstance(auxiliary, pd.DataFrame):
         raise TypeError("linkage_attack needs two DataFrames: the released data and the auxiliary data")
     if missing not in ("match_any", "exact"):

@@ -36,16 +36,19 @@ class NotProtectedError(DPFrameError, TypeError):
     """
 
 
-class PrivacyUnitLostError(DPFrameError, ValueError):
-    """A derived frame no longer records which privacy unit each row belongs to.
+class RefusedError(DPFrameError, TypeError):
+    """An operation on protected data was refused: it would read exact values or void the guarantee.
+
+    The message says what was refused, why, and what to do instead. Nothing
+    was charged and no data was read.
 
     >>> import pandas as pd, dpframe
-    >>> p = pd.DataFrame({"k": ["a", "b"], "x": [1, 2]}).dp.protect(epsilon=1.0)
+    >>> p = pd.DataFrame({"age": [30, 40]}).dp.protect(epsilon=1.0)
     >>> try:
-    ...     p.set_index("k").dp.count(epsilon=0.1)
-    ... except dpframe.PrivacyUnitLostError:
-    ...     print("refused; nothing charged:", p.dp.budget.spent.epsilon)
-    refused; nothing charged: 0
+    ...     p["age"].mean()
+    ... except dpframe.RefusedError as error:
+    ...     print(str(error).split(":")[0])
+    ProtectedSeries.mean is refused on protected data
     """
 
 

@@ -50,8 +50,6 @@ p.dp.crosstab(...)): this data carries no release in .attrs["dp"]
     hint = "only released results can be plotted (e.g. s.dp.histogram(...), s.dp.value_counts(...), p.dp.crosstab(...))"
     if not isinstance(result, (pd.Series, pd.DataFrame)):
         raise TypeError(f"{hint}: got {type(result).__name__}")
-    if "dpframe" in result.attrs:
-        raise TypeError(f"{hint}: this is protected data, not a result; plotting it would reveal it exactly")
     release = result.attrs.get("dp")
     if not isinstance(release, Release):
         raise TypeError(f'{hint}: this data carries no release in .attrs["dp"]')

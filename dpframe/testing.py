@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from dpframe.noise.random import SeededRandomSource, _swap_seeded_source
+from dpframe.noise.random import SeededRandomSource, _reset_seeded_source, _set_seeded_source
 
 __all__ = ["NotPrivateWarning", "seeded_noise"]
 
@@ -39,8 +39,11 @@ def seeded_noise(seed: int) -> Iterator[SeededRandomSource]:
     emitted on entry.  This is the only supported way to get reproducible
     noise.
 
-    The switch is process-wide (it affects all threads) and blocks nest: on
-    exit the previous state is restored.
+    The switch is context-local (:mod:`contextvars`): it affects the code
+    inside the block -- this thread or asyncio task -- and not other threads,
+    whose queries keep the secure source and are not marked seeded. Blocks
+    nest: on exit the previous state is restored. The ledger marks a release
+    ``seeded`` when it is made inside the block.
 
     >>> import warnings
     >>> from dpframe.noise.discrete import sample_discrete_laplace
@@ -63,8 +66,8 @@ def seeded_noise(seed: int) -> Iterator[SeededRandomSource]:
         NotPrivateWarning,
         stacklevel=3,  # generator -> contextlib.__enter__ -> the with-statement
     )
-    previous = _swap_seeded_source(source)
+    token = _set_seeded_source(source)
     try:
         yield source
     finally:
-        _swap_seeded_source(previous)
+        _reset_seeded_source(token)

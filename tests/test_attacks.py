@@ -161,16 +161,17 @@ def test_differencing_attack_plain_is_exact_dp_hides() -> None:
     assert "exactly the target" in repr(res) and NOT_DP in repr(res)
 
 
-def test_differencing_attack_on_counts_and_protected_frames() -> None:
+def test_differencing_attack_on_counts_and_refused_on_protected_frames() -> None:
     people = synthetic_population(300, seed=6)
     people["rich"] = people["income"] > 50_000
-    p = people.dp.protect(epsilon=1.0)
-    before = p.dp.budget.spent
-    target = p["name"] == p["name"].iloc[3]
+    target = people["name"] == people["name"].iloc[3]
     with seeded_noise(2):
-        res = differencing_attack(p, "rich", target, aggregate="count", epsilon=1.0)
+        res = differencing_attack(people, "rich", target, aggregate="count", epsilon=1.0)
     assert res.plain_difference == float(people["rich"].iloc[3])
-    assert p.dp.budget.spent == before and len(p.dp.budget.ledger) == 0  # the frame's budget untouched
+    p = people.dp.protect(epsilon=1.0)
+    with pytest.raises(dpframe.RefusedError, match="before protect"):
+        differencing_attack(p, "rich", p["name"] == "x", aggregate="count", epsilon=1.0)
+    assert len(p.dp.budget.ledger) == 0  # the frame's budget untouched
     with seeded_noise(3):
         callable_target = differencing_attack(people, "rich", lambda d: d.index == 3, aggregate="count")
     assert callable_target.true_value == float(people["rich"].iloc[3])
@@ -185,13 +186,11 @@ def test_differencing_attack_on_counts_and_protected_frames() -> None:
         differencing_attack(people, "rich", [True], aggregate="count")
 
 
-def test_attacks_on_protected_frames_spend_nothing(population: pd.DataFrame) -> None:
+def test_attacks_on_protected_frames_are_refused_and_spend_nothing(population: pd.DataFrame) -> None:
     released = population.drop(columns=["name"]).head(5_000).dp.protect(epsilon=1.0)
-    before = released.dp.budget.spent
     voters = population.head(1_000)[["name", *QUASI]]
-    res = linkage_attack(released, voters, identity="name")
-    plain = linkage_attack(population.drop(columns=["name"]).head(5_000), voters, identity="name")
-    assert res.matches.equals(plain.matches)
-    assert res.links.attrs == {}  # attack output is not a protected frame
-    assert uniqueness(released, QUASI).fraction == uniqueness(population.head(5_000), QUASI).fraction
-    assert released.dp.budget.spent == before and len(released.dp.budget.ledger) == 0
+    with pytest.raises(dpframe.RefusedError, match="linkage_attack"):
+        linkage_attack(released, voters, identity="name")
+    with pytest.raises(dpframe.RefusedError, match="before protect"):
+        uniqueness(released, QUASI)
+    assert len(released.dp.budget.ledger) == 0

@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.stats import beta
 
 from dpframe.noise.calibrate import (
     discrete_gaussian_delta,
@@ -48,83 +47,10 @@ from dpframe.noise.calibrate import (
 )
 from dpframe.noise.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from dpframe.testing import NotPrivateWarning, seeded_noise
-
-IntArray = np.ndarray[Any, np.dtype[np.int64]]
+from privacy_audit import IntArray, epsilon_lower_bound, hockey_stick_lower_bound
 
 N_RELEASES = 1_500_000  # per neighbouring data set
 TRUE_COUNT = 100
-ALPHA = 1e-6  # overall false-alarm probability of each audit
-MIN_SINGLETON_COUNT = 1000  # singletons rarer than this carry no information
-
-
-# ---------------------------------------------------------------------------
-# the estimator
-# ---------------------------------------------------------------------------
-
-
-def _candidate_set_counts(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
-    """Counts of the samples of ``a`` and of ``b`` falling in each candidate set.
-
-    Candidate sets: every half-line {y <= k} and {y >= k} over the observed
-    range, and every single value y observed at least MIN_SINGLETON_COUNT
-    times in either sample.  Returns two aligned integer arrays.
-    """
-    lo = int(min(a.min(), b.min()))
-    hi = int(max(a.max(), b.max()))
-    ca = np.bincount(a - lo, minlength=hi - lo + 1)
-    cb = np.bincount(b - lo, minlength=hi - lo + 1)
-    below_a, below_b = np.cumsum(ca), np.cumsum(cb)  # {y <= k}
-    above_a, above_b = np.cumsum(ca[::-1])[::-1], np.cumsum(cb[::-1])[::-1]  # {y >= k}
-    single = (ca >= MIN_SINGLETON_COUNT) | (cb >= MIN_SINGLETON_COUNT)
-    ka = np.concatenate([below_a, above_a, ca[single]])
-    kb = np.concatenate([below_b, above_b, cb[single]])
-    return ka.astype(np.int64), kb.astype(np.int64)
-
-
-def _clopper_pearson(k: IntArray, n: int, level: float) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """One-sided exact binomial bounds, each holding with prob >= 1 - level."""
-    kf = k.astype(float)
-    lower = np.where(k > 0, beta.ppf(level, np.maximum(kf, 1), n - kf + 1), 0.0)
-    upper = np.where(k < n, beta.ppf(1 - level, kf + 1, np.maximum(n - kf, 1)), 1.0)
-    return lower, upper
-
-
-def audit_bounds(
-    a: IntArray, b: IntArray, alpha: float = ALPHA
-) -> tuple[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]], ...]:
-    """Simultaneous (LB_x(S), UB_y(S)) pairs for (x, y) = (a, b) and (b, a).
-
-    Bonferroni: 2 directions x m sets x 2 one-sided bounds, each at level
-    alpha / (4 m), so all bounds hold together with probability >= 1 - alpha.
-    """
-    ka, kb = _candidate_set_counts(a, b)
-    level = alpha / (4 * len(ka))
-    lb_a, ub_a = _clopper_pearson(ka, len(a), level)
-    lb_b, ub_b = _clopper_pearson(kb, len(b), level)
-    return (lb_a, ub_b), (lb_b, ub_a)
-
-
-def epsilon_lower_bound(a: IntArray, b: IntArray, delta: float = 0.0, alpha: float = ALPHA) -> float:
-    """Lower confidence bound on the smallest epsilon with (epsilon, delta)-DP.
-
-    max over candidate sets S and both directions of
-    log((LB_x(S) - delta) / UB_y(S)); with delta = 0 this is the classic
-    pure-DP privacy-loss estimate, made conservative.  Returns 0.0 if no set
-    gives evidence of any privacy loss.
-    """
-    best = 0.0
-    for lb_x, ub_y in audit_bounds(a, b, alpha):
-        ok = lb_x > delta
-        if ok.any():
-            best = max(best, float(np.max(np.log((lb_x[ok] - delta) / ub_y[ok]))))
-    return best
-
-
-def hockey_stick_lower_bound(a: IntArray, b: IntArray, epsilon: float, alpha: float = ALPHA) -> float:
-    """Lower confidence bound on max_S P_x(S) - e^epsilon P_y(S) (the true delta at epsilon)."""
-    return max(
-        float(np.max(lb_x - math.exp(epsilon) * ub_y)) for lb_x, ub_y in audit_bounds(a, b, alpha)
-    )
 
 
 # ---------------------------------------------------------------------------

@@ -106,9 +106,9 @@ def test_plots_into_a_given_axes_and_passes_bar_options(protected: pd.DataFrame)
 
 
 def test_refuses_data_that_is_not_a_result(protected: pd.DataFrame) -> None:
-    with pytest.raises(TypeError, match="protected data, not a result"):
+    with pytest.raises(TypeError, match="refused on protected data"):
         protected["age"].dp.plot()
-    with pytest.raises(TypeError, match="protected data, not a result"):
+    with pytest.raises(TypeError, match="refused on protected data"):
         protected.dp.plot()
     with pytest.raises(TypeError, match='no release in .attrs\\["dp"\\]'):
         pd.Series([1, 2, 3]).dp.plot()

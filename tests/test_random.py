@@ -138,13 +138,15 @@ def test_seeded_noise_nests_and_restores_on_error() -> None:
     assert isinstance(current_source(), SystemRandomSource)
 
 
-def test_switch_is_process_wide() -> None:
-    seen: list[bool] = []
+def test_switch_is_context_local() -> None:
+    """Another thread's draws stay secure while a test seeds its own (issue: the switch was process-wide)."""
+    seen: list[object] = []
     with seeded_noise(9):
-        thread = threading.Thread(target=lambda: seen.append(is_seeded()))
+        thread = threading.Thread(target=lambda: seen.extend([is_seeded(), current_source()]))
         thread.start()
         thread.join()
-    assert seen == [True]
+        assert is_seeded()
+    assert seen[0] is False and isinstance(seen[1], SystemRandomSource)
 
 
 # --- uniform_below -----------------------------------------------------------

@@ -367,7 +367,7 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
     frame = people()
     p = frame.dp.protect(epsilon=1.0, delta=1e-6)
     target = Target.of(p)
-    plan = plan_domains(p, list(frame.columns), bounds=None, categories=None, bins=16)
+    plan = plan_domains(target.obj, list(frame.columns), bounds=None, categories=None, bins=16)
     assert plan.needs == {"age": "bounds", "income": "bounds", "city": "categories", "job": "categories",
                           "joined": "bounds"}
     assert plan.needs_delta
@@ -405,7 +405,7 @@ def test_discovery_on_a_zcdp_budget_finds_bounds() -> None:
     frame = people()[["age", "income", "sex"]]
     p = frame.dp.protect(rho=0.5)
     target = Target.of(p)
-    plan = plan_domains(p, ["age", "income", "sex"], bins=8)
+    plan = plan_domains(target.obj, ["age", "income", "sex"], bins=8)
     privacy = target.privacy(None, None, 0.02, None)
     with seeded_noise(0):
         domains = plan.discover(target, privacy).domains
@@ -418,7 +418,7 @@ def test_small_integer_ranges_skip_the_histogram_and_report_it_unspent() -> None
     frame = pd.DataFrame({"dice": np.arange(3000) % 6 + 1})
     p = frame.dp.protect(epsilon=1.0)
     target = Target.of(p)
-    plan = plan_domains(p, ["dice"], bins=16)
+    plan = plan_domains(target.obj, ["dice"], bins=16)
     privacy = target.privacy(0.5, None, None, None)
     with seeded_noise(0):
         discovery = plan.discover(target, privacy)
@@ -433,7 +433,7 @@ def test_bins_follow_the_mass_of_a_skewed_column() -> None:
     frame = pd.DataFrame({"gain": values})
     p = frame.dp.protect(epsilon=1.0)
     target = Target.of(p)
-    plan = plan_domains(p, ["gain"], bins=16)
+    plan = plan_domains(target.obj, ["gain"], bins=16)
     with seeded_noise(1):
         (gain,) = plan.discover(target, target.privacy(1.0, None, None, None)).domains
     assert isinstance(gain, NumericDomain)
@@ -451,7 +451,7 @@ def test_bins_follow_the_mass_of_a_skewed_column() -> None:
 def test_categories_on_a_zcdp_budget_fail_before_any_charge() -> None:
     p = people().dp.protect(rho=0.5)
     target = Target.of(p)
-    plan = plan_domains(p, ["age", "city"])
+    plan = plan_domains(target.obj, ["age", "city"])
     privacy = target.privacy(None, None, 0.1, None)
     with pytest.raises(ValueError, match=r"categories of \['city'\] are not public.*categorical dtype"):
         plan.check_privacy(privacy)
@@ -464,7 +464,7 @@ def test_categories_on_a_zcdp_budget_fail_before_any_charge() -> None:
 def test_categories_need_delta() -> None:
     p = people().dp.protect(epsilon=1.0)
     target = Target.of(p)
-    plan = plan_domains(p, ["city"])
+    plan = plan_domains(target.obj, ["city"])
     with pytest.raises(ValueError, match="delta>0"):
         plan.discover(target, target.privacy(0.5, None, None, None)).domains
     assert p.dp.budget.ledger.empty
@@ -473,7 +473,7 @@ def test_categories_need_delta() -> None:
 def test_delta_without_categories_is_refused() -> None:
     p = people().dp.protect(epsilon=1.0, delta=1e-6)
     target = Target.of(p)
-    plan = plan_domains(p, ["age"])
+    plan = plan_domains(target.obj, ["age"])
     assert not plan.needs_delta
     with pytest.raises(ValueError, match="pass delta=0"):
         plan.check_privacy(target.privacy(0.5, 1e-7, None, "laplace", selects_partitions=True))
@@ -491,7 +491,7 @@ def test_no_budget_for_discovery_explains_how_to_declare() -> None:
 def test_discovery_over_budget_charges_nothing() -> None:
     p = people().dp.protect(epsilon=1.0, delta=1e-6)
     target = Target.of(p)
-    plan = plan_domains(p, ["age", "city"])
+    plan = plan_domains(target.obj, ["age", "city"])
     privacy = target.privacy(0.8, 1e-7, None, None, selects_partitions=True)
     p.dp.budget.charge(Cost(epsilon=Fraction(1, 2)), query="other")
     with pytest.raises(BudgetExceededError, match="nothing was charged"):
@@ -501,7 +501,7 @@ def test_discovery_over_budget_charges_nothing() -> None:
 
 def test_shares_add_up_to_the_privacy() -> None:
     p = people().dp.protect(epsilon=1.0, delta=1e-6)
-    plan = plan_domains(p, ["age", "city", "job"])
+    plan = plan_domains(Target.of(p).obj, ["age", "city", "job"])
     privacy = resolve(p.dp.budget, 0.3, 3e-7, None, None, selects_partitions=True)
     shares = plan.shares(privacy)
     assert sum((s.cost for s in shares.values()), Cost()) == privacy.cost
@@ -512,7 +512,7 @@ def test_selected_string_categories_decode_other_as_missing() -> None:
     frame = pd.DataFrame({"s": pd.Series(["common"] * 3000 + ["rare"], dtype="str")})
     p = frame.dp.protect(epsilon=1.0, delta=1e-6)
     target = Target.of(p)
-    plan = plan_domains(p, ["s"])
+    plan = plan_domains(target.obj, ["s"])
     with seeded_noise(1):
         (domain,) = plan.discover(target, target.privacy(0.5, 1e-7, None, None, selects_partitions=True)).domains
     assert domain.labels() == ["common", "<other>", "<NA>"]
@@ -522,8 +522,7 @@ def test_selected_string_categories_decode_other_as_missing() -> None:
 
 def test_discovery_uses_contribution_bounded_rows_and_checks_the_schema() -> None:
     frame = people()
-    p = frame.dp.protect(epsilon=1.0)
-    plan = plan_domains(p, ["age"])
+    plan = plan_domains(frame, ["age"])
     other = frame.assign(age=frame["age"].astype(float)).dp.protect(epsilon=1.0)
     with pytest.raises(TypeError, match="planned with dtype int64"):
         plan.discover(Target.of(other), Target.of(other).privacy(0.5, None, None, None)).domains

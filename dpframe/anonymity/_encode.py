@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.protection.objects import refuse_protected
+
 IntArray = NDArray[np.int64]
 
 # Products of cardinalities stay below this, so that keys never overflow int64.
@@ -35,6 +37,7 @@ def columns_of(df: pd.DataFrame, columns: Sequence[Hashable] | Hashable, what: s
     >>> columns_of(pd.DataFrame({"a": [1], "b": [2]}), "a", "quasi_identifiers")
     ['a']
     """
+    refuse_protected(df, "an anonymity measure or attack")
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence | pd.Index):

@@ -104,8 +104,8 @@ _SCALAR_MAX = 8
 _LAZY_BITS = 8
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_MAX_LAPLACE_SCALE = Fraction(2**56)
-_MAX_GAUSSIAN_SIGMA2 = Fraction(2**112)
+MAX_LAPLACE_SCALE = Fraction(2**56)
+MAX_GAUSSIAN_SIGMA2 = Fraction(2**112)
 
 
 # ---------------------------------------------------------------------------
@@ -568,7 +568,7 @@ def sample_discrete_laplace(
     ((1000,), dtype('int64'))
     """
     frac = _as_fraction(scale, "scale")
-    if frac > _MAX_LAPLACE_SCALE:
+    if frac > MAX_LAPLACE_SCALE:
         raise ValueError(f"scale must be at most 2**56 so samples fit in int64, got {frac}")
     n = _check_size(size)
     src = _buffered(current_source() if source is None else source)
@@ -613,7 +613,7 @@ def sample_discrete_gaussian(
     ((1000,), dtype('int64'))
     """
     frac = _as_fraction(sigma2, "sigma2")
-    if frac > _MAX_GAUSSIAN_SIGMA2:
+    if frac > MAX_GAUSSIAN_SIGMA2:
         raise ValueError(f"sigma2 must be at most 2**112 so samples fit in int64, got {frac}")
     n = _check_size(size)
     src = _buffered(current_source() if source is None else source)

@@ -26,7 +26,12 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.budget import Budget, Cost, exact
 from dpframe.noise import calibrate
-from dpframe.noise.discrete import sample_discrete_gaussian, sample_discrete_laplace
+from dpframe.noise.discrete import (
+    MAX_GAUSSIAN_SIGMA2,
+    MAX_LAPLACE_SCALE,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+)
 
 MechanismName = Literal["laplace", "gaussian"]
 
@@ -41,6 +46,10 @@ _NOISE_BITS = 40
 _NOISE_GRID_BITS = {"laplace": 20, "gaussian": 14}
 # Values are summed on a grid this many binary digits finer than their range.
 _DATA_GRID_BITS = 30
+# The release grid's rounding step 2**shift must be an int64.
+_MAX_SHIFT = 62
+# Below this data step its reciprocal (the factor that puts values on the grid) is no longer a float.
+_SMALLEST_STEP = Fraction(2) ** -1020
 
 
 # The share of the budget's delta a query spends on private key selection when
@@ -87,6 +96,18 @@ class NoiseSpec:
 
     mechanism: MechanismName
     param: Fraction
+
+    def __post_init__(self) -> None:
+        # Checked when a query is planned, before any charge: a noise the exact
+        # samplers cannot draw must fail here, not after the budget is spent.
+        limit = MAX_LAPLACE_SCALE if self.mechanism == "laplace" else MAX_GAUSSIAN_SIGMA2
+        if self.param > limit:
+            what = "scale" if self.mechanism == "laplace" else "variance"
+            raise ValueError(
+                f"the privacy parameters are too small for this query: its {self.name} noise would need a "
+                f"{what} of {float(self.param):.3g} grid units, beyond the {float(limit):.3g} that exact sampling "
+                "supports; use a larger epsilon (or rho), or narrower bounds"
+            )
 
     def sample(self, size: int) -> NDArray[np.int64]:
         """``size`` independent exact draws."""
@@ -148,7 +169,14 @@ class Privacy:
             return NoiseSpec("laplace", round_up(Fraction(sensitivity) / self.epsilon))
         if self.kind == "zcdp":
             return NoiseSpec("gaussian", round_up(Fraction(sensitivity**2) / (2 * self.rho)))
-        return NoiseSpec("gaussian", _discrete_gaussian_sigma2(_below(self.epsilon), _below(self.delta), sensitivity))
+        try:
+            sigma2 = _discrete_gaussian_sigma2(_below(self.epsilon), _below(self.delta), sensitivity)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            raise ValueError(
+                f"the Gaussian mechanism cannot be calibrated for ε={float(self.epsilon):.3g}, "
+                f"δ={float(self.delta):.3g}: the parameters are too small; use a larger epsilon or delta"
+            ) from None
+        return NoiseSpec("gaussian", sigma2)
 
     def real_noise_std(self, sensitivity: float) -> float:
         """The noise std a real-valued measurement with this sensitivity gets (to choose grids)."""
@@ -288,7 +316,16 @@ class SumGrid:
         shift = max(0, math.frexp(noise_std / float(data_step))[1] - 1 - bits)
         data_sensitivity = contributions * data_bound
         sensitivity = data_sensitivity if shift == 0 else data_sensitivity // 2**shift + 1
-        return cls(lo, hi, data_step, data_bound, shift, sensitivity)
+        grid = cls(lo, hi, data_step, data_bound, shift, sensitivity)
+        # Checked before any charge: the grid's steps must be ordinary floats and its
+        # rounding step an int64 (tiny bounds or a tiny epsilon can break either).
+        if shift > _MAX_SHIFT or not math.isfinite(grid.release_step) or data_step < _SMALLEST_STEP:
+            raise ValueError(
+                f"the sum of values in [{lo:g}, {hi:g}] with this epsilon (or rho) cannot be computed exactly "
+                "in floating point: the bounds are too narrow or the privacy parameters too small; rescale "
+                "the column or use a larger epsilon"
+            )
+        return grid
 
     def to_release_grid(self, exact_sums: NDArray[np.int64]) -> NDArray[np.int64]:
         """Round exact data-grid sums to the release grid (half to even, in integers)."""

@@ -12,9 +12,10 @@ documented test switch :func:`dpframe.testing.seeded_noise` is active; in
 that case :func:`current_source` returns it and :func:`is_seeded` reports it,
 so higher layers can label such releases "seeded (not private)".
 
-The switch is one process-wide slot guarded by a :class:`threading.Lock`: it
-is deliberately *not* thread-local, so a test that turns it on affects every
-thread, which is what a test wants and keeps the mechanism easy to audit.
+The switch lives in a :class:`contextvars.ContextVar`: it affects only the
+code that runs inside the ``with`` block (that thread, or that asyncio task).
+Another thread's queries keep drawing from the secure source, and their
+releases are not marked seeded.
 
 On top of the words this module provides exact integer helpers:
 
@@ -31,7 +32,7 @@ draw, and the samplers read words through a small per-call buffer
 from __future__ import annotations
 
 import os
-import threading
+from contextvars import ContextVar, Token
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -126,11 +127,10 @@ class SeededRandomSource:
         return f"SeededRandomSource({self.seed})"
 
 
-# --- the process-wide test switch ------------------------------------------
+# --- the context-local test switch ------------------------------------------
 
 _SYSTEM_SOURCE = SystemRandomSource()
-_switch_lock = threading.Lock()
-_seeded_source: SeededRandomSource | None = None
+_seeded_source: ContextVar[SeededRandomSource | None] = ContextVar("dpframe_seeded_source", default=None)
 
 
 def current_source() -> RandomSource:
@@ -147,8 +147,7 @@ def current_source() -> RandomSource:
     ...     current_source()
     SeededRandomSource(3)
     """
-    with _switch_lock:
-        seeded = _seeded_source
+    seeded = _seeded_source.get()
     return _SYSTEM_SOURCE if seeded is None else seeded
 
 
@@ -165,20 +164,20 @@ def is_seeded() -> bool:
     ...     is_seeded()
     True
     """
-    with _switch_lock:
-        return _seeded_source is not None
+    return _seeded_source.get() is not None
 
 
-def _swap_seeded_source(source: SeededRandomSource | None) -> SeededRandomSource | None:
-    """Install ``source`` as the active seeded source; return the previous one.
+def _set_seeded_source(source: SeededRandomSource) -> Token[SeededRandomSource | None]:
+    """Install ``source`` as the active seeded source in the current context; return the token to undo it.
 
     Private: the only intended caller is :func:`dpframe.testing.seeded_noise`.
     """
-    global _seeded_source
-    with _switch_lock:
-        previous = _seeded_source
-        _seeded_source = source
-    return previous
+    return _seeded_source.set(source)
+
+
+def _reset_seeded_source(token: Token[SeededRandomSource | None]) -> None:
+    """Undo :func:`_set_seeded_source` (blocks nest: the previous state comes back)."""
+    _seeded_source.reset(token)
 
 
 # --- buffering ----------------------------------------------------------------

@@ -97,6 +97,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.accounting.budget import Cost
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.noise.random import RandomSource
 from dpframe.queries import kernels
@@ -112,6 +113,7 @@ __all__ = [
     "choose_bounds",
     "clip_counts",
     "private_bounds",
+    "query_cost",
     "range_queries",
     "split_privacy",
 ]
@@ -283,8 +285,16 @@ def split_privacy(privacy: Privacy) -> tuple[Privacy, Privacy]:
     return bounds, rest
 
 
-def _require_budget(target: Target, privacy: Privacy, query: str) -> None:
-    target.protection.budget.require(privacy.cost, query=f"{query} with automatic bounds")
+def query_cost(target: Target, total: Privacy, automatic: bool) -> Cost:
+    """What a query spending ``total`` is charged: its measurement, plus the bounds step if bounds are automatic.
+
+    The two steps are separate releases (two ledger lines), so on a Poisson
+    sample each is amplified on its own; otherwise the sum is ``total.cost``.
+    """
+    if not automatic:
+        return target.charged(total.cost)
+    bounds, rest = split_privacy(total)
+    return target.charged(bounds.cost) + target.charged(rest.cost)
 
 
 def private_bounds(
@@ -303,7 +313,7 @@ def private_bounds(
     >>> from dpframe.testing import seeded_noise
     >>> p = pd.DataFrame({"age": [20.0, 35.0, 50.0, 65.0] * 500}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
-    ...     private_bounds(Target.of(p), p["age"], resolve(p.dp.budget, 0.5, None, None, None))
+    ...     private_bounds(Target.of(p), Target.of(p).column("age"), resolve(p.dp.budget, 0.5, None, None, None))
     (19.5, 66.0)
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
@@ -351,7 +361,7 @@ def automatic_bounds(
     >>> p = pd.DataFrame({"x": [1.0, 2.0, 3.0] * 1000}).dp.protect(epsilon=1.0)
     >>> target = Target.of(p)
     >>> with seeded_noise(0):
-    ...     bounds, rest = automatic_bounds(target, p["x"], target.privacy(1.0, None, None, None), "sum", print)
+    ...     bounds, rest = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
     >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon  # the query will spend rest
     ((0.9375, 3.3125), Fraction(3, 4), Fraction(1, 4))
@@ -359,7 +369,7 @@ def automatic_bounds(
     check_numeric(series, query)
     bounds_privacy, rest = split_privacy(privacy)
     check(rest)
-    _require_budget(target, privacy, query)
+    target.require(bounds_privacy.cost, rest.cost, query=f"{query} with automatic bounds")
     return private_bounds(target, series, bounds_privacy, query=query), rest
 
 
@@ -401,7 +411,7 @@ def _check_ranges(ranges: Any) -> list[tuple[float, float]]:
 
 
 def range_queries(
-    series: pd.Series[Any],
+    series: Any,
     ranges: Sequence[tuple[float, float]],
     *,
     threshold: float,
@@ -432,6 +442,7 @@ def range_queries(
     [0.5, 0.5]
     """
     target = Target.of(series)
+    series = target.obj
     check_numeric(series, "range_queries")
     checked = _check_ranges(ranges)
     count = min(positive_int(c, "c"), len(checked))
@@ -448,7 +459,7 @@ def range_queries(
                   detail=f"{len(checked)} ranges, threshold {threshold!r}; {svt.describe()}")
     release = Plan("range queries (release)", columns, target, release_privacy, {"count": noise},
                    rule=f"sequential composition over up to {count} released ranges")
-    _require_budget(target, privacy, "range_queries")
+    target.require(svt_privacy.cost, release_privacy.cost, query="range_queries")
     detect.charge()
     release.charge()
     mask = target.rows_in_use()
@@ -465,7 +476,7 @@ def range_queries(
     result = pd.Series(noisy, index=index, name="count", dtype=np.int64)
     half = noise.halfwidth(0.95)
     rel = Release(
-        "range_queries", columns, f"sparse vector + {noise.name}", privacy.cost, noise.std,
+        "range_queries", columns, f"sparse vector + {noise.name}", detect.cost + release.cost, noise.std,
         result - half, result + half, 0.95, None,
         "ranges above the noisy threshold; the others were below it or not examined",
     )

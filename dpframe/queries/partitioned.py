@@ -28,7 +28,7 @@ from dpframe.accounting.budget import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.noise.random import current_source
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note
+from dpframe.queries.bounds import automatic_bounds, bounds_note, query_cost
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
 from dpframe.results import Release, with_release
@@ -210,7 +210,7 @@ def _count_release(
 ) -> Release:
     half = noise.halfwidth(LEVEL)
     return Release(
-        plan.query, plan.columns, plan.mechanism, plan.privacy.cost if cost is None else cost, noise.std,
+        plan.query, plan.columns, plan.mechanism, plan.cost if cost is None else cost, noise.std,
         values - half, values + half, LEVEL, bounds, note,
     )
 
@@ -254,7 +254,8 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     noisy = counts + noise.sample(len(counts))
     index = pd.IntervalIndex.from_breaks(edges, closed="left", name=series.name)
     result = pd.Series(noisy, index=index, name="count")
-    release = _count_release(plan, noise, pd.Series(noisy, index=index), note, found, total.cost)
+    cost = query_cost(target, total, found is not None)
+    release = _count_release(plan, noise, pd.Series(noisy, index=index), note, found, cost)
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
@@ -277,7 +278,7 @@ def value_counts(
         result = (result.clip(lower=0) / total).rename("proportion")
         half = noise.halfwidth(LEVEL) / total
         release = Release(
-            plan.query, plan.columns, plan.mechanism, plan.privacy.cost, noise.std / total,
+            plan.query, plan.columns, plan.mechanism, plan.cost, noise.std / total,
             (result - half).clip(lower=0), (result + half).clip(upper=1), LEVEL, None,
             "proportions of noisy counts; intervals scaled by the noisy total",
         )
@@ -392,7 +393,8 @@ class GroupBy:
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
         result = pd.Series(noisy, index=cells, name=column)
         half = noise.halfwidth(LEVEL) * step
-        release = Release(plan.query, plan.columns, plan.mechanism, total.cost, noise.std * step,
+        cost = query_cost(self._target, total, bool(note))
+        release = Release(plan.query, plan.columns, plan.mechanism, cost, noise.std * step,
                           result - half, result + half, LEVEL, (lo, hi), note)
         return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -466,7 +468,8 @@ class GroupBy:
             lower, upper = estimate.interval(*value_range(query, moments))
         result = pd.Series(estimate.value, index=cells, name=series.name)
         release = Release(
-            moments.plan.query, moments.plan.columns, moments.plan.mechanism, privacy.cost,
+            moments.plan.query, moments.plan.columns, moments.plan.mechanism,
+            query_cost(self._target, privacy, bounds is None),
             pd.Series(estimate.std, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
             pd.Series(upper, index=cells, dtype=float),
             LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)" + note,

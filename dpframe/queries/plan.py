@@ -18,24 +18,64 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.accounting.amplification import poisson_subsampled
+from dpframe.accounting.budget import Cost
+from dpframe.errors import NotProtectedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
-from dpframe.protection import PandasObject, Protection, contribution_mask, require_protection, require_unit_record
+from dpframe.protection.objects import parts
+from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
 
 @dataclass(frozen=True)
 class Target:
-    """A protected frame or series a query runs on, validated."""
+    """What a query runs on: the rows of a protected object (with their unit record), its protection,
+    and the rate at which its units were Poisson-sampled (1: all of them)."""
 
     obj: PandasObject
     protection: Protection
+    rate: Fraction = Fraction(1)
 
     @classmethod
-    def of(cls, obj: PandasObject) -> Target:
-        """Check that ``obj`` is protected and still records its privacy units."""
-        protection = require_protection(obj)
-        require_unit_record(obj)
-        return cls(obj, protection)
+    def of(cls, obj: Any) -> Target:
+        """The target of a protected frame or series (or ``obj`` itself if it is one); a clear error otherwise."""
+        if isinstance(obj, Target):
+            return obj
+        found = parts(obj)
+        if found is None:
+            raise NotProtectedError(
+                "this data is not protected: call df.dp.protect(epsilon=...) first and query the object it returns"
+            )
+        data, protection, rate = found
+        return cls(data, protection, rate)
+
+    @property
+    def series(self) -> pd.Series[Any]:
+        """The data of a series target (a TypeError for a frame)."""
+        if not isinstance(self.obj, pd.Series):
+            raise TypeError("this question is about one column: ask it of a protected series, e.g. p['x'].dp")
+        return self.obj
+
+    def column_target(self, name: Any) -> Target:
+        """The target of one column of a frame target."""
+        return Target(self.column(name), self.protection, self.rate)
+
+    def charged(self, cost: Cost) -> Cost:
+        """What a release of ``cost`` on these rows is charged: amplified when they are a Poisson sample."""
+        return poisson_subsampled(cost, self.rate)
+
+    def require(self, *costs: Cost, query: str) -> None:
+        """Refuse, charging nothing, unless releases of all ``costs`` on these rows fit the budget."""
+        total = sum((self.charged(cost) for cost in costs), Cost())
+        self.protection.budget.require(total, query=query)
+
+    @property
+    def sampling_note(self) -> str:
+        """The ledger's note on amplification ("" when the rows are not a sample)."""
+        if self.rate == 1:
+            return ""
+        rule = "in full (zCDP)" if self.protection.budget.kind == "zcdp" else "ε' = ln(1 + q(e^ε − 1)), δ' = qδ"
+        return f"; Poisson sample at rate q={float(self.rate):.4g}: charged {rule}"
 
     @property
     def contributions(self) -> int:
@@ -91,18 +131,23 @@ class Plan:
         """The mechanism, or the noise distribution(s) used."""
         return self.mechanism_name or " + ".join(sorted({spec.name for spec in self.noise.values()}))
 
+    @property
+    def cost(self) -> Cost:
+        """What the budget is charged for this measurement (amplified on a Poisson sample)."""
+        return self.target.charged(self.privacy.cost)
+
     def charge(self) -> None:
         """Spend the query's cost, or raise BudgetExceededError having spent nothing."""
         description = self.detail or "; ".join(
             f"{name} σ={spec.std * self.unit.get(name, 1.0):.4g}" for name, spec in self.noise.items()
         )
         self.target.protection.budget.charge(
-            self.privacy.cost,
+            self.cost,
             query=self.query,
             columns=self.columns,
             mechanism=self.mechanism,
             noise=description,
-            rule=self.rule,
+            rule=self.rule + self.target.sampling_note,
             seeded=is_seeded(),
         )
 

@@ -23,7 +23,6 @@ Composition rules (in the ledger):
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
@@ -34,9 +33,10 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
-from dpframe.protection import PandasObject
+from dpframe.protection.rowwise import quiet
+from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note
+from dpframe.queries.bounds import automatic_bounds, bounds_note, query_cost
 from dpframe.queries.partitioned import Partitioning, release_counts, require_selection, selection_threshold
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
@@ -134,12 +134,12 @@ def _gap_reach(mechanism: em.SelectionMechanism, candidates: int, sensitivity: f
 
 def _selection_release(query: str, plan: Plan, note: str) -> Release:
     nan = float("nan")
-    return Release(query, plan.columns, plan.mechanism, plan.privacy.cost, nan, nan, nan, LEVEL, None, note)
+    return Release(query, plan.columns, plan.mechanism, plan.cost, nan, nan, nan, LEVEL, None, note)
 
 
 def _categories(
     query: str,
-    series: pd.Series[Any],
+    series: Any,
     k: int | None,
     keys: Any,
     epsilon: float | None,
@@ -149,6 +149,7 @@ def _categories(
 ) -> pd.Series[Any]:
     """Shared by mode (k=None: one) and top_k: the most common categories, best first."""
     target = Target.of(series)
+    series = target.obj
     if not isinstance(series, pd.Series):
         raise TypeError(f"{query} is a question about one column: call it on a Series")
     partitioning = Partitioning.of(target, [series.name], keys)
@@ -210,7 +211,7 @@ def _categories_selected(
 
 
 def mode(
-    series: pd.Series[Any],
+    series: Any,
     *,
     epsilon: float | None = None,
     keys: Any = None,
@@ -240,7 +241,7 @@ def mode(
 
 
 def top_k(
-    series: pd.Series[Any],
+    series: Any,
     k: int,
     *,
     epsilon: float | None = None,
@@ -269,15 +270,24 @@ def top_k(
 # --- a user-scored selection -----------------------------------------------------------
 
 
-def _scoring_view(obj: PandasObject, mask: NDArray[np.bool_] | None) -> PandasObject:
-    """The contribution-bounded rows, as a plain (unprotected) object for the user's score function."""
+def scoring_view(obj: PandasObject, mask: NDArray[np.bool_] | None) -> PandasObject:
+    """The contribution-bounded rows as a plain pandas object, for a user's function inside a mechanism.
+
+    Only the mechanism sees it (the score or SVT query function runs on it,
+    and its answers are never released as they are). The privacy-unit record
+    is dropped from the index; a row-level frame keeps its row numbers.
+    """
     view = obj.copy(deep=False) if mask is None else obj[mask]
+    if view.index.nlevels > 1:
+        view = view.droplevel(UNIT_LEVEL)
+    else:
+        view.index = pd.Index(view.index.to_numpy())
     view.attrs = {}
     return view
 
 
 def select(
-    frame: PandasObject,
+    frame: Any,
     candidates: Iterable[Any],
     score: Callable[[Any, Any], float],
     sensitivity: float,
@@ -312,6 +322,7 @@ def select(
     'Oslo'
     """
     target = Target.of(frame)
+    frame = target.obj
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Iterable):
         raise TypeError("candidates must be a list of public candidates")
     options = list(candidates)
@@ -329,10 +340,9 @@ def select(
         rule="one ε-DP selection",
     )
     plan.charge()
-    view = _scoring_view(frame, target.rows_in_use())
+    view = scoring_view(frame, target.rows_in_use())
     scores = np.empty(len(options))
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")  # warnings from the score function could describe the data
+    with quiet():  # warnings from the score function could describe the data
         for i, option in enumerate(options):
             try:
                 scores[i] = float(score(view, option))
@@ -362,7 +372,7 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
 
 
 def quantile(
-    series: pd.Series[Any],
+    series: Any,
     q: Any = 0.5,
     *,
     bounds: Any = None,
@@ -391,11 +401,12 @@ def quantile(
     """
     levels, scalar = check_quantiles(q)
     target = Target.of(series)
+    series = target.obj
     if not isinstance(series, pd.Series):
         raise TypeError(f"{query} is a question about one column: call it on a Series")
     check_numeric(series, query)
     privacy = pure_privacy(target, epsilon, None, rho, query)
-    total_cost, bounds_text = privacy.cost, ""
+    total_cost, bounds_text = query_cost(target, privacy, bounds is None), ""
     if bounds is None:
         # Bounds first, privately, with their documented share; the quantiles get the rest.
         (lo, hi), rest = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
@@ -437,7 +448,7 @@ def quantile(
 
 
 def median(
-    series: pd.Series[Any], *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None
+    series: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None
 ) -> DPFloat:
     """Private median of the values clipped to ``bounds``: :func:`quantile` at 0.5.
 

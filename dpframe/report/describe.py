@@ -150,7 +150,10 @@ def _plan(
     bounds: Any,
     keys: Any,
 ) -> tuple[list[_Column], Cost]:
-    """Validate every argument and fix every column's privacy; charges nothing."""
+    """Validate every argument and fix every column's privacy; charges nothing.
+
+    Returns the plans and the cost charged in all (the sum of the measurements' charges).
+    """
     budget = target.protection.budget
     if budget.kind != "approx":
         raise ValueError("describe needs an (epsilon, delta) budget; on a zCDP budget ask the queries one by one")
@@ -205,7 +208,6 @@ def _plan(
             raise ValueError(f"delta must be < 1, got {delta!r}")
     else:
         total_delta = min(budget.total.delta * SELECTION_DELTA_SHARE, budget.remaining.delta) if selecting else Fraction(0)
-    spent_delta = Fraction(0)
     for plan in plans:
         if plan.kind != "object":
             continue
@@ -215,19 +217,28 @@ def _plan(
         plan.counts_privacy = Privacy("approx", "laplace", counts_eps, each, Fraction(0))
         require_selection(plan.partitioning, plan.counts_privacy)
         plan.counts_privacy.noise(target.contributions)
-        spent_delta += each
-    cost = Cost(epsilon=eps, delta=spent_delta)
-    budget.require(cost, query="describe")
-    return plans, cost
+    parts = [cost for plan in plans for cost in _costs(plan)]
+    target.require(*parts, query="describe")
+    return plans, sum((target.charged(cost) for cost in parts), Cost())
+
+
+def _costs(plan: _Column) -> list[Cost]:
+    """The costs of a column's measurements, each charged as its own ledger line."""
+    privacies = [plan.bounds_privacy, plan.moments_privacy, plan.count_privacy, plan.counts_privacy]
+    costs = [p.cost for p in privacies if p is not None]
+    if plan.quantile_epsilon > 0:
+        costs.append(Cost(epsilon=plan.quantile_epsilon))
+    return costs
 
 
 Cell = dict[str, float]
 
 
-def _numeric(target: Target, series: pd.Series[Any], plan: _Column, levels: list[float]) -> dict[str, Cell]:
+def _numeric(target: Target, plan: _Column, levels: list[float]) -> dict[str, Cell]:
     """Charge and measure one numeric column: {row: {"value", "std", "lower", "upper"}}."""
     assert plan.moments_privacy is not None
-    column_target = Target.of(series)
+    column_target = target.column_target(plan.name)
+    series = column_target.series
     if plan.bounds is None:
         assert plan.bounds_privacy is not None
         plan.bounds = private_bounds(column_target, series, plan.bounds_privacy, query=QUERY)
@@ -254,7 +265,7 @@ def _numeric(target: Target, series: pd.Series[Any], plan: _Column, levels: list
     out["upper bound"] = {"value": hi, "std": nan, "lower": nan, "upper": nan}
     if levels and plan.quantile_epsilon > 0:
         answers = selection.quantile(
-            series, levels, bounds=(lo, hi), epsilon=_fraction_epsilon(plan.quantile_epsilon),
+            column_target, levels, bounds=(lo, hi), epsilon=_fraction_epsilon(plan.quantile_epsilon),
             query="describe quantiles",
         )
         assert isinstance(answers, pd.Series)
@@ -263,10 +274,11 @@ def _numeric(target: Target, series: pd.Series[Any], plan: _Column, levels: list
     return out
 
 
-def _categorical(target: Target, series: pd.Series[Any], plan: _Column) -> dict[str, Any]:
+def _categorical(target: Target, plan: _Column) -> dict[str, Any]:
     """Charge and measure one categorical column: count, unique, top, freq."""
     assert plan.count_privacy is not None and plan.counts_privacy is not None and plan.partitioning is not None
-    column_target = Target.of(series)
+    column_target = target.column_target(plan.name)
+    series = column_target.series
     nan = math.nan
     n = scalar.count(column_target, plan.count_privacy)
     counts = partitioned.value_counts(column_target, series, plan.partitioning, plan.counts_privacy, False, True)
@@ -291,7 +303,7 @@ def _categorical(target: Target, series: pd.Series[Any], plan: _Column) -> dict[
 
 
 def describe(
-    obj: pd.DataFrame,
+    protected: Any,
     *,
     epsilon: float,
     delta: float | None = None,
@@ -329,9 +341,10 @@ def describe(
     >>> p.dp.budget.spent.epsilon
     Fraction(1, 1)
     """
+    target = Target.of(protected)
+    obj = target.obj
     if not isinstance(obj, pd.DataFrame):
         raise TypeError("describe is a question about a DataFrame; for one column use p[[column]]")
-    target = Target.of(obj)
     levels = _percentiles(percentiles)
     plans, cost = _plan(obj, target, epsilon, delta, weights, levels, bounds, keys)
 
@@ -339,11 +352,10 @@ def describe(
     with Progress("describe", enabled=progress) as bar:  # large files take a while per column
         for done, plan in enumerate(plans):
             bar(f"column {plan.name}", done / len(plans))
-            series: pd.Series[Any] = obj[plan.name]
             if plan.kind == "numeric":
-                cells[plan.name] = _numeric(target, series, plan, levels)
+                cells[plan.name] = _numeric(target, plan, levels)
             else:
-                cells[plan.name] = _categorical(target, series, plan)
+                cells[plan.name] = _categorical(target, plan)
 
     rows: list[str] = []
     if any(p.kind == "object" for p in plans):

@@ -61,7 +61,7 @@ import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,9 +70,6 @@ from dpframe.accounting.budget import exact
 from dpframe.noise.discrete import sample_discrete_laplace
 from dpframe.noise.mechanism import round_up
 from dpframe.noise.random import RandomSource
-
-if TYPE_CHECKING:
-    from dpframe.protection import PandasObject
 
 __all__ = ["SVTNoise", "SparseVector", "above_threshold", "frame_above_threshold", "sparse"]
 
@@ -381,7 +378,7 @@ def sparse(
 
 
 def frame_above_threshold(
-    obj: PandasObject,
+    obj: Any,
     queries: Sequence[Callable[[Any], Any]],
     *,
     threshold: float,
@@ -393,13 +390,19 @@ def frame_above_threshold(
     """SVT over queries of a protected frame: the index of the first above ``threshold`` (indices if ``c > 1``).
 
     Each query is a callable ``f(frame) -> number`` evaluated, lazily and in
-    order, on the rows kept by contribution bounding (each privacy unit at most
-    ``max_contributions`` rows); ``sensitivity`` is the caller's promise that
-    adding or removing one unit changes any answer by at most that integer
-    (the guarantee holds only if it is true). The budget is charged
-    ``epsilon`` once -- one ledger line -- before any query runs, whatever the
-    number of queries examined. Returns ``None`` (or fewer than ``c``
-    indices) when the queries run out first. Lyu et al. 2017, Alg. 1.
+    order, on a plain view of the rows kept by contribution bounding (each
+    privacy unit at most ``max_contributions`` rows); ``sensitivity`` is the
+    caller's promise that adding or removing one unit changes any answer by
+    at most that integer (the guarantee holds only if it is true). The budget
+    is charged ``epsilon`` once -- one ledger line -- before any query runs,
+    whatever the number of queries examined. Returns ``None`` (or fewer than
+    ``c`` indices) when the queries run out first. Lyu et al. 2017, Alg. 1.
+
+    A query that raises, or returns something other than a real number, is
+    treated as below the threshold -- the same rule as a failing score in
+    ``select`` -- and its error is not shown: it could describe a record.
+    Warnings raised by the queries are silenced for the same reason. Test
+    the queries on public or synthetic data first.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -409,7 +412,9 @@ def frame_above_threshold(
     ...     frame_above_threshold(p, queries, threshold=300, epsilon=0.5)  # counts 0, 0, 0, 200, 400
     4
     """
+    from dpframe.protection.rowwise import quiet
     from dpframe.queries.plan import Plan, Target
+    from dpframe.queries.select import scoring_view
 
     target = Target.of(obj)
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Sequence) or len(queries) == 0:
@@ -424,10 +429,19 @@ def frame_above_threshold(
         detail=f"{len(queries)} queries, threshold {threshold!r}; {noise.describe()}",
     )
     plan.charge()
-    mask = target.rows_in_use()
-    frame = obj if mask is None else obj[mask]
+    frame = scoring_view(target.obj, target.rows_in_use())
+
+    def answer(query: Callable[[Any], Any]) -> Any:
+        try:
+            with quiet():
+                value = query(frame)
+            _as_integer(value)  # a value SVT cannot compare is a failure too
+            return value
+        except Exception:  # noqa: BLE001  (never let a data-dependent error escape)
+            return math.nan
+
     run = SparseVector(threshold, noise.sensitivity, privacy.epsilon, noise.c, noise.monotonic)
-    found = run.positives(query(frame) for query in queries)
+    found = run.positives(answer(query) for query in queries)
     if noise.c == 1:
         return found[0] if found else None
     return found

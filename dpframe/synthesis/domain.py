@@ -616,14 +616,14 @@ class DomainPlan:
             assert privacy is not None
             target.protection.budget.require(privacy.cost, query=f"finding the domains of {[str(c) for c in shares]}")
         domains: list[ColumnDomain] = []
-        spent = Cost()
+        parts: list[Cost] = []
         for entry in self.entries:
             if entry.domain is not None:
                 domains.append(entry.domain)
             elif entry.need == "bounds":
-                domain, cost = _discover_bins(target, entry, shares[entry.name])
+                domain, costs = _discover_bins(target, entry, shares[entry.name])
                 domains.append(domain)
-                spent += cost
+                parts += costs
             else:
                 partitioning = Partitioning((entry.name,), (None,))
                 _, cells, _, _ = release_counts(
@@ -631,16 +631,20 @@ class DomainPlan:
                 )
                 keys = pd.Index(cells, dtype=entry.dtype, name=None)
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
-                spent += shares[entry.name].cost
-        return Discovery(domains, spent)
+                parts.append(shares[entry.name].cost)
+        return Discovery(domains, sum(parts, Cost()), sum((target.charged(c) for c in parts), Cost()))
 
 
 @dataclass(frozen=True)
 class Discovery:
-    """The domains of every planned column, and what finding them cost."""
+    """The domains of every planned column, what finding them spent, and what the budget was charged.
+
+    ``charged`` is less than ``cost`` on a Poisson sample (amplification).
+    """
 
     domains: list[ColumnDomain]
     cost: Cost
+    charged: Cost
 
 
 # Cells of the noisy histogram per bin, for columns whose bins follow the data.
@@ -657,7 +661,7 @@ def _halves(privacy: Privacy) -> tuple[Privacy, Privacy]:
     return half, half
 
 
-def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tuple[NumericDomain, Cost]:
+def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tuple[NumericDomain, list[Cost]]:
     """Private bounds, then (unless one code per integer) bins whose edges follow a noisy histogram."""
     for_bounds, for_bins = _halves(privacy)
     series = target.column(entry.name)
@@ -668,7 +672,7 @@ def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tupl
     lower, upper = private_bounds(target, numbers, for_bounds, query=QUERY)
     fine = NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False)
     if fine.bins <= entry.bins:  # few integers (or a degenerate range): one code each, no histogram needed
-        return fine, for_bounds.cost
+        return fine, [for_bounds.cost]
     noise = for_bins.noise(target.contributions)
     Plan(
         f"bins for {QUERY}", (str(entry.name),), target, for_bins, {"count": noise},
@@ -679,7 +683,7 @@ def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tupl
     counts = np.bincount(codes if mask is None else codes[mask], minlength=fine.size)[: fine.bins]
     noisy = (counts + noise.sample(fine.bins)).astype(np.float64)
     edges = _edges_following(np.asarray(fine.edges), noisy, entry.bins)
-    return NumericDomain.from_edges(entry.name, entry.dtype, edges.tolist()), privacy.cost
+    return NumericDomain.from_edges(entry.name, entry.dtype, edges.tolist()), [for_bounds.cost, for_bins.cost]
 
 
 def _edges_following(fine_edges: NDArray[np.float64], noisy: NDArray[np.float64], bins: int) -> NDArray[np.float64]:

@@ -188,7 +188,7 @@ def synthesize(
         domains = found.domains
         model_privacy, allowance = _model_privacy(privacy, found.cost, target.contributions)
         unit = "ρ" if allowance.kind == "zcdp" else "ε"
-        Plan(
+        model_plan = Plan(
             "synthesize", tuple(map(str, names)), target, model_privacy,
             mechanism_name=_MECHANISMS[method].format(
                 noise="discrete Gaussian" if allowance.kind == "zcdp" else "discrete Laplace"
@@ -196,7 +196,8 @@ def synthesize(
             detail=f"{method} over {len(names)} columns, planned as {unit}={float(allowance.amount):.4g}"
             + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if model_privacy.kind == "approx" and unit == "ρ" else ""),
             rule="zCDP composition" if unit == "ρ" else "sequential composition",
-        ).charge()
+        )
+        model_plan.charge()
         mask = target.rows_in_use()
         coded = CodedData(
             tuple(d.encode(frame[c]).astype(np.int32)[slice(None) if mask is None else mask] for c, d in zip(names, domains)),
@@ -219,7 +220,7 @@ def synthesize(
                 codes = compression.undo(codes, rng)
         out = pd.DataFrame({c: d.decode(codes[:, i], rng) for i, (c, d) in enumerate(zip(names, domains))})
     out.attrs["dp"] = SynthesisReport(
-        method, privacy.cost, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
+        method, found.charged + model_plan.cost, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
     )
     return out

@@ -1,0 +1,239 @@
+"""Combining tables: ``ProtectedFrame.merge`` and :func:`concat`.
+
+* A **public** table (a plain DataFrame) may be joined in with ``inner``,
+  ``left`` or ``cross`` joins. Its rows carry no person, and every row of the
+  result belongs to the one protected row it came from, so a person's rows
+  can only be repeated -- which each query bounds. Right and outer joins are
+  refused: they add rows that belong to nobody, and whether a public row
+  appears "unmatched" would depend on who is in the data.
+* Two **protections** combine only when they share one ``Budget`` and both
+  declare a ``privacy_unit``, and the join is on that unit: a joined row then
+  holds one person's rows from both tables (joined on the recorded units, not
+  on the visible columns, so editing a column cannot pair two people).
+* :func:`concat` stacks frames of one protection (overlapping rows are one
+  person's rows repeated: bounded), or binds columns of the very same rows.
+
+Join keys must have comparable types *by schema*: pandas checks the values of
+object keys against numeric ones, and such a check would depend on the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, Literal
+
+import pandas as pd
+
+from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, Rows, _user_levels, same_rows
+from dpframe.protection.rowwise import conform, probe, shielded, widened
+from dpframe.protection.rules import refusal
+from dpframe.protection.units import UNIT_LEVEL, Protection
+
+
+def _key_kind(dtype: Any) -> str:
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _key_kind(dtype.categories.dtype)
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "number"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return f"datetime ({getattr(dtype, 'tz', None) or 'no time zone'})"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "timedelta"
+    if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        return "text"
+    return str(dtype)
+
+
+def _check_keys(left: pd.DataFrame, right: pd.DataFrame, left_keys: list[Any], right_keys: list[Any]) -> None:
+    for lk, rk in zip(left_keys, right_keys):
+        lkind, rkind = _key_kind(left[lk].dtype), _key_kind(right[rk].dtype)
+        if lkind != rkind:
+            raise TypeError(
+                f"merge keys {lk!r} ({left[lk].dtype}) and {rk!r} ({right[rk].dtype}) have different kinds "
+                f"({lkind} and {rkind}); convert one with astype so both are the same kind"
+            )
+
+
+def _keys(left: pd.DataFrame, right: pd.DataFrame, on: Any, left_on: Any, right_on: Any) -> tuple[list[Any], list[Any]]:
+    def listed(value: Any) -> list[Any]:
+        return list(value) if isinstance(value, (list, tuple)) else [value]
+
+    if on is not None:
+        return listed(on), listed(on)
+    if left_on is not None or right_on is not None:
+        if left_on is None or right_on is None:
+            raise TypeError("merge needs both left_on= and right_on=")
+        return listed(left_on), listed(right_on)
+    common = [c for c in left.columns if c in right.columns]
+    return common, common
+
+
+MergeHow = Literal["inner", "left", "right", "outer", "cross"]
+Validate = Literal["one_to_one", "1:1", "one_to_many", "1:m", "many_to_one", "m:1", "many_to_many", "m:m"]
+
+
+def merge(
+    left: ProtectedFrame,
+    right: Any,
+    *,
+    how: MergeHow,
+    on: Any,
+    left_on: Any,
+    right_on: Any,
+    left_index: bool,
+    right_index: bool,
+    sort: bool,
+    suffixes: tuple[str | None, str | None],
+    indicator: Any,
+    validate: Validate | None,
+) -> ProtectedFrame:
+    """``left.merge(right, ...)`` for a protected ``left`` (see the module docstring)."""
+    if left_index or right_index:
+        raise TypeError("merge on row labels is not available on protected data: reset_index() and merge on columns")
+    if isinstance(right, Protected):
+        if not isinstance(right, ProtectedFrame):
+            raise TypeError("merge a protected frame (use to_frame() on a protected series)")
+        return _merge_protected(left, right, how, on, left_on, right_on, suffixes, indicator)
+    if isinstance(right, pd.Series):
+        if right.name is None:
+            raise ValueError("merge with a Series needs a named Series")
+        right = right.to_frame()
+    if not isinstance(right, pd.DataFrame):
+        raise TypeError(f"merge takes a DataFrame, got {type(right).__name__}")
+    if UNPROTECTED_MARK in right.attrs:
+        raise refusal("merging the output of p.dp.unprotected() into protected data", "reprotect")
+    if how not in ("inner", "left", "cross"):
+        raise refusal(f"merge(how={how!r})", "public_rows")
+    if validate not in (None, "many_to_one", "m:1"):
+        raise refusal(f"merge(validate={validate!r})", "exact", "it checks whether the protected keys repeat")
+    data = left._data
+    levels = list(data.index.names)
+    clash = [c for c in right.columns if c in levels]
+    if clash or UNIT_LEVEL in right.index.names:
+        raise ValueError(f"the public table has columns named like the protected row labels {clash or [UNIT_LEVEL]}; "
+                         "rename them first")
+    flat = data.reset_index()
+    if how != "cross":
+        left_keys, right_keys = _keys(data, right, on, left_on, right_on)
+        missing = [k for k in left_keys if k not in flat.columns or k == UNIT_LEVEL]
+        missing += [k for k in right_keys if k not in right.columns]
+        if missing or not left_keys:
+            raise KeyError(f"merge keys not found: {missing or 'no common columns'}")
+        _check_keys(flat, right, left_keys, right_keys)
+    else:
+        right_keys = []
+    if how == "left":
+        # Unmatched rows get missing values: the public columns' types must not show whether any exist.
+        right = right.astype({c: widened(t) for c, t in right.dtypes.items() if c not in right_keys})
+
+    def run(frame: pd.DataFrame) -> pd.DataFrame:
+        merged = frame.merge(right, how=how, on=on, left_on=left_on, right_on=right_on, sort=sort,
+                             suffixes=suffixes, indicator=indicator, validate=validate)
+        return merged.set_index(levels)
+
+    template = probe(run, [flat], "ProtectedFrame.merge")
+    with shielded("ProtectedFrame.merge"):
+        merged: pd.DataFrame = conform(run(flat), template.dtypes, template)
+    return left._wrap(merged, left._rows.derived())
+
+
+def _merge_protected(
+    left: ProtectedFrame,
+    right: ProtectedFrame,
+    how: MergeHow,
+    on: Any,
+    left_on: Any,
+    right_on: Any,
+    suffixes: tuple[str | None, str | None],
+    indicator: Any,
+) -> ProtectedFrame:
+    lp, rp = left._protection, right._protection
+    if lp.key == rp.key:
+        raise refusal("merging a protected frame with itself", "cross_row",
+                      "a self-join puts one person's values into other people's rows")
+    if lp.budget is not rp.budget or lp.privacy_unit is None or rp.privacy_unit is None:
+        raise refusal("merging two protected frames", "mixing", "they share no Budget and declared privacy_unit")
+    left_key = on if on is not None else left_on
+    right_key = on if on is not None else right_on
+    if left_key != lp.privacy_unit or right_key != rp.privacy_unit:
+        raise refusal("merging two protected frames", "mixing",
+                      f"the join must be on the privacy units ({lp.privacy_unit!r} and {rp.privacy_unit!r})")
+    if how not in ("inner", "left"):
+        raise refusal(f"merge(how={how!r})", "public_rows")
+    lunits = left._data.index.get_level_values(UNIT_LEVEL) if left._data.index.nlevels > 1 else left._data.index
+    runits = right._data.index.get_level_values(UNIT_LEVEL) if right._data.index.nlevels > 1 else right._data.index
+    if _key_kind(lunits.dtype) != _key_kind(runits.dtype):
+        raise TypeError(f"the privacy units have different kinds ({lunits.dtype} and {runits.dtype})")
+    levels = list(left._data.index.names)
+    other = right._data.reset_index()
+    other = other.drop(columns=[*_user_levels(right._data), right_key], errors="ignore")
+    if how == "left":
+        other = other.astype({c: widened(t) for c, t in other.dtypes.items() if c != UNIT_LEVEL})
+
+    def run(frame: pd.DataFrame) -> pd.DataFrame:
+        joined = frame.merge(other, on=UNIT_LEVEL, how=how, suffixes=suffixes, indicator=indicator)
+        return joined.set_index(levels)
+
+    flat = left._data.reset_index()
+    template = probe(run, [flat], "ProtectedFrame.merge")
+    with shielded("ProtectedFrame.merge"):
+        merged = conform(run(flat), template.dtypes, template)
+    protection = Protection(lp.budget, max(lp.max_contributions, rp.max_contributions), lp.privacy_unit)
+    return ProtectedFrame(merged, protection, Rows(max(left._rows.rate, right._rows.rate)))
+
+
+def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"] = "outer", ignore_index: bool = False,
+           keys: Any = None) -> Any:
+    """``pd.concat`` for protected objects of one protection.
+
+    Stacking rows (``axis=0``) repeats the people that appear in several
+    pieces; every query keeps at most ``max_contributions`` rows per person.
+    Binding columns (``axis=1``) needs pieces with the very same rows. Pieces
+    from outside the protection are refused. With ``ignore_index=True`` the
+    row labels given at ``protect()`` are dropped (the privacy-unit record
+    stays, as always).
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"age": [30, 50, 70]}).dp.protect(epsilon=1.0)
+    >>> both = dpframe.concat([p[p["age"] > 40], p[p["age"] > 60]])   # 70 appears twice
+    >>> both.dp.budget is p.dp.budget
+    True
+    """
+    pieces = list(objs)
+    if not pieces:
+        raise ValueError("concat needs at least one protected object")
+    outside = [type(o).__name__ for o in pieces if not isinstance(o, Protected)]
+    if outside:
+        raise refusal("concat with objects that are not protected", "public_rows", f"got {outside}")
+    first: Protected = pieces[0]
+    if any(o._protection.key != first._protection.key for o in pieces):
+        raise refusal("concat of different protections", "mixing", "they come from different protect() calls")
+    datas = [o._data for o in pieces]
+    if axis in (1, "columns"):
+        if not same_rows(pieces):
+            raise refusal("concat(axis=1)", "mixing", "the pieces hold different rows")
+        with shielded("concat"):
+            bound = pd.concat(datas, axis=1, join=join, keys=keys)
+        return first._wrap(bound)
+
+    def run(*frames: Any) -> Any:
+        stacked = pd.concat(frames, axis=0, join=join, keys=keys)
+        if ignore_index:
+            user = [n for n in stacked.index.names if n != UNIT_LEVEL]
+            stacked = stacked.droplevel(user) if user else stacked
+        elif keys is not None:
+            order = [n for n in stacked.index.names if n != UNIT_LEVEL] + [UNIT_LEVEL]
+            stacked = stacked.reorder_levels(order)
+        return stacked
+
+    # pandas 2 leaves empty or all-missing pieces out when it chooses dtypes, and whether a
+    # filtered piece is empty is private: the types come from the pieces' schemas.
+    template = probe(run, datas, "concat")
+    dtypes = template.dtypes if isinstance(template, pd.DataFrame) else template.dtype
+    with shielded("concat"):
+        stacked = conform(run(*datas), dtypes, template)
+    rate = min(Fraction(1), sum((o._rows.rate for o in pieces), Fraction(0)))
+    return first._wrap(stacked, Rows(rate))

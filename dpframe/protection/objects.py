@@ -1,0 +1,1504 @@
+"""ProtectedFrame and ProtectedSeries: protected data with an allow-list of stable operations.
+
+A protected object *holds* a pandas object (its rows, with the privacy unit
+of each in an index level) but is not one: it offers exactly the operations
+whose effect on one person dpframe knows (``dpframe.protection.rules``), and
+nothing else. Every other pandas attribute is refused with a message that
+says why and what to do instead, so a method added to pandas tomorrow is
+refused too (fail closed). pandas and numpy functions that are handed a
+protected object cannot read it either: it is no DataFrame, and converting
+it to an array is refused.
+
+Three things travel with every derived object:
+
+* its **protection** (budget and unit definition), shared by everything
+  derived from one ``protect()``;
+* its **rows**: an identity of the sequence of rows. Operations that keep the
+  rows (column selection, row-wise arithmetic, ``astype``) keep it; those
+  that change them (filters, merges, sorting) make a new one. Two objects
+  combine row by row only when they have the same rows and protection, so a
+  value can never land in another person's row.
+* the **sampling rate** of the rows (``p.dp.sample(rate)``), which charges
+  queries the amplified cost.
+
+Row-wise results get their types from the schema (:mod:`.rowwise`), and
+the few structural operations run with their errors withheld.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, overload
+
+import numpy as np
+import pandas as pd
+
+from dpframe.errors import RefusedError
+from dpframe.protection import rowwise
+from dpframe.protection.rowwise import (
+    common_dtype,
+    constant_dtype,
+    convert,
+    elementwise,
+    holds_missing,
+    is_constant,
+    quiet,
+    shielded,
+    widened,
+)
+from dpframe.protection.rules import attribute_refusal, refusal
+from dpframe.protection.units import UNIT_LEVEL, Protection
+
+if TYPE_CHECKING:
+    from dpframe.accessor import DataFrameAccessor, SeriesAccessor
+    from dpframe.protection.combine import MergeHow, Validate
+
+P = TypeVar("P", bound="Protected")
+
+# Marks data handed out by ``p.dp.unprotected()``: it may not be protected again or merged back.
+UNPROTECTED_MARK = "dpframe.unprotected"
+
+
+class Rows:
+    """The identity of one sequence of protected rows, and the rate at which its units were sampled."""
+
+    __slots__ = ("rate",)
+
+    def __init__(self, rate: Fraction = Fraction(1)) -> None:
+        self.rate = rate
+
+    def derived(self) -> Rows:
+        """A new row sequence made from these rows (same sampling rate)."""
+        return Rows(self.rate)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Rows, (self.rate,))
+
+
+def _user_levels(data: pd.DataFrame | pd.Series) -> list[Any]:
+    return [name for name in data.index.names if name != UNIT_LEVEL]
+
+
+def _unit_last(names: Sequence[Any]) -> list[int]:
+    """Positions of index levels that put the privacy-unit record last."""
+    positions = list(range(len(names)))
+    unit = list(names).index(UNIT_LEVEL)
+    return [i for i in positions if i != unit] + [unit]
+
+
+def _drop_user_levels(data: Any) -> Any:
+    levels = _user_levels(data)
+    return data.droplevel(levels) if levels else data
+
+
+def _no_inplace(operation: str, inplace: bool) -> None:
+    if inplace:
+        raise refusal(f"{operation}(inplace=True)", "inplace")
+
+
+class Protected:
+    """What protected frames and series share (see the module docstring)."""
+
+    __slots__ = ("_data", "_protection", "_rows")
+    # Binary operations with pandas objects defer to us, so a public Series + protected
+    # column is refused with our message instead of being computed by pandas.
+    __pandas_priority__ = 5000
+    __hash__ = None  # type: ignore[assignment]
+    _kind: ClassVar[str] = "Protected"
+    _pandas: ClassVar[type]
+
+    _data: Any
+    _protection: Protection
+    _rows: Rows
+
+    def __init__(self, data: Any, protection: Protection, rows: Rows) -> None:
+        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_protection", protection)
+        object.__setattr__(self, "_rows", rows)
+
+    # -- building derived objects ------------------------------------------------
+    @overload
+    def _wrap(self, data: pd.DataFrame, rows: Rows | None = ..., protection: Protection | None = ...) -> ProtectedFrame:
+        ...
+
+    @overload
+    def _wrap(self, data: pd.Series[Any], rows: Rows | None = ...,
+              protection: Protection | None = ...) -> ProtectedSeries:
+        ...
+
+    def _wrap(self, data: Any, rows: Rows | None = None, protection: Protection | None = None) -> Any:
+        """``data`` as a protected object: the same rows unless ``rows`` says otherwise."""
+        kind: type[Protected] = ProtectedFrame if isinstance(data, pd.DataFrame) else ProtectedSeries
+        return kind(data, protection or self._protection, rows or self._rows)
+
+    def _same_rows(self, other: Protected, operation: str) -> None:
+        if other._protection.key != self._protection.key:
+            raise refusal(operation, "mixing", "the two objects come from different protect() calls")
+        if other._rows is not self._rows:
+            raise refusal(operation, "mixing", "the two objects hold different rows (one was filtered, sorted, "
+                                               "sampled or merged since they were the same frame)")
+
+    def _operand(self, value: Any, operation: str) -> Any:
+        """The pandas data of a protected operand with the same rows, or a public constant."""
+        if isinstance(value, Protected):
+            self._same_rows(value, operation)
+            return value._data
+        if is_constant(value):
+            return value
+        raise refusal(operation, "mixing", f"the other operand is a {type(value).__name__}, not a constant or a "
+                                           "column of the same protected rows")
+
+    def _rowwise(
+        self, func: Callable[..., Any], *others: Any, operation: str, widen: bool = False, dtypes: Any = None
+    ) -> Any:
+        """A row-wise operation on this object's data (and same-rows operands): same rows, typed by schema."""
+        operands = [self._data, *(self._operand(o, operation) for o in others)]
+        result: Any = elementwise(func, operands, operation=operation, widen=widen, dtypes=dtypes)
+        return self._wrap(result)
+
+    def _rowwise_like(
+        self: P, func: Callable[..., Any], *others: Any, operation: str, widen: bool = False, dtypes: Any = None
+    ) -> P:
+        """:meth:`_rowwise` for operations whose result is the same kind of object (a series gives a series)."""
+        result = self._rowwise(func, *others, operation=operation, widen=widen, dtypes=dtypes)
+        if not isinstance(result, type(self)):
+            raise TypeError(f"{operation} gives a {type(result).__name__}, not a {type(self).__name__}")
+        return result
+
+    def _condition(self, cond: Any, operation: str) -> Any:
+        """A boolean protected condition on these rows, as a plain boolean mask (missing counts as False)."""
+        if callable(cond) and not isinstance(cond, Protected):
+            cond = cond(self)
+        if not isinstance(cond, Protected):
+            raise refusal(operation, "mixing", "a condition must be computed from the same protected rows, "
+                                               "e.g. p[p['age'] >= 40]")
+        self._same_rows(cond, operation)
+        data = cond._data
+        columns = [data] if isinstance(data, pd.Series) else [data[c] for c in data.columns]
+        for column in columns:
+            if not pd.api.types.is_bool_dtype(column.dtype):
+                raise TypeError(f"{operation} needs a boolean condition, got dtype {column.dtype}; compare "
+                                "values to build one (e.g. p['x'] > 0), or convert with .astype('boolean')")
+        with quiet():
+            if isinstance(data, pd.Series):
+                return data.fillna(False).astype(bool) if data.dtype != bool else data
+            return data.fillna(False).astype(bool)
+
+    def _filter(self: P, mask: Any) -> P:
+        selected: P = self._wrap(self._data[mask], self._rows.derived())
+        return selected
+
+    # -- what protected objects are, and are not -----------------------------
+    @property
+    def ndim(self) -> int:
+        """1 for a series, 2 for a frame."""
+        return int(self._data.ndim)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if hasattr(self._pandas, name):
+            raise attribute_refusal(self._kind, name)
+        raise AttributeError(f"{self._kind} has no attribute or column {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot set {name!r} on a {self._kind}; assign columns with p[{name!r}] = value")
+
+    @property
+    def _typ(self) -> NoReturn:
+        # pandas recognises its own objects by this attribute (its ABCDataFrame checks), so a
+        # pandas function handed a protected object -- pd.concat, pd.merge, pd.DataFrame(p) --
+        # stops here, with a message saying what to use instead.
+        raise refusal(f"a pandas function given a {self._kind}", "public_rows",
+                      "pandas functions read their arguments' values exactly")
+
+    def __len__(self) -> int:
+        raise refusal(f"len({self._kind})", "exact", "the number of rows is private")
+
+    def __bool__(self) -> bool:
+        raise refusal(f"bool({self._kind})", "exact", "a truth value would be read from the rows")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NoReturn:
+        raise refusal(f"converting a {self._kind} to a numpy array", "exact")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> NoReturn:
+        raise refusal(f"numpy.{getattr(func, '__name__', func)} on a {self._kind}", "exact",
+                      "numpy functions read the values exactly (use the object's own methods, e.g. "
+                      "p['x'].where(cond, other), or its .dp queries)")
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        name = f"numpy.{ufunc.__name__}"
+        if method != "__call__" or "out" in kwargs:
+            raise refusal(f"{name}.{method}", "exact", "it reduces or accumulates over rows")
+        operands = [self._operand(x, name) for x in inputs]
+        return self._wrap(elementwise(lambda *xs: ufunc(*xs, **kwargs), operands, operation=name))
+
+    def __iter__(self) -> Iterator[Any]:
+        raise refusal(f"iterating over a {self._kind}", "exact")
+
+    def __contains__(self, item: Any) -> bool:
+        raise refusal(f"'in' on a {self._kind}", "exact")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (type(self), self._data, self._protection, self._rows))
+
+    def __copy__(self: P) -> P:
+        return self.copy()
+
+    def __deepcopy__(self: P, memo: dict[int, Any]) -> P:
+        return self.copy()
+
+    def copy(self: P, deep: bool = True) -> P:
+        """A copy with the same rows and budget (protected data is never changed in place, so it is cheap)."""
+        copied: P = self._wrap(self._data.copy(deep=False))
+        return copied
+
+    def to_pickle(self, path: str | Any, **kwargs: Any) -> None:
+        """Pickle the protected object (``pd.read_pickle`` gives it back, with its budget)."""
+        import pickle
+        from pathlib import Path
+
+        if kwargs:
+            raise TypeError(f"to_pickle takes only a path, not {sorted(kwargs)}")
+        Path(path).write_bytes(pickle.dumps(self))
+
+    def pipe(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``func(self, *args, **kwargs)``, as ``DataFrame.pipe``."""
+        return func(self, *args, **kwargs)
+
+    def _budget_line(self) -> str:
+        budget = self._protection.budget
+        rate = self._rows.rate
+        sampled = "" if rate == 1 else f"; a Poisson sample of the units at rate {float(rate):.4g}"
+        return (f"budget {budget.total.describe(budget.kind)} (remaining {budget.remaining.describe(budget.kind)}); "
+                f"privacy unit: {self._protection.unit_description}{sampled}")
+
+    # -- arithmetic, comparisons, logic: row-wise with constants or same-rows columns ----------
+    def _binary(self: P, op: Callable[[Any, Any], Any], other: Any, name: str, reflected: bool = False) -> P:
+        def run(a: Any, b: Any) -> Any:
+            return op(b, a) if reflected else op(a, b)
+
+        result: P = self._rowwise(run, other, operation=f"{self._kind} {name}")
+        return result
+
+    def __add__(self: P, other: Any) -> P:
+        return self._binary(operator.add, other, "+")
+
+    def __radd__(self: P, other: Any) -> P:
+        return self._binary(operator.add, other, "+", True)
+
+    def __sub__(self: P, other: Any) -> P:
+        return self._binary(operator.sub, other, "-")
+
+    def __rsub__(self: P, other: Any) -> P:
+        return self._binary(operator.sub, other, "-", True)
+
+    def __mul__(self: P, other: Any) -> P:
+        return self._binary(operator.mul, other, "*")
+
+    def __rmul__(self: P, other: Any) -> P:
+        return self._binary(operator.mul, other, "*", True)
+
+    def __truediv__(self: P, other: Any) -> P:
+        return self._binary(operator.truediv, other, "/")
+
+    def __rtruediv__(self: P, other: Any) -> P:
+        return self._binary(operator.truediv, other, "/", True)
+
+    def __floordiv__(self: P, other: Any) -> P:
+        return self._binary(operator.floordiv, other, "//")
+
+    def __rfloordiv__(self: P, other: Any) -> P:
+        return self._binary(operator.floordiv, other, "//", True)
+
+    def __mod__(self: P, other: Any) -> P:
+        return self._binary(operator.mod, other, "%")
+
+    def __rmod__(self: P, other: Any) -> P:
+        return self._binary(operator.mod, other, "%", True)
+
+    def __pow__(self: P, other: Any) -> P:
+        return self._binary(operator.pow, other, "**")
+
+    def __rpow__(self: P, other: Any) -> P:
+        return self._binary(operator.pow, other, "**", True)
+
+    def __and__(self: P, other: Any) -> P:
+        return self._binary(operator.and_, other, "&")
+
+    def __rand__(self: P, other: Any) -> P:
+        return self._binary(operator.and_, other, "&", True)
+
+    def __or__(self: P, other: Any) -> P:
+        return self._binary(operator.or_, other, "|")
+
+    def __ror__(self: P, other: Any) -> P:
+        return self._binary(operator.or_, other, "|", True)
+
+    def __xor__(self: P, other: Any) -> P:
+        return self._binary(operator.xor, other, "^")
+
+    def __rxor__(self: P, other: Any) -> P:
+        return self._binary(operator.xor, other, "^", True)
+
+    def __eq__(self: P, other: Any) -> P:  # type: ignore[override]
+        return self._binary(operator.eq, other, "==")
+
+    def __ne__(self: P, other: Any) -> P:  # type: ignore[override]
+        return self._binary(operator.ne, other, "!=")
+
+    def __lt__(self: P, other: Any) -> P:
+        return self._binary(operator.lt, other, "<")
+
+    def __le__(self: P, other: Any) -> P:
+        return self._binary(operator.le, other, "<=")
+
+    def __gt__(self: P, other: Any) -> P:
+        return self._binary(operator.gt, other, ">")
+
+    def __ge__(self: P, other: Any) -> P:
+        return self._binary(operator.ge, other, ">=")
+
+    def __invert__(self: P) -> P:
+        result: P = self._rowwise(operator.invert, operation=f"~{self._kind}")
+        return result
+
+    def __neg__(self: P) -> P:
+        result: P = self._rowwise(operator.neg, operation=f"-{self._kind}")
+        return result
+
+    def __pos__(self: P) -> P:
+        return self.copy()
+
+    def __abs__(self: P) -> P:
+        return self.abs()
+
+    def add(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self + other`` (missing values first filled with ``fill_value``)."""
+        return self._filled(fill_value, other)._binary(operator.add, other, "add")
+
+    def sub(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self - other``."""
+        return self._filled(fill_value, other)._binary(operator.sub, other, "sub")
+
+    def mul(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self * other``."""
+        return self._filled(fill_value, other)._binary(operator.mul, other, "mul")
+
+    def div(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self / other``."""
+        return self._filled(fill_value, other)._binary(operator.truediv, other, "div")
+
+    truediv = div
+
+    def floordiv(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self // other``."""
+        return self._filled(fill_value, other)._binary(operator.floordiv, other, "floordiv")
+
+    def mod(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self % other``."""
+        return self._filled(fill_value, other)._binary(operator.mod, other, "mod")
+
+    def pow(self: P, other: Any, fill_value: Any = None) -> P:
+        """Row-wise ``self ** other``."""
+        return self._filled(fill_value, other)._binary(operator.pow, other, "pow")
+
+    def eq(self: P, other: Any) -> P:
+        """Row-wise ``self == other``."""
+        return self._binary(operator.eq, other, "eq")
+
+    def ne(self: P, other: Any) -> P:
+        """Row-wise ``self != other``."""
+        return self._binary(operator.ne, other, "ne")
+
+    def lt(self: P, other: Any) -> P:
+        """Row-wise ``self < other``."""
+        return self._binary(operator.lt, other, "lt")
+
+    def le(self: P, other: Any) -> P:
+        """Row-wise ``self <= other``."""
+        return self._binary(operator.le, other, "le")
+
+    def gt(self: P, other: Any) -> P:
+        """Row-wise ``self > other``."""
+        return self._binary(operator.gt, other, "gt")
+
+    def ge(self: P, other: Any) -> P:
+        """Row-wise ``self >= other``."""
+        return self._binary(operator.ge, other, "ge")
+
+    def _filled(self: P, fill_value: Any, other: Any) -> P:
+        if fill_value is None:
+            return self
+        if isinstance(other, Protected):
+            raise TypeError("fill_value with two protected operands: fill each with fillna() first")
+        return self.fillna(fill_value)
+
+    # -- row-wise methods shared by frames and series -----------------------------------
+    def abs(self: P) -> P:
+        """Absolute values, row by row."""
+        result: P = self._rowwise(lambda d: d.abs(), operation=f"{self._kind}.abs")
+        return result
+
+    def round(self: P, decimals: int = 0) -> P:
+        """Values rounded to ``decimals``, row by row."""
+        result: P = self._rowwise(lambda d: d.round(decimals), operation=f"{self._kind}.round")
+        return result
+
+    def isna(self: P) -> P:
+        """True where a value is missing."""
+        result: P = self._rowwise(lambda d: d.isna(), operation=f"{self._kind}.isna")
+        return result
+
+    def notna(self: P) -> P:
+        """True where a value is present."""
+        result: P = self._rowwise(lambda d: d.notna(), operation=f"{self._kind}.notna")
+        return result
+
+    isnull = isna
+    notnull = notna
+
+    def _per_column(self, func: Callable[[pd.Series[Any], Any], pd.Series[Any]], arguments: Any = None) -> Any:
+        """Apply ``func(column, argument)`` to a series, or to each column of a frame (``arguments`` by column)."""
+        data = self._data
+        if isinstance(data, pd.Series):
+            return func(data, arguments)
+        out = data.copy(deep=False)
+        for position, name in enumerate(data.columns):
+            if isinstance(arguments, Mapping):
+                if name not in arguments:
+                    continue
+                argument = arguments[name]
+            else:
+                argument = arguments
+            out.isetitem(position, func(data.iloc[:, position], argument))
+        return out
+
+    def astype(self: P, dtype: Any, copy: bool | None = None, errors: str = "raise") -> P:
+        """Convert the values' type; the result type is the one asked for, whatever the values.
+
+        A conversion that can fail on some values (text to numbers, floats to
+        integers) needs a type that can hold a missing value, since whether
+        any value fails is private: values that do not convert become
+        missing. ``astype('category')`` is refused (its categories would come
+        from the data); declare them with ``pd.CategoricalDtype([...])``.
+        """
+        if errors not in ("raise", "ignore"):
+            raise ValueError(f"errors must be 'raise' or 'ignore', got {errors!r}")
+        if isinstance(dtype, Mapping):
+            if isinstance(self._data, pd.Series):
+                raise TypeError("astype with a dict applies to frames; give a series one dtype")
+            unknown = [c for c in dtype if c not in self._data.columns]
+            if unknown:
+                raise KeyError(f"astype given columns {unknown} that the frame does not have")
+            targets = {name: _checked_astype(self._data[name].dtype, d, name) for name, d in dtype.items()}
+        else:
+            targets = None
+            target = _checked_astype(None, dtype, None)
+        data = self._data
+        operation = f"{self._kind}.astype"
+        if isinstance(data, pd.Series):
+            _checked_astype(data.dtype, target, data.name)
+            result: P = self._wrap(elementwise(lambda d: d.astype(target), [data], operation=operation,
+                                               dtypes=target))
+            return result
+        if targets is None:
+            targets = {name: _checked_astype(data[name].dtype, target, name) for name in data.columns}
+        planned = data.dtypes.copy()
+        for position, name in enumerate(data.columns):
+            if name in targets:
+                planned.iloc[position] = targets[name]
+        converted: P = self._wrap(elementwise(lambda d: d.astype(targets), [data], operation=operation,
+                                              dtypes=planned))
+        return converted
+
+    def fillna(self: P, value: Any = None, *, method: Any = None, axis: Any = None, inplace: bool = False,
+               limit: Any = None) -> P:
+        """Fill missing values with a constant (or a dict of constants by column, or same-rows values).
+
+        ``method=`` (forward/backward fill) and ``limit=`` depend on other rows
+        and are refused.
+        """
+        operation = f"{self._kind}.fillna"
+        if method is not None or limit is not None:
+            raise refusal(f"{operation}(method=/limit=)", "cross_row")
+        _no_inplace(operation, inplace)
+        if value is None:
+            raise ValueError("fillna needs value= (a constant, a dict of constants by column, or same-rows values)")
+        if isinstance(value, Protected):
+            self._same_rows(value, operation)
+            if isinstance(value._data, pd.DataFrame):
+                raise TypeError("fillna with a protected frame: fill column by column")
+            filler = value._data
+            filled: P = self._wrap(self._per_column(lambda column, _: _where(column, column.notna(), filler)))
+            return filled
+        if isinstance(value, Mapping) and isinstance(self._data, pd.Series):
+            raise refusal(f"{operation}(dict) on a series", "mixing", "a dict would be matched to row labels")
+        _check_constants(value, operation)
+        result: P = self._wrap(self._per_column(lambda column, v: _fill(column, v), value))
+        return result
+
+    def where(self: P, cond: Any, other: Any = np.nan, *, inplace: bool = False, axis: Any = None,
+              level: Any = None) -> P:
+        """Keep values where ``cond`` holds, else ``other`` (a constant or same-rows values).
+
+        The result type is decided from the types of the values and of
+        ``other``, not from whether any value is replaced.
+        """
+        return self._replace_where(cond, other, inplace, keep_where=True)
+
+    def mask(self: P, cond: Any, other: Any = np.nan, *, inplace: bool = False, axis: Any = None,
+             level: Any = None) -> P:
+        """Replace values where ``cond`` holds by ``other``; the opposite of :meth:`where`."""
+        return self._replace_where(cond, other, inplace, keep_where=False)
+
+    def _replace_where(self: P, cond: Any, other: Any, inplace: bool, keep_where: bool) -> P:
+        operation = f"{self._kind}.{'where' if keep_where else 'mask'}"
+        _no_inplace(operation, inplace)
+        keep = self._condition(cond, operation)
+        if not keep_where:
+            keep = ~keep
+        if callable(other) and not isinstance(other, Protected):
+            other = other(self)
+        filler = self._operand(other, operation)
+        if isinstance(filler, pd.DataFrame):
+            raise TypeError(f"{operation} with a protected frame as other: work column by column")
+
+        def column_where(column: pd.Series[Any], _: Any) -> pd.Series[Any]:
+            condition = keep if isinstance(keep, pd.Series) else keep[column.name]
+            return _where(column, condition, filler)
+
+        if isinstance(keep, pd.DataFrame) and isinstance(self._data, pd.Series):
+            raise TypeError(f"{operation} on a series needs a condition series, not a frame")
+        result: P = self._wrap(self._per_column(column_where))
+        return result
+
+    def clip(self: P, lower: Any = None, upper: Any = None, *, axis: Any = None, inplace: bool = False) -> P:
+        """Values limited to ``[lower, upper]`` (constants), row by row."""
+        operation = f"{self._kind}.clip"
+        _no_inplace(operation, inplace)
+        _check_constants([lower, upper], operation)
+        bounds = [b for b in (lower, upper) if b is not None]
+
+        def clipped(column: pd.Series[Any], _: Any) -> pd.Series[Any]:
+            target = common_dtype([column.dtype, *(constant_dtype(b) for b in bounds)])
+            result: pd.Series[Any] = elementwise(lambda c: convert(c, target).clip(lower, upper), [column],
+                                                 operation=operation, dtypes=target)
+            return result
+
+        result: P = self._wrap(self._per_column(clipped))
+        return result
+
+    def replace(self: P, to_replace: Any = None, value: Any = None, *, inplace: bool = False,
+                regex: bool = False) -> P:
+        """Replace given values by constants: ``replace(old, new)``, lists, or ``{old: new}``.
+
+        The result type includes the new values' type whenever an old value
+        could occur in the column (decided from its type), matched or not.
+        Frames also take ``{column: {old: new}}``.
+        """
+        operation = f"{self._kind}.replace"
+        _no_inplace(operation, inplace)
+        if isinstance(self._data, pd.DataFrame) and isinstance(to_replace, Mapping) and value is None and all(
+            isinstance(v, Mapping) for v in to_replace.values()
+        ):
+            unknown = [c for c in to_replace if c not in self._data.columns]
+            if unknown:
+                raise KeyError(f"replace given columns {unknown} that the frame does not have")
+            per_column = {c: _replacement_pairs(m, None) for c, m in to_replace.items()}
+        else:
+            pairs = _replacement_pairs(to_replace, value)
+            per_column = None
+        if per_column is not None:
+            result: P = self._wrap(self._per_column(lambda c, p: _replace(c, p, regex), per_column))
+            return result
+        replaced: P = self._wrap(self._per_column(lambda c, _: _replace(c, pairs, regex)))
+        return replaced
+
+    def isin(self: P, values: Any) -> P:
+        """True where the value is among ``values`` (a public list; for frames also a dict by column)."""
+        operation = f"{self._kind}.isin"
+        if isinstance(values, Protected):
+            raise refusal(f"{operation}(<protected values>)", "private_values",
+                          "the set of values would come from other people's rows")
+        if isinstance(values, Mapping):
+            if isinstance(self._data, pd.Series):
+                raise TypeError("isin on a series takes a list of values")
+            values = {k: _public_values(v, operation) for k, v in values.items()}
+        else:
+            values = _public_values(values, operation)
+        result: P = self._rowwise(lambda d: d.isin(values), operation=operation)
+        return result
+
+    def dropna(self: P, *, axis: Any = 0, how: Any = None, thresh: Any = None, subset: Any = None,
+               inplace: bool = False, ignore_index: bool = False) -> P:
+        """Drop rows with missing values (a filter on each row's own values)."""
+        operation = f"{self._kind}.dropna"
+        _no_inplace(operation, inplace)
+        if axis not in (0, "index", "rows"):
+            raise refusal(f"{operation}(axis=1)", "private_values", "which columns stay would depend on the data")
+        options: dict[str, Any] = {}
+        if isinstance(self._data, pd.DataFrame):
+            if how is not None:
+                options["how"] = how
+            if thresh is not None:
+                options["thresh"] = thresh
+            if subset is not None:
+                options["subset"] = subset
+            rowwise.probe(lambda d: d.dropna(**options), [self._data], operation)
+        elif how is not None or thresh is not None or subset is not None:
+            raise TypeError("a series' dropna takes no how=, thresh= or subset=")
+        data = self._data.dropna(**options)
+        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+        return result
+
+    def sort_values(self: P, by: Any = None, *, axis: Any = 0, ascending: Any = True, inplace: bool = False,
+                    kind: str = "quicksort", na_position: str = "last", ignore_index: bool = False,
+                    key: Any = None) -> P:
+        """Rows in sorted order. Order is never released, so this changes no answer; kept for pipelines."""
+        operation = f"{self._kind}.sort_values"
+        _no_inplace(operation, inplace)
+        if axis not in (0, "index"):
+            raise TypeError("sorting protected data sorts rows (axis=0)")
+        options: dict[str, Any] = dict(ascending=ascending, kind=kind, na_position=na_position, key=key)
+        if isinstance(self._data, pd.DataFrame):
+            if by is None:
+                raise TypeError("sort_values needs by= on a frame")
+            options["by"] = by
+        rowwise.probe(lambda d: d.sort_values(**options), [self._data], operation)
+        try:
+            with quiet():
+                data = self._data.sort_values(**options)
+        except Exception:
+            # Row order is never observable through a protected object, so failing to
+            # sort (e.g. mixed types) must not show: keep the order.
+            data = self._data.copy(deep=False)
+        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+        return result
+
+    def sort_index(self: P, **kwargs: Any) -> P:
+        """Rows sorted by their labels (order is never released)."""
+        _no_inplace(f"{self._kind}.sort_index", bool(kwargs.get("inplace")))
+        with shielded(f"{self._kind}.sort_index"):
+            data = self._data.sort_index(**kwargs)
+        result: P = self._wrap(data, self._rows.derived())
+        return result
+
+    def explode(self: P, column: Any = None, ignore_index: bool = False) -> P:
+        """One row per element of list-like values; each person's rows are bounded per query."""
+        operation = f"{self._kind}.explode"
+        data: Any
+        if isinstance(self._data, pd.DataFrame):
+            if column is None:
+                raise TypeError("explode needs the column(s) to explode")
+            rowwise.probe(lambda d: d.explode(column), [self._data], operation)
+            with shielded(operation):
+                data = self._data.explode(column)
+        else:
+            with shielded(operation):
+                data = self._data.explode()
+        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+        return result
+
+    @property
+    def dp(self) -> Any:  # typed precisely by the subclasses
+        raise NotImplementedError
+
+
+def _restore(kind: type[Protected], data: Any, protection: Protection, rows: Rows) -> Protected:
+    return kind(data, protection, rows)
+
+
+# -- type rules of the value-replacing methods -------------------------------------------------
+
+
+def _check_constants(values: Any, operation: str) -> None:
+    items = values.values() if isinstance(values, Mapping) else (values if isinstance(values, list) else [values])
+    for item in items:
+        if not is_constant(item):
+            raise refusal(operation, "mixing", f"{type(item).__name__} is not a constant")
+
+
+def _public_values(values: Any, operation: str) -> list[Any]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{operation} needs a list of values, got {type(values).__name__}")
+    return list(values)
+
+
+def _checked_astype(source: Any, dtype: Any, name: Any) -> Any:
+    """The pandas dtype asked for, refused where it would be inferred from or fail on the data."""
+    if isinstance(dtype, str) and dtype == "category" or (
+        isinstance(dtype, pd.CategoricalDtype) and dtype.categories is None
+    ):
+        raise refusal("astype('category')", "private_values", "its categories would be the values found")
+    try:
+        target = pd.api.types.pandas_dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"astype: {error}") from None
+    if source is None or holds_missing(target) or _always_converts(source, target):
+        return target
+    column = "" if name is None else f" of {name!r}"
+    raise RefusedError(
+        f"astype({target}){column} is refused on protected data: converting {source} to {target} fails on some "
+        f"values (missing, infinite or unparsable ones), and whether any exist is private. Instead: use "
+        f"{widened(target)}, which holds a missing value where a value does not convert."
+    )
+
+
+def _always_converts(source: Any, target: Any) -> bool:
+    if source == target:
+        return True
+    if not isinstance(source, np.dtype) or not isinstance(target, np.dtype):
+        return False
+    return source.kind in "iub" and target.kind in "iubf" and not (source.kind != "b" and target.kind == "b")
+
+
+def _fill(column: pd.Series[Any], value: Any) -> pd.Series[Any]:
+    if value is None or not holds_missing(column.dtype):
+        return column
+    return _where(column, column.notna(), value)
+
+
+def _where(column: pd.Series[Any], keep: Any, other: Any) -> pd.Series[Any]:
+    """``column.where(keep, other)`` with a type fixed by the types alone."""
+    other_dtype = other.dtype if isinstance(other, pd.Series) else constant_dtype(other)
+    if isinstance(column.dtype, pd.CategoricalDtype) and not isinstance(other, pd.Series):
+        if not pd.isna(other) and other not in column.dtype.categories:
+            # The new value joins the (public) categories: it is an argument, not data.
+            column = column.cat.add_categories([other])
+        target = column.dtype
+    else:
+        target = common_dtype([column.dtype, other_dtype])
+    with quiet():
+        base = convert(column, target)
+        filler = convert(other, target) if isinstance(other, pd.Series) else other
+        return convert(base.where(keep, filler), target)
+
+
+def _replacement_pairs(to_replace: Any, value: Any) -> list[tuple[Any, Any]]:
+    if isinstance(to_replace, Mapping):
+        if value is not None:
+            raise TypeError("replace({old: new}) takes no value=")
+        pairs = list(to_replace.items())
+    elif isinstance(to_replace, (list, tuple)):
+        if isinstance(value, (list, tuple)):
+            if len(value) != len(to_replace):
+                raise ValueError("replace: to_replace and value lists must have the same length")
+            pairs = list(zip(to_replace, value))
+        else:
+            pairs = [(old, value) for old in to_replace]
+    else:
+        pairs = [(to_replace, value)]
+    for old, new in pairs:
+        if not (is_constant(old) and is_constant(new)):
+            raise refusal("replace", "mixing", "replacements must be constants")
+    return pairs
+
+
+def _can_hold(dtype: Any, value: Any) -> bool:
+    if pd.isna(value):
+        return holds_missing(dtype)
+    try:
+        with quiet():
+            converted = pd.Series([value]).astype(dtype)
+        return bool(converted.iloc[0] == value)
+    except Exception:
+        return False
+
+
+def _replace(column: pd.Series[Any], pairs: list[tuple[Any, Any]], regex: bool) -> pd.Series[Any]:
+    if not regex and not any(_can_hold(column.dtype, old) for old, _ in pairs):
+        return column
+    news = [new for _, new in pairs]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        added = [n for n in news if not pd.isna(n) and n not in column.dtype.categories]
+        base = column.cat.add_categories(list(dict.fromkeys(added))) if added else column
+        target = base.dtype
+    else:
+        target = common_dtype([column.dtype, *(constant_dtype(n) for n in news)])
+        base = column
+    olds = [old for old, _ in pairs]
+    result: pd.Series[Any] = elementwise(lambda c: convert(c, target).replace(olds, news, regex=regex), [base],
+                                         operation="replace", dtypes=target)
+    return result
+
+
+# -- frames ------------------------------------------------------------------------------------------
+
+
+class _Loc:
+    """``p.loc[cond]``, ``p.loc[cond, columns]``, ``p.loc[:, columns]``, and ``p.loc[cond, column] = value``."""
+
+    def __init__(self, frame: ProtectedFrame) -> None:
+        self._frame = frame
+
+    def _split(self, key: Any) -> tuple[Any, Any]:
+        if isinstance(key, tuple):
+            if len(key) != 2:
+                raise TypeError("p.loc takes [rows] or [rows, columns]")
+            return key
+        return key, slice(None)
+
+    def __getitem__(self, key: Any) -> Any:
+        rows, columns = self._split(key)
+        frame = self._frame
+        if not (isinstance(rows, slice) and rows == slice(None)):
+            frame = frame._filter(frame._condition(rows, "p.loc[rows]")) if _is_condition(rows) else _refuse_labels()
+        if isinstance(columns, slice) and columns == slice(None):
+            return frame
+        if callable(columns):
+            columns = columns(frame)
+        return frame[columns]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        rows, column = self._split(key)
+        frame = self._frame
+        if not isinstance(column, Hashable) or isinstance(column, slice):
+            raise TypeError("p.loc[rows, column] = value sets one column")
+        everywhere = isinstance(rows, slice) and rows == slice(None)
+        if not everywhere and not _is_condition(rows):
+            _refuse_labels()
+        if everywhere:
+            frame[column] = value
+            return
+        keep = ~frame._condition(rows, "p.loc[rows, column] = value")
+        filler = frame._operand(value, "p.loc[rows, column] = value")
+        data = frame._data
+        if column in data.columns:
+            new = _where(data[column], keep, filler)
+        else:
+            blank = pd.Series(np.nan, index=data.index, name=column)
+            new = _where(blank, keep, filler)
+        frame._set_column(column, new)
+
+
+def _is_condition(rows: Any) -> bool:
+    return isinstance(rows, Protected) or (callable(rows) and not isinstance(rows, type))
+
+
+def _refuse_labels() -> NoReturn:
+    raise refusal("selecting rows by label or position", "positional",
+                  "labels and positions of protected rows are private")
+
+
+class _ILoc:
+    """``p.iloc[:, columns]`` only: positions of rows are refused."""
+
+    def __init__(self, frame: ProtectedFrame) -> None:
+        self._frame = frame
+
+    def __getitem__(self, key: Any) -> Any:
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], slice) and key[0] == slice(None)):
+            raise refusal("p.iloc[rows]", "positional")
+        columns = self._frame._data.columns[key[1]]
+        if isinstance(columns, pd.Index):
+            return self._frame[list(columns)]
+        return self._frame[columns]
+
+
+class ProtectedFrame(Protected):
+    """A protected table: pandas' stable operations, refusals for the rest, private queries in ``.dp``.
+
+    Made by ``df.dp.protect(...)`` (or :func:`dpframe.protect`); see the
+    module docstring and ``docs/privacy-model.md`` for what is kept, bounded,
+    charged and refused.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"age": [31, 45, 67], "sex": ["F", "M", "F"]}).dp.protect(epsilon=1.0)
+    >>> older = p[p["age"] >= 40].assign(decade=lambda d: d["age"] // 10)
+    >>> list(older.columns), older.dp.budget is p.dp.budget
+    (['age', 'sex', 'decade'], True)
+    >>> p["age"].mean()
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.RefusedError: ProtectedSeries.mean is refused on protected data: it hands exact private values to the analyst, and anything computed from them voids the guarantee. Instead: p['x'].dp.mean(bounds=(lo, hi), epsilon=...).
+    """
+
+    __slots__ = ()
+    _kind = "ProtectedFrame"
+    _pandas = pd.DataFrame
+    _data: pd.DataFrame
+
+    @property
+    def dp(self) -> DataFrameAccessor:
+        """Private queries on this frame (count, crosstab, groupby, describe, synthesize, ...)."""
+        from dpframe.accessor import DataFrameAccessor
+
+        return DataFrameAccessor(self)
+
+    # -- the schema is public ----------------------------------------------------------
+    @property
+    def columns(self) -> pd.Index[Any]:
+        """The column labels."""
+        return self._data.columns
+
+    @property
+    def dtypes(self) -> pd.Series[Any]:
+        """The dtype of each column."""
+        return self._data.dtypes
+
+    def keys(self) -> pd.Index[Any]:
+        """The column labels, as ``DataFrame.keys``."""
+        return self._data.columns
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._data.columns)
+
+    def __contains__(self, column: Any) -> bool:
+        return column in self._data.columns
+
+    def __dir__(self) -> list[str]:
+        names = [c for c in self._data.columns if isinstance(c, str) and c.isidentifier()]
+        return sorted(set(super().__dir__()) | set(names))
+
+    def __repr__(self) -> str:
+        dtypes = ", ".join(f"{c}: {t}" for c, t in self._data.dtypes.items())
+        return f"ProtectedFrame({dtypes}; rows hidden)\n{self._budget_line()}"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        cells = "".join(f"<tr><td>{html.escape(str(c))}</td><td>{html.escape(str(t))}</td></tr>"
+                        for c, t in self._data.dtypes.items())
+        return (f"<p><b>ProtectedFrame</b>: rows hidden; {html.escape(self._budget_line())}</p>"
+                f"<table><tr><th>column</th><th>dtype</th></tr>{cells}</table>")
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("_"):
+            try:
+                columns = object.__getattribute__(self, "_data").columns
+            except AttributeError:
+                raise AttributeError(name) from None
+            if name in columns:
+                return self[name]
+        return super().__getattr__(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "columns":
+            renamed = self._data.copy(deep=False)
+            renamed.columns = value
+            object.__setattr__(self, "_data", renamed)
+            return
+        super().__setattr__(name, value)
+
+    def _operand(self, value: Any, operation: str) -> Any:
+        # A list of constants, one per column, is compared column by column (as pandas broadcasts it).
+        if (isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) == 1
+                and len(value) == len(self._data.columns) and all(is_constant(v) for v in value)):
+            return list(value)
+        return super()._operand(value, operation)
+
+    # -- selecting ----------------------------------------------------------------------
+    @property
+    def loc(self) -> _Loc:
+        """Rows by condition and columns by label: ``p.loc[p['age'] > 40, ['age', 'sex']]``."""
+        return _Loc(self)
+
+    @property
+    def iloc(self) -> _ILoc:
+        """Columns by position, ``p.iloc[:, [0, 2]]``; row positions are refused."""
+        return _ILoc(self)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, Protected) or (callable(key) and not isinstance(key, type)):
+            if callable(key) and not isinstance(key, Protected):
+                key = key(self)
+            if isinstance(key, ProtectedFrame):
+                return self.where(key)
+            return self._filter(self._condition(key, "p[cond]"))
+        if isinstance(key, slice):
+            raise refusal("p[i:j]", "positional")
+        if isinstance(key, (np.ndarray, pd.Series, pd.Index)) and key.dtype == bool:
+            raise refusal("p[<boolean array>]", "mixing", "the mask is not computed from these protected rows")
+        selected = self._data[key]
+        return self._wrap(selected)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if callable(value) and not isinstance(value, Protected):
+            value = value(self)
+        operand = self._operand(value, f"p[{key!r}] = value")
+        if isinstance(key, list):
+            if not isinstance(operand, pd.DataFrame) or len(operand.columns) != len(key):
+                raise TypeError("p[[columns]] = value needs a protected frame with as many columns")
+            for column, source in zip(key, operand.columns):
+                self._set_column(column, operand[source])
+            return
+        if isinstance(operand, pd.DataFrame):
+            raise TypeError("assign a frame to a list of columns: p[['a', 'b']] = frame")
+        self._set_column(key, operand)
+
+    def _set_column(self, key: Any, value: Any) -> None:
+        data = self._data.copy(deep=False)
+        with quiet():
+            data[key] = value
+        object.__setattr__(self, "_data", data)
+
+    def __delitem__(self, key: Any) -> None:
+        object.__setattr__(self, "_data", self._data.drop(columns=[key]))
+
+    def query(self, expr: str, *, inplace: bool = False, local_dict: Mapping[str, Any] | None = None,
+              **kwargs: Any) -> ProtectedFrame:
+        """Rows where the expression holds: ``p.query("age >= 40 and sex == 'F'")``.
+
+        The expression is evaluated on the protected columns, so only
+        operations that are kept on protected data may appear in it; ``@name``
+        refers to the caller's variables (public constants).
+        """
+        from dpframe.protection.expressions import evaluate
+
+        _no_inplace("ProtectedFrame.query", inplace)
+        if kwargs:
+            raise TypeError(f"query on protected data takes no {sorted(kwargs)}")
+        condition = evaluate(self, expr, local_dict, depth=2)
+        if not isinstance(condition, ProtectedSeries):
+            raise TypeError("query needs an expression with one boolean value per row")
+        return self._filter(self._condition(condition, "p.query"))
+
+    def eval(self, expr: str, *, inplace: bool = False, local_dict: Mapping[str, Any] | None = None) -> Any:
+        """Evaluate a row-wise expression (``"bmi = weight / height ** 2"`` assigns a column)."""
+        from dpframe.protection.expressions import evaluate, split_assignment
+
+        _no_inplace("ProtectedFrame.eval", inplace)
+        target, expression = split_assignment(expr)
+        value = evaluate(self, expression, local_dict, depth=2)
+        if target is None:
+            return value
+        return self.assign(**{target: value})
+
+    def assign(self, **kwargs: Any) -> ProtectedFrame:
+        """New columns from same-rows columns, constants, or functions of the frame (evaluated in order)."""
+        result = self.copy()
+        for name, value in kwargs.items():
+            result[name] = value
+        return result
+
+    def rename(self, mapper: Any = None, *, index: Any = None, columns: Any = None, axis: Any = None,
+               copy: Any = None, inplace: bool = False, level: Any = None,
+               errors: Literal["ignore", "raise"] = "ignore") -> ProtectedFrame:
+        """Rename columns (``columns=`` or a mapper with ``axis=1``); row labels are private."""
+        _no_inplace("ProtectedFrame.rename", inplace)
+        if index is not None or (mapper is not None and axis not in (1, "columns")):
+            raise refusal("renaming row labels", "positional", "row labels are private")
+        renames = columns if columns is not None else mapper
+        return self._wrap(self._data.rename(columns=renames, level=level, errors=errors))
+
+    def drop(self, labels: Any = None, *, axis: Any = 0, index: Any = None, columns: Any = None, level: Any = None,
+             inplace: bool = False, errors: Literal["ignore", "raise"] = "raise") -> ProtectedFrame:
+        """Drop columns (``columns=``, or labels with ``axis=1``); dropping rows by label is refused."""
+        _no_inplace("ProtectedFrame.drop", inplace)
+        if index is not None or (labels is not None and axis not in (1, "columns")):
+            raise refusal("dropping rows by label", "positional", "row labels are private; filter instead")
+        dropped = columns if columns is not None else labels
+        data: pd.DataFrame = self._data.drop(columns=dropped, level=level, errors=errors)
+        return self._wrap(data)
+
+    def add_prefix(self, prefix: str) -> ProtectedFrame:
+        """Prefix the column labels."""
+        return self._wrap(self._data.add_prefix(prefix, axis=1))
+
+    def add_suffix(self, suffix: str) -> ProtectedFrame:
+        """Suffix the column labels."""
+        return self._wrap(self._data.add_suffix(suffix, axis=1))
+
+    def select_dtypes(self, include: Any = None, exclude: Any = None) -> ProtectedFrame:
+        """The columns of the given dtypes."""
+        data: pd.DataFrame = self._data.select_dtypes(include=include, exclude=exclude)
+        return self._wrap(data)
+
+    def filter(self, items: Any = None, like: str | None = None, regex: str | None = None,
+               axis: Any = None) -> ProtectedFrame:
+        """Columns by name (``items``, ``like``, ``regex``); filtering rows by label is refused."""
+        if axis not in (None, 1, "columns"):
+            raise refusal("filter(axis=0)", "positional", "row labels are private")
+        return self._wrap(self._data.filter(items=items, like=like, regex=regex, axis=1))
+
+    # -- row-wise reductions across columns -----------------------------------------------------
+    def _across(self, name: str, axis: Any, **kwargs: Any) -> ProtectedSeries:
+        if axis not in (1, "columns"):
+            raise attribute_refusal(self._kind, name)
+        result: ProtectedSeries = self._rowwise(lambda d: getattr(d, name)(axis=1, **kwargs),
+                                                operation=f"ProtectedFrame.{name}(axis=1)")
+        return result
+
+    def all(self, axis: Any = 0, bool_only: bool = False, skipna: bool = True) -> ProtectedSeries:
+        """Row-wise ``all(axis=1)``: True where every column of the row is true."""
+        return self._across("all", axis, bool_only=bool_only, skipna=skipna)
+
+    def any(self, axis: Any = 0, bool_only: bool = False, skipna: bool = True) -> ProtectedSeries:
+        """Row-wise ``any(axis=1)``: True where some column of the row is true."""
+        return self._across("any", axis, bool_only=bool_only, skipna=skipna)
+
+    def sum(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False) -> ProtectedSeries:
+        """Row-wise ``sum(axis=1)``; the sum over rows is an exact read (use ``p['x'].dp.sum``)."""
+        return self._across("sum", axis, skipna=skipna, numeric_only=numeric_only)
+
+    def mean(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False) -> ProtectedSeries:
+        """Row-wise ``mean(axis=1)``; the mean over rows is an exact read (use ``p['x'].dp.mean``)."""
+        return self._across("mean", axis, skipna=skipna, numeric_only=numeric_only)
+
+    def min(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False) -> ProtectedSeries:
+        """Row-wise ``min(axis=1)``."""
+        return self._across("min", axis, skipna=skipna, numeric_only=numeric_only)
+
+    def max(self, axis: Any = 0, skipna: bool = True, numeric_only: bool = False) -> ProtectedSeries:
+        """Row-wise ``max(axis=1)``."""
+        return self._across("max", axis, skipna=skipna, numeric_only=numeric_only)
+
+    def count(self, axis: Any = 0, numeric_only: bool = False) -> ProtectedSeries:
+        """Row-wise ``count(axis=1)``: non-missing values per row (the row count is ``p.dp.count``)."""
+        return self._across("count", axis, numeric_only=numeric_only)
+
+    def apply(self, func: Callable[..., Any], axis: Any = 0, raw: bool = False, result_type: Any = None,
+              args: tuple[Any, ...] = (), **kwargs: Any) -> ProtectedSeries:
+        """``func(row)`` for each row (``axis=1``): an object column; convert it with ``astype``.
+
+        Column-wise application (``axis=0``) reads every row of a column and
+        is refused. The result has object dtype whatever ``func`` returns (a
+        type inferred from the results would depend on the data); rows on
+        which ``func`` raises become missing.
+        """
+        if axis not in (1, "columns"):
+            raise refusal("ProtectedFrame.apply(axis=0)", "cross_row")
+        if isinstance(func, str):
+            raise attribute_refusal(self._kind, func)
+        template = pd.Series([], index=self._data.index[:0], dtype=object)
+
+        def run(d: pd.DataFrame) -> pd.Series[Any]:
+            if len(d) == 0:
+                return template
+            values = d.apply(func, axis=1, raw=raw, result_type="reduce", args=args, **kwargs)
+            return pd.Series(values.to_numpy(dtype=object), index=d.index, dtype=object)
+
+        result: ProtectedSeries = self._rowwise(run, operation="ProtectedFrame.apply(axis=1)", dtypes=np.dtype(object))
+        return result
+
+    def map(self, func: Callable[[Any], Any], na_action: str | None = None, **kwargs: Any) -> ProtectedFrame:
+        """``func`` applied to every value; object dtype (see :meth:`ProtectedSeries.map`)."""
+        dtypes = pd.Series(np.dtype(object), index=self._data.columns)
+        result: ProtectedFrame = self._rowwise(
+            lambda d: d.map(func, na_action=na_action, **kwargs).astype(object),
+            operation="ProtectedFrame.map", dtypes=dtypes,
+        )
+        return result
+
+    # -- reshaping --------------------------------------------------------------------------
+    def set_index(self, keys: Any, *, drop: bool = True, append: bool = False, inplace: bool = False,
+                  verify_integrity: bool = False) -> ProtectedFrame:
+        """Move columns into the row labels (the privacy-unit record always stays)."""
+        _no_inplace("ProtectedFrame.set_index", inplace)
+        if verify_integrity:
+            raise refusal("set_index(verify_integrity=True)", "exact", "whether labels repeat is private")
+        data = self._data
+        old = _user_levels(data)
+        keyed = data.set_index(keys, drop=drop, append=True)
+        if not append and old:
+            keyed = keyed.droplevel(old)
+        return self._wrap(keyed.reorder_levels(_unit_last(keyed.index.names)), self._rows.derived())
+
+    def reset_index(self, level: Any = None, *, drop: bool = False, inplace: bool = False,
+                    names: Any = None) -> ProtectedFrame:
+        """Move row labels (set by ``set_index`` or given at ``protect()``) back into columns, or drop them."""
+        _no_inplace("ProtectedFrame.reset_index", inplace)
+        user = _user_levels(self._data)
+        if level is None:
+            chosen = user
+        else:
+            chosen = list(level) if isinstance(level, (list, tuple)) else [level]
+            if UNIT_LEVEL in chosen or any(c not in user for c in chosen):
+                raise KeyError(f"reset_index: the row labels are {user}")
+        if not chosen:
+            return self.copy()
+        return self._wrap(self._data.reset_index(level=chosen, drop=drop, names=names), self._rows.derived())
+
+    def melt(self, id_vars: Any = None, value_vars: Any = None, var_name: Any = None, value_name: Any = "value",
+             col_level: Any = None, ignore_index: bool = True) -> ProtectedFrame:
+        """Unpivot columns into rows; each person's rows are bounded per query."""
+        def run(d: pd.DataFrame) -> pd.DataFrame:
+            return d.melt(id_vars=id_vars, value_vars=value_vars, var_name=var_name, value_name=value_name,
+                          col_level=col_level, ignore_index=False)
+
+        rowwise.probe(run, [self._data], "ProtectedFrame.melt")
+        with shielded("ProtectedFrame.melt"):
+            data = run(self._data)
+        return self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+
+    def stack(self) -> ProtectedSeries:
+        """One row per (row, column); each person's rows are bounded per query."""
+        data = self._data
+        with shielded("ProtectedFrame.stack"):
+            stacked: Any = data.stack() if pd.__version__ >= "3" else data.stack(future_stack=True)
+        result: ProtectedSeries = self._wrap(stacked.reorder_levels(_unit_last(stacked.index.names)),
+                                             self._rows.derived())
+        return result
+
+    def merge(self, right: Any, how: MergeHow = "inner", on: Any = None, left_on: Any = None,
+              right_on: Any = None, left_index: bool = False, right_index: bool = False, sort: bool = False,
+              suffixes: tuple[str | None, str | None] = ("_x", "_y"), copy: Any = None, indicator: Any = False,
+              validate: Validate | None = None) -> ProtectedFrame:
+        """Join a public table (``how='inner' | 'left' | 'cross'``), or another protection on a shared unit.
+
+        Repeated matches repeat a person's rows; every query keeps at most
+        ``max_contributions`` rows per person, so nothing is under-charged.
+        Outer and right joins, and joins on row labels, are refused; so is a
+        merge with another protected frame unless both share one ``Budget``
+        and a declared ``privacy_unit`` and the join is on that unit. With
+        ``how='left'``, the public table's columns become nullable (their type
+        must not show whether a row found no match).
+        """
+        from dpframe.protection.combine import merge
+
+        return merge(self, right, how=how, on=on, left_on=left_on, right_on=right_on, left_index=left_index,
+                     right_index=right_index, sort=sort, suffixes=suffixes, indicator=indicator, validate=validate)
+
+
+# -- series ------------------------------------------------------------------------------------------
+
+
+class _AccessorProxy:
+    """``.str``, ``.dt`` and ``.cat`` of a protected series: their row-wise methods, typed by schema."""
+
+    _name: ClassVar[str]
+    _refused: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, series: ProtectedSeries) -> None:
+        self._series = series
+        empty = series._data.iloc[:0]
+        try:
+            self._empty_accessor = getattr(empty, self._name)
+        except AttributeError as error:
+            raise AttributeError(f"{error} (dtype {series.dtype})") from None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        operation = f"ProtectedSeries.{self._name}.{name}"
+        if name in self._refused:
+            raise refusal(operation, self._refused[name])
+        template = getattr(self._empty_accessor, name)  # AttributeError for unknown names, from the schema
+        widen = self._name == "str"
+        accessor = self._name
+        series = self._series
+        if not callable(template):
+            if isinstance(template, (pd.Series, pd.DataFrame)):
+                return series._rowwise(lambda d: getattr(getattr(d, accessor), name), operation=operation,
+                                       widen=widen)
+            return template  # a fact of the dtype (tz, unit, categories, ordered): public
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            for value in [*args, *kwargs.values()]:
+                if isinstance(value, Protected):
+                    raise refusal(operation, "mixing", "its arguments must be public")
+            if kwargs.get("expand") and name in ("split", "rsplit"):
+                raise refusal(f"{operation}(expand=True)", "private_values",
+                              "the number of columns would depend on the values")
+            return series._rowwise(lambda d: getattr(getattr(d, accessor), name)(*args, **kwargs),
+                                   operation=operation, widen=widen)
+
+        return method
+
+
+class _StringMethods(_AccessorProxy):
+    _name = "str"
+    _refused = {"cat": "exact", "get_dummies": "private_values", "extractall": "cross_row"}
+
+
+class _DatetimeMethods(_AccessorProxy):
+    _name = "dt"
+    _refused = {"to_pydatetime": "exact", "to_pytimedelta": "exact", "freq": "exact", "inferred_freq": "exact"}
+
+
+class _CategoricalMethods(_AccessorProxy):
+    _name = "cat"
+    _refused = {"remove_unused_categories": "private_values"}
+
+
+class ProtectedSeries(Protected):
+    """A protected column: row-wise pandas operations, refusals for the rest, private queries in ``.dp``.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"income": [30_000.0, None, 52_000.0]}).dp.protect(epsilon=1.0)
+    >>> thousands = (p["income"] / 1000).fillna(0).round()
+    >>> thousands.dtype, thousands.dp.budget is p.dp.budget
+    (dtype('float64'), True)
+    """
+
+    __slots__ = ()
+    _kind = "ProtectedSeries"
+    _pandas = pd.Series
+    _data: pd.Series[Any]
+
+    @property
+    def dp(self) -> SeriesAccessor:
+        """Private queries on this column (sum, mean, quantile, histogram, value_counts, ...)."""
+        from dpframe.accessor import SeriesAccessor
+
+        return SeriesAccessor(self)
+
+    @property
+    def name(self) -> Hashable:
+        """The column's name."""
+        return self._data.name
+
+    @property
+    def dtype(self) -> Any:
+        """The column's dtype."""
+        return self._data.dtype
+
+    @property
+    def dtypes(self) -> Any:
+        """The column's dtype (as ``Series.dtypes``)."""
+        return self._data.dtype
+
+    def __repr__(self) -> str:
+        return f"ProtectedSeries({self.name!r}: {self.dtype}; rows hidden)\n{self._budget_line()}"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<p><b>{html.escape(repr(self)).replace(chr(10), '<br>')}</b></p>"
+
+    def __getitem__(self, key: Any) -> ProtectedSeries:
+        if _is_condition(key):
+            if callable(key) and not isinstance(key, Protected):
+                key = key(self)
+            return self._filter(self._condition(key, "s[cond]"))
+        _refuse_labels()
+
+    def rename(self, index: Any = None, *, inplace: bool = False, **kwargs: Any) -> ProtectedSeries:
+        """Rename the column (a scalar name); relabelling rows is refused."""
+        _no_inplace("ProtectedSeries.rename", inplace)
+        if callable(index) or isinstance(index, Mapping) or kwargs:
+            raise refusal("renaming row labels", "positional", "row labels are private")
+        return self._wrap(self._data.rename(index))
+
+    def to_frame(self, name: Any = None) -> ProtectedFrame:
+        """A one-column protected frame."""
+        data = self._data.to_frame() if name is None else self._data.to_frame(name)
+        result: ProtectedFrame = self._wrap(data)
+        return result
+
+    def between(self, left: Any, right: Any, inclusive: str = "both") -> ProtectedSeries:
+        """True where ``left <= value <= right`` (constants)."""
+        _check_constants([left, right], "between")
+        return self._rowwise_like(lambda d: d.between(left, right, inclusive=inclusive),
+                                  operation="ProtectedSeries.between")
+
+    def map(self, arg: Any, na_action: str | None = None) -> ProtectedSeries:
+        """Map each value through a dict, a public Series or a function.
+
+        A mapping's result type comes from its values (with room for a missing
+        value, for values it does not map); a function's result is an object
+        column (its type inferred from the results would depend on the data):
+        convert it with ``astype``. On a categorical column the mapping is
+        applied to its public categories. Values on which a function raises
+        become missing.
+        """
+        operation = "ProtectedSeries.map"
+        if isinstance(arg, Protected):
+            raise refusal(operation, "mixing", "a protected mapping would carry other rows' values")
+        categorical = isinstance(self.dtype, pd.CategoricalDtype)
+        if isinstance(arg, (Mapping, pd.Series)):
+            if categorical:
+                return self._rowwise_like(lambda d: d.map(arg, na_action=na_action), operation=operation)
+            values = list(arg.values()) if isinstance(arg, Mapping) else list(arg.to_numpy())
+            target = constant_dtype_of(values)
+            return self._rowwise_like(lambda d: d.map(arg, na_action=na_action), operation=operation, dtypes=target)
+        if not callable(arg):
+            raise TypeError(f"map takes a dict, a Series or a function, got {type(arg).__name__}")
+        if categorical:
+            return self._rowwise_like(lambda d: d.map(arg, na_action=na_action), operation=operation)
+        return self._rowwise_like(lambda d: d.map(arg, na_action=na_action).astype(object), operation=operation,
+                             dtypes=np.dtype(object))
+
+    def apply(self, func: Any, args: tuple[Any, ...] = (), **kwargs: Any) -> ProtectedSeries:
+        """``func`` applied to each value (a numpy ufunc keeps its type; see :meth:`map` otherwise).
+
+        Named aggregations (``apply("sum")``) read every row and are refused.
+        """
+        if isinstance(func, str):
+            raise attribute_refusal(self._kind, func)
+        if isinstance(func, np.ufunc):
+            return self._rowwise_like(lambda d: func(d, *args, **kwargs), operation=f"numpy.{func.__name__}")
+        return self.map(lambda value: func(value, *args, **kwargs))
+
+    def cut(self, bins: Any, right: bool = True, labels: Any = None, include_lowest: bool = False,
+            precision: int = 3, duplicates: str = "raise", ordered: bool = True) -> ProtectedSeries:
+        """``pd.cut`` with explicit bin edges: a categorical whose categories (the bins) are public.
+
+        A number of bins would take the edges from the data's minimum and
+        maximum, which are private: refused.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [23, 35, 61]}).dp.protect(epsilon=1.0)
+        >>> p["age"].cut([0, 30, 60, 120], labels=["young", "middle", "old"]).dtype
+        CategoricalDtype(categories=['young', 'middle', 'old'], ordered=True, categories_dtype=str)
+        """
+        if isinstance(bins, (int, np.integer)):
+            raise refusal("cut(bins=<int>)", "private_values", "the edges would come from the data's min and max")
+        def run(d: pd.Series[Any]) -> Any:
+            return pd.cut(d, bins, right=right, labels=labels, include_lowest=include_lowest,  # type: ignore[call-overload]
+                          precision=precision, duplicates=duplicates, ordered=ordered)
+
+        return self._rowwise_like(run, operation="ProtectedSeries.cut")
+
+    @property
+    def str(self) -> Any:
+        """Row-wise string methods (``contains``, ``lower``, ``len``, ...); results are nullable."""
+        return _StringMethods(self)
+
+    @property
+    def dt(self) -> Any:
+        """Row-wise date and time properties and methods (``year``, ``floor``, ...)."""
+        return _DatetimeMethods(self)
+
+    @property
+    def cat(self) -> Any:
+        """Categorical properties (``codes``; the categories, which are public) and methods."""
+        return _CategoricalMethods(self)
+
+
+def constant_dtype_of(values: Sequence[Any]) -> Any:
+    """The type of a column holding ``values`` and a missing value (what a mapping can produce).
+
+    >>> constant_dtype_of([10, 20]), constant_dtype_of([True, False])
+    (dtype('float64'), dtype('O'))
+    """
+    with quiet():
+        return pd.Series([*values, None]).dtype
+
+
+def refuse_protected(obj: Any, operation: str) -> None:
+    """Refuse a non-private tool (k-anonymity, attacks, plots of data) on protected data.
+
+    >>> import pandas as pd, dpframe
+    >>> refuse_protected(pd.DataFrame({"a": [1]}), "k_anonymity")  # plain data: fine
+    """
+    if isinstance(obj, Protected):
+        raise refusal(f"{operation} on protected data", "exact", "it is computed exactly from the rows",
+                      instead="run it on the data as it was before protect() (the trusted curator's copy); "
+                              "its result is not private")
+
+
+def parts(obj: Any) -> tuple[Any, Protection, Fraction] | None:
+    """The pandas data, protection and sampling rate of a protected object (None for anything else)."""
+    if isinstance(obj, Protected):
+        return obj._data, obj._protection, obj._rows.rate
+    return None
+
+
+def wrap(data: Any, protection: Protection, rate: Fraction = Fraction(1)) -> Any:
+    """A protected object over ``data`` (pandas data whose index ends with the unit record): new rows."""
+    kind: type[Protected] = ProtectedFrame if isinstance(data, pd.DataFrame) else ProtectedSeries
+    return kind(data, protection, Rows(rate))
+
+
+def same_rows(objects: Sequence[Protected]) -> bool:
+    """True when all ``objects`` hold the very same rows of one protection."""
+    first = objects[0]
+    return all(o._rows is first._rows and o._protection.key == first._protection.key for o in objects)
+
+
+__all__ = ["UNPROTECTED_MARK", "Protected", "ProtectedFrame", "ProtectedSeries", "Rows", "constant_dtype_of",
+           "parts", "refuse_protected", "same_rows", "wrap"]

@@ -1,0 +1,198 @@
+"""Entering and leaving protection: ``protect()``, Poisson sampling, and the curator's way out.
+
+``protect()`` is where the data owner states what is public about the data:
+its schema, the categories of categorical columns (a categorical dtype, or
+``categories={column: [...]}``), and the privacy unit. Everything learned
+later from the rows is private. Categorical dtypes made *after* protection
+must list their categories explicitly, so every categorical column of a
+protected frame has public categories.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any, overload
+
+import numpy as np
+import pandas as pd
+
+from dpframe.accounting.budget import Budget, Cost, exact
+from dpframe.errors import AlreadyProtectedError
+from dpframe.noise.random import uniform_below
+from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
+from dpframe.protection.rules import refusal
+from dpframe.protection.units import UNIT_LEVEL, Protection, unit_codes, unit_ids
+
+# Sampling rates are exact fractions whose denominators fit the exact uniform sampler.
+_RATE_BITS = 62
+
+
+@overload
+def protect(data: pd.DataFrame, *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
+            budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
+            categories: Mapping[Any, Sequence[Any]] | None = ...) -> ProtectedFrame: ...
+
+
+@overload
+def protect(data: pd.Series[Any], *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
+            budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
+            categories: Mapping[Any, Sequence[Any]] | None = ...) -> ProtectedSeries: ...
+
+
+def protect(
+    data: pd.DataFrame | pd.Series[Any],
+    *,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    rho: float | None = None,
+    budget: Budget | None = None,
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
+    categories: Mapping[Any, Sequence[Any]] | None = None,
+) -> ProtectedFrame | ProtectedSeries:
+    """Protected data with a privacy budget; the original stays as it is.
+
+    ``epsilon`` (and ``delta``) or ``rho`` open a new budget; ``budget=``
+    shares an existing :class:`~dpframe.Budget` (tables about the same
+    people). With ``privacy_unit="user_id"`` the guarantee covers all of a
+    person's rows, and each query uses at most ``max_contributions`` of them.
+    ``categories={column: [...]}`` declares a column's public categories (it
+    becomes categorical; other values become missing). A categorical dtype
+    given here declares its categories too: make sure they do not come from
+    the data itself (``astype("category")`` takes them from the data).
+
+    >>> import pandas as pd, dpframe
+    >>> df = pd.DataFrame({"age": [23, 35, 47, 59], "city": ["Oslo", "Rome", "Oslo", "Lima"]})
+    >>> p = dpframe.protect(df, epsilon=1.0, categories={"city": ["Lima", "Oslo", "Rome", "Kyiv"]})
+    >>> p.dtypes["city"]
+    CategoricalDtype(categories=['Lima', 'Oslo', 'Rome', 'Kyiv'], ordered=False, categories_dtype=str)
+    >>> p.dp.budget
+    Budget(ε=1, δ=0): spent ε=0, δ=0, remaining ε=1, δ=0, 0 release(s)
+    """
+    if isinstance(data, Protected):
+        raise AlreadyProtectedError(
+            "this data is already protected; query it directly (its budget is .dp.budget), or protect the "
+            "original data with protect(budget=p.dp.budget) to share that budget"
+        )
+    if not isinstance(data, (pd.DataFrame, pd.Series)):
+        raise TypeError(f"protect() takes a pandas DataFrame or Series, got {type(data).__name__}")
+    if UNPROTECTED_MARK in data.attrs:
+        raise refusal("protect() of data from p.dp.unprotected()", "reprotect")
+    if budget is not None:
+        if epsilon is not None or rho is not None or delta:
+            raise ValueError("pass either budget= or epsilon=/delta=/rho=, not both")
+        if not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a dpframe.Budget, got {type(budget).__name__}")
+    else:
+        budget = Budget(epsilon=epsilon, delta=delta, rho=rho)
+    if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
+        raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
+    names = list(data.columns) if isinstance(data, pd.DataFrame) else [data.name]
+    if UNIT_LEVEL in names or UNIT_LEVEL in data.index.names:
+        raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
+    if len(data) == 0:
+        raise ValueError("cannot protect an empty frame: there is nothing to analyse")
+    units = None
+    if privacy_unit is not None:
+        if not isinstance(data, pd.DataFrame) or privacy_unit not in data.columns:
+            raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
+        if data[privacy_unit].isna().any():
+            raise ValueError(f"privacy_unit column {privacy_unit!r} has missing values; every row needs a unit")
+        units = data[privacy_unit].to_numpy()
+    elif max_contributions != 1:
+        raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
+    data = _declare_categories(data, categories)
+    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(data, units),
+                                                        Protection(budget, max_contributions, privacy_unit))
+    return protected
+
+
+def _declare_categories(data: Any, categories: Mapping[Any, Sequence[Any]] | None) -> Any:
+    if categories is None:
+        return data
+    if not isinstance(categories, Mapping):
+        raise TypeError("categories must be a dict {column: [values, ...]}")
+    if not isinstance(data, pd.DataFrame):
+        data = data.to_frame()
+        return _declare_categories(data, categories).iloc[:, 0]
+    declared = {}
+    for column, values in categories.items():
+        if column not in data.columns:
+            raise KeyError(f"categories given for {column!r}, which is not a column")
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | pd.Index | np.ndarray):
+            raise TypeError(f"the categories of {column!r} must be a list of values")
+        keys = pd.Index(list(values))
+        if len(keys) == 0 or not keys.is_unique or keys.hasnans:
+            raise ValueError(f"the categories of {column!r} must be distinct, non-missing values (at least one)")
+        declared[column] = pd.CategoricalDtype(keys)
+    return data.astype(declared)
+
+
+def _with_units(data: Any, units: Any) -> Any:
+    """A shallow copy of ``data`` whose index ends with the ``_dp_unit`` record."""
+    unit_index: pd.Index[Any] = (
+        pd.RangeIndex(len(data), name=UNIT_LEVEL) if units is None else pd.Index(units, name=UNIT_LEVEL)
+    )
+    marked = data.copy(deep=False)
+    original = data.index
+    if isinstance(original, pd.RangeIndex) and original.name is None and original.start == 0 and original.step == 1:
+        # The default index carries no information: the unit record replaces it.
+        marked.index = unit_index
+    else:
+        levels = [original.get_level_values(i) for i in range(original.nlevels)]
+        marked.index = pd.MultiIndex.from_arrays([*levels, unit_index], names=[*original.names, UNIT_LEVEL])
+    marked.attrs = {}
+    return marked
+
+
+def poisson_sample(obj: Protected, rate: float | Fraction) -> Any:
+    """Keep each privacy unit (all its rows) independently with probability ``rate``.
+
+    Queries on the sample are charged the amplified cost
+    (:mod:`dpframe.accounting.amplification`). The choice uses the secure
+    random source and is never released. A rate whose exact fraction has a
+    denominator beyond 2**62 is rounded down, and the rounded rate is the
+    one accounted.
+    """
+    found = parts(obj)
+    assert found is not None
+    data, protection, current = found
+    q = exact(rate, "rate")
+    if not 0 < q <= 1:
+        raise ValueError(f"rate must lie in (0, 1], got {rate!r}")
+    if q.denominator > 2**_RATE_BITS:
+        q = Fraction(math.floor(q * 2**_RATE_BITS), 2**_RATE_BITS)
+    codes = unit_codes(unit_ids(data))
+    if len(codes) == 0 or q == 1:
+        kept = data
+    else:
+        keep_unit = uniform_below(q.denominator, size=int(codes.max()) + 1) < q.numerator
+        kept = data[keep_unit[codes]]
+    return obj._wrap(kept, Rows(current * q))
+
+
+def unprotected(obj: Protected) -> Any:
+    """The exact data behind a protected object, for the trusted curator: NOT private.
+
+    Recorded in the ledger (at no cost) as an exact read. The result is a
+    plain pandas object marked so that it can neither be protected again nor
+    merged back into protected data (the mark lives in ``attrs``: pandas
+    drops it in some operations, so treat everything derived from it as
+    exact data).
+    """
+    found = parts(obj)
+    assert found is not None
+    data, protection, _ = found
+    protection.budget.charge(Cost(), query="unprotected", mechanism="none: exact data", noise="none",
+                             rule="not a release: the trusted curator's exact copy; nothing derived from it is private")
+    if data.index.nlevels > 1:
+        plain = data.droplevel(UNIT_LEVEL)
+    elif protection.privacy_unit is None:
+        plain = data.set_axis(pd.Index(data.index.to_numpy()), axis=0)  # row numbers, as before protect()
+    else:
+        plain = data.reset_index(drop=True)
+    plain = plain.copy()
+    plain.attrs = {UNPROTECTED_MARK: protection.key}
+    return plain

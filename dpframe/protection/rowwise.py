@@ -1,0 +1,314 @@
+"""Running a row-wise pandas operation on protected data without letting the data show through.
+
+pandas decides some result types from the *values*: ``s.str.len()`` is int64
+without missing values and float64 with them; ``s.where(c, nan)`` on integers
+stays int64 only when ``c`` is all True; ``s.map({1: 10})`` and ``s.clip(0.5,
+3)`` likewise. A dtype is visible (and queries branch on it), so each of these
+would reveal a bit about the rows -- one person's bit, at delta = 0. Errors
+and warnings do the same: ``"a" < 1`` raises only if such a value exists.
+
+:func:`elementwise` closes these channels for every row-wise operation of a
+protected object:
+
+1. **Types from the schema.** The operation is first run on *empty* inputs of
+   the same dtypes (a probe, which reads no data); its result types are the
+   contract. Where an operation can produce missing values that the probed
+   type cannot hold (text methods, object columns, callables), the contract
+   uses the nullable variant (``Int64``, ``boolean``). The real result is
+   converted to the contract.
+2. **No errors or warnings from the data.** The real run happens with warnings
+   and floating-point errors silenced. If it raises, the rows are evaluated
+   in halves, recursively, and the rows on which the operation fails become
+   missing (or 0 / False where the contracted type cannot hold a missing
+   value). The result has the contracted type either way, so nothing shows
+   whether a fallback happened (except in time, see ``docs/privacy-model.md``).
+
+Errors raised by the probe come from the schema and the arguments alone and
+are reported as they are.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import numbers
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pandas as pd
+# pandas' own rule for the common type of several dtypes (extension types included); not in its public API.
+from pandas.core.dtypes.cast import find_common_type  # type: ignore[attr-defined]
+
+from dpframe.errors import DPFrameError
+
+PandasObject = pd.DataFrame | pd.Series
+Dtypes = Any  # one dtype (a Series result) or a Series of dtypes by column (a frame result)
+
+_SMALLEST_PART = 1
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Silence warnings and floating-point errors while protected values are processed.
+
+    A warning such as "divide by zero encountered" appears only if some value
+    is zero: it must not reach the analyst.
+
+    >>> with quiet():
+    ...     float(np.float64(1.0) / np.float64(0.0))
+    inf
+    """
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+@contextmanager
+def shielded(operation: str) -> Iterator[None]:
+    """Replace an exception raised while processing protected values by one that says nothing about them.
+
+    For the structural operations (merge, sort, explode) that have no row-by-row
+    fallback: the schema checks before them rule out the known failures; this
+    keeps an unforeseen one from printing a value.
+    """
+    try:
+        with quiet():
+            yield
+    except DPFrameError:
+        raise
+    except Exception as error:
+        raise DPFrameError(
+            f"{operation} failed on the protected data ({type(error).__name__}); the message is withheld "
+            "because it could describe a record. Check the column types, or try the operation on public data."
+        ) from None
+
+
+def is_constant(value: Any) -> bool:
+    """True for a public scalar that a row-wise operation may use: numbers, text, dates, missing markers.
+
+    >>> is_constant(3), is_constant("x"), is_constant(None), is_constant([1, 2]), is_constant(pd.Series([1]))
+    (True, True, True, False, False)
+    """
+    return value is None or value is pd.NA or value is pd.NaT or isinstance(
+        value,
+        (numbers.Number, str, bytes, np.generic, datetime.date, datetime.time, datetime.timedelta,
+         pd.Timestamp, pd.Timedelta, pd.Period, pd.Interval, decimal.Decimal),
+    )
+
+
+def holds_missing(dtype: Any) -> bool:
+    """True when a column of ``dtype`` can hold a missing value (numpy integers and booleans cannot).
+
+    >>> holds_missing(np.dtype("int64")), holds_missing(np.dtype("float64")), holds_missing(pd.Int64Dtype())
+    (False, True, True)
+    """
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "iub")
+
+
+def widened(dtype: Any) -> Any:
+    """``dtype``, or its nullable variant when it cannot hold missing values.
+
+    >>> widened(np.dtype("int32")), widened(np.dtype("bool")), widened(np.dtype("float64"))
+    (Int32Dtype(), BooleanDtype, dtype('float64'))
+    """
+    if holds_missing(dtype):
+        return dtype
+    if dtype.kind == "b":
+        return pd.BooleanDtype()
+    prefix = "UInt" if dtype.kind == "u" else "Int"
+    return pd.api.types.pandas_dtype(f"{prefix}{dtype.itemsize * 8}")
+
+
+def constant_dtype(value: Any) -> Any:
+    """The dtype pandas gives a column holding ``value``.
+
+    >>> constant_dtype(1), constant_dtype(0.5), constant_dtype(None)
+    (dtype('int64'), dtype('float64'), dtype('O'))
+    """
+    with quiet():
+        return pd.Series([value]).dtype
+
+
+def common_dtype(dtypes: Sequence[Any]) -> Any:
+    """The type that holds values of all ``dtypes``, by pandas' own rule.
+
+    >>> common_dtype([np.dtype("int64"), np.dtype("float64")]), common_dtype([np.dtype("bool"), np.dtype("float64")])
+    (dtype('float64'), dtype('O'))
+    """
+    return find_common_type(list(dtypes))
+
+
+def missing_value(dtype: Any) -> Any:
+    """What a row becomes when an operation fails on it: missing, or 0 / False for numpy integers and booleans."""
+    if holds_missing(dtype):
+        return None
+    return np.zeros(1, dtype=dtype)[0]
+
+
+def empty_like(operand: Any) -> Any:
+    """A pandas operand with no rows (same dtypes, columns and index levels); other operands as they are."""
+    if isinstance(operand, (pd.DataFrame, pd.Series)):
+        return operand.iloc[:0]
+    return operand
+
+
+def _dtypes(result: PandasObject) -> Dtypes:
+    return result.dtypes if isinstance(result, pd.DataFrame) else result.dtype
+
+
+def _widen_all(dtypes: Dtypes) -> Dtypes:
+    if isinstance(dtypes, pd.Series):
+        return dtypes.map(widened)
+    return widened(dtypes)
+
+
+def _object_input(operands: Sequence[Any]) -> bool:
+    for operand in operands:
+        if isinstance(operand, pd.Series) and operand.dtype == object:
+            return True
+        if isinstance(operand, pd.DataFrame) and (operand.dtypes == object).any():
+            return True
+    return False
+
+
+def probe(func: Callable[..., Any], operands: Sequence[Any], operation: str) -> PandasObject:
+    """``func`` on empty operands: the result's structure and types, decided without reading a row.
+
+    Errors are reported as they are (they come from the dtypes and the
+    arguments), prefixed with the operation.
+    """
+    try:
+        with quiet():
+            result = func(*[empty_like(o) for o in operands])
+    except DPFrameError:
+        raise
+    except Exception as error:
+        raise TypeError(f"{operation}: {error} (decided from the column types; no data was read)") from None
+    if not isinstance(result, (pd.DataFrame, pd.Series)):
+        raise TypeError(f"{operation} does not give one value per row, so it cannot be kept on protected data")
+    return result
+
+
+def elementwise(
+    func: Callable[..., Any],
+    operands: Sequence[Any],
+    *,
+    operation: str,
+    widen: bool = False,
+    dtypes: Dtypes | None = None,
+) -> Any:
+    """Apply the row-wise ``func(*operands)`` with a result type fixed in advance (module docstring).
+
+    The result is a Series or DataFrame, as the probe's.
+
+    ``operands`` are the aligned pandas data of one protected row set and
+    public constants. ``dtypes`` fixes the result types; otherwise they come
+    from :func:`probe`, widened to nullable types when ``widen`` is set or an
+    operand has object dtype.
+
+    >>> s = pd.Series(["a", None, "ccc"], dtype=object)
+    >>> elementwise(lambda x: x.str.len(), [s], operation="str.len", widen=True).tolist()
+    [1, <NA>, 3]
+    >>> elementwise(lambda x: x < 2, [pd.Series([1, "b"], dtype=object)], operation="<").tolist()
+    [True, <NA>]
+    """
+    template = probe(func, operands, operation)
+    if dtypes is None:
+        dtypes = _dtypes(template)
+        if widen or _object_input(operands):
+            dtypes = _widen_all(dtypes)
+    try:
+        with quiet():
+            result = func(*operands)
+        if not isinstance(result, type(template)):
+            raise TypeError("the result changed shape")
+    except Exception:
+        result = _by_parts(func, operands, template, dtypes)
+    return conform(result, dtypes, template)
+
+
+def _length(operands: Sequence[Any]) -> int:
+    return next(len(o) for o in operands if isinstance(o, (pd.DataFrame, pd.Series)))
+
+
+def _by_parts(func: Callable[..., Any], operands: Sequence[Any], template: PandasObject, dtypes: Dtypes) -> Any:
+    """Evaluate ``func`` on halves of the rows, recursively; rows on which it fails become missing."""
+    pieces: list[PandasObject] = []
+
+    def run(start: int, stop: int) -> None:
+        part = [o.iloc[start:stop] if isinstance(o, (pd.DataFrame, pd.Series)) else o for o in operands]
+        try:
+            with quiet():
+                result = func(*part)
+            if not isinstance(result, type(template)) or len(result) != stop - start:
+                raise TypeError("the result changed shape")
+            pieces.append(conform(result, dtypes, template))
+            return
+        except Exception:
+            if stop - start > _SMALLEST_PART:
+                middle = (start + stop) // 2
+                run(start, middle)
+                run(middle, stop)
+                return
+        index = next(o for o in part if isinstance(o, (pd.DataFrame, pd.Series))).index
+        pieces.append(_missing_rows(template, dtypes, index))
+
+    n = _length(operands)
+    if n == 0:
+        return template
+    run(0, n)
+    return pd.concat(pieces)
+
+
+def _missing_rows(template: PandasObject, dtypes: Dtypes, index: pd.Index[Any]) -> PandasObject:
+    if isinstance(template, pd.DataFrame):
+        columns = {i: pd.Series([missing_value(d)] * len(index), index=index, dtype=d) for i, d in enumerate(dtypes)}
+        frame = pd.DataFrame(columns, index=index)
+        frame.columns = template.columns
+        return frame
+    missing: pd.Series[Any] = pd.Series([missing_value(dtypes)] * len(index), index=index, dtype=dtypes,
+                                        name=template.name)
+    return missing
+
+
+def conform(result: Any, dtypes: Dtypes, template: Any = None) -> Any:
+    """``result`` converted to ``dtypes`` (per column for frames), without raising on any value."""
+    if isinstance(result, pd.DataFrame):
+        if template is not None and not result.columns.equals(template.columns):
+            raise DPFrameError("a row-wise operation produced columns that depend on the data; it is refused")
+        out = result.copy(deep=False)
+        for position, dtype in enumerate(dtypes):
+            column = out.iloc[:, position]
+            if column.dtype != dtype:
+                out.isetitem(position, convert(column, dtype).to_numpy())
+        return out
+    if isinstance(template, pd.Series):
+        result = result.rename(template.name)
+    return convert(result, dtypes)
+
+
+def convert(series: pd.Series[Any], dtype: Any) -> pd.Series[Any]:
+    """``series.astype(dtype)``, where values that do not convert become missing (or 0 / False).
+
+    >>> convert(pd.Series(["1", "x", None], dtype=object), np.dtype("float64")).tolist()
+    [1.0, nan, nan]
+    >>> convert(pd.Series([1.0, float("nan")]), pd.Int64Dtype()).tolist()
+    [1, <NA>]
+    """
+    if series.dtype == dtype:
+        return series
+    try:
+        with quiet():
+            converted: pd.Series[Any] = series.astype(dtype)
+        return converted
+    except Exception:
+        pass
+    if len(series) == 1:
+        missing: pd.Series[Any] = pd.Series([missing_value(dtype)], index=series.index, dtype=dtype, name=series.name)
+        return missing
+    middle = len(series) // 2
+    joined: pd.Series[Any] = pd.concat([convert(series.iloc[:middle], dtype), convert(series.iloc[middle:], dtype)])
+    return joined
