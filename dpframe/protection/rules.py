@@ -53,7 +53,7 @@ RULES: tuple[Rule, ...] = (
          "the schema, never from the values"),
     Rule("order", "`sort_values`, `sort_index`, `set_index`, `reset_index`, `copy`, pickling, `pipe`", "1", "kept",
          "row order and row labels are never released"),
-    Rule("merge_public", "`merge(public, how='inner' | 'left' | 'cross')`", "bounded", "bounded",
+    Rule("merge_public", "`merge(public)` with `how='inner'`, `'left'` or `'cross'`", "bounded", "bounded",
          "a person's rows may be repeated, but only with public values; each query keeps at most "
          "max_contributions rows per person"),
     Rule("repeat", "`explode`, `melt`, `stack`, `dpframe.concat` of frames of one protection", "bounded", "bounded",
@@ -96,7 +96,7 @@ RULES: tuple[Rule, ...] = (
          "could land in another person's row",
          "derive everything from one protected frame; join two private tables on a declared privacy unit "
          "sharing one Budget; bring public data in with merge(on=key)"),
-    Rule("public_rows", "`merge(how='right' | 'outer')`, `dpframe.concat` with rows from outside the protection, "
+    Rule("public_rows", "`merge(how='right')` or `how='outer'`, `dpframe.concat` with rows from outside the protection, "
          "pandas functions given protected data (`pd.concat`, `pd.merge`, `pd.cut`, `np.where`)", "unbounded",
          "refused",
          "rows that belong to nobody would be counted as people, or whether a public row appears would "
