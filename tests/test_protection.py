@@ -176,6 +176,9 @@ REFUSED: list[tuple[str, str, Derivation]] = [
     ("private_values", "str.split(expand=True)", lambda d: d["edu"].str.split("A", expand=True)),
     ("private_values", "dropna(axis=1)", lambda d: d.dropna(axis=1)),
     ("private_values", "cat.remove_unused_categories", lambda d: d["sex"].cat.remove_unused_categories()),
+    ("private_values", "astype of text to dates", lambda d: d["edu"].astype("datetime64[ns]")),
+    ("cross_row", "tz_localize(ambiguous='infer')",
+     lambda d: d.assign(t=pd.Timestamp("2020-01-01"))["t"].dt.tz_localize("Europe/Oslo", ambiguous="infer")),
     ("mixing", "assign a column of another protection", lambda d: d.assign(h=OTHER["h"])),
     ("mixing", "arithmetic across protections", lambda d: OTHER["h"] + 0 * d["age"]),
     ("mixing", "filter by another row set", lambda d: d[d["age"] > 40][d["smoker"]]),
@@ -302,23 +305,51 @@ def test_two_tables_of_one_population_join_on_the_declared_unit() -> None:
 # ---------------------------------------------------------------------------
 
 
+def amplified(epsilon: float, rate: float) -> float:
+    return math.log1p(rate * math.expm1(epsilon))
+
+
 def test_poisson_sample_charges_the_amplified_cost(people: pd.DataFrame, seeded: None) -> None:
     p = people.dp.protect(epsilon=10.0, delta=1e-5)
     sample = p.dp.sample(0.1)
     count = sample.dp.count(epsilon=1.0)
-    expected = math.log1p(0.1 * math.expm1(1.0))
-    assert float(p.dp.budget.spent.epsilon) == pytest.approx(expected, rel=1e-9)
-    assert p.dp.budget.spent.epsilon >= Fraction(expected)  # rounded up, never down
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(amplified(1.0, 0.1), rel=1e-9)
+    assert p.dp.budget.spent.epsilon >= Fraction(amplified(1.0, 0.1))  # rounded up, never down
     assert count.cost == p.dp.budget.spent
     assert "Poisson sample at rate q=0.1" in p.dp.budget.ledger["rule"].iloc[0]
     assert abs(count - 200) < 60  # about a tenth of the 2000 people
-    # delta is scaled exactly; samples of samples multiply the rates.
-    sample.dp.count(epsilon=1.0, delta=1e-6)
+    # delta is scaled exactly; a sample of the sample (and any derived frame) stays in its account.
+    sample[sample["age"] > 30].dp.count(epsilon=1.0, delta=1e-6)
     assert p.dp.budget.spent.delta == Fraction(1, 10**7)
-    nested = sample.dp.sample(0.5)
-    before = p.dp.budget.spent.epsilon
-    nested.dp.count(epsilon=1.0)
-    assert float(p.dp.budget.spent.epsilon - before) == pytest.approx(math.log1p(0.05 * math.expm1(1.0)), rel=1e-9)
+    sample.dp.sample(0.5).dp.count(epsilon=1.0)
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(amplified(3.0, 0.1), rel=1e-9)
+
+
+def test_releases_from_one_sample_are_amplified_together(people: pd.DataFrame) -> None:
+    """f(ε) = ln(1 + q(e^ε − 1)) is convex: four releases of 1.344 cost f(5.376), not 4 f(1.344) ≈ 1."""
+    p = people.dp.protect(epsilon=10.0)
+    sample = p.dp.sample(0.1)
+    charges = [float(sample.dp.count(epsilon=1.344).cost.epsilon) for _ in range(4)]
+    assert charges == sorted(charges) and charges[0] < charges[-1]  # each is the increase of the total
+    assert sum(charges) == pytest.approx(amplified(4 * 1.344, 0.1), rel=1e-9)
+    assert sum(charges) > 3.1
+    # Another sample has its own account.
+    p.dp.sample(0.1).dp.count(epsilon=1.344)
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(amplified(5.376, 0.1) + amplified(1.344, 0.1))
+
+
+def test_a_query_with_automatic_bounds_on_a_sample_is_charged_as_two_releases(people: pd.DataFrame) -> None:
+    p = people.dp.protect(epsilon=10.0)
+    mean = p.dp.sample(0.2)["age"].dp.mean(epsilon=1.0)
+    assert p.dp.budget.ledger["query"].tolist() == ["bounds for mean", "mean"]
+    assert float(mean.cost.epsilon) == pytest.approx(amplified(1.0, 0.2), rel=1e-9)
+    assert mean.cost == p.dp.budget.spent
+
+
+def test_a_sampled_frame_cannot_be_pickled(people: pd.DataFrame) -> None:
+    """A copy of the sample's account would start from zero: the same sample could be spent twice."""
+    with pytest.raises(TypeError, match="account"):
+        pickle.dumps(people.dp.protect(epsilon=1.0).dp.sample(0.5))
 
 
 def test_poisson_sample_keeps_or_drops_whole_people(seeded: None) -> None:
@@ -576,3 +607,95 @@ def test_seeded_noise_does_not_reach_other_threads(people: pd.DataFrame) -> None
             release.wait()
     thread.join()
     assert sorted(p.dp.budget.ledger["seeded"].tolist()) == [False, True]
+
+
+# ---------------------------------------------------------------------------
+# holes found by an adversarial review, kept closed
+# ---------------------------------------------------------------------------
+
+
+def test_row_labels_cannot_be_rewritten(p: ProtectedFrame) -> None:
+    """A relabelled copy would look like new people (unbounded repetition) or shift values between rows."""
+    relabel = pd.Series({i: i + 10**6 for i in range(2000)})
+    for rename in (lambda: p["age"].rename(relabel), lambda: p["age"].rename({0: 1}),
+                   lambda: p["age"].rename(lambda i: i + 1), lambda: p.rename(index={0: 1})):
+        with pytest.raises(RefusedError, match="row labels"):
+            rename()
+    assert p["age"].rename("years").name == "years"
+    with pytest.raises(RefusedError, match="not a column"):
+        p.set_index(np.arange(2000))
+
+
+@pytest.mark.parametrize("key", [
+    lambda: pd.DataFrame(True, index=pd.RangeIndex(3, name="_dp_unit"), columns=["age"]),
+    lambda: [True],
+    lambda: np.array([True, False], dtype=object),
+    lambda: pd.array([True], dtype="boolean"),
+    lambda: pd.Series([True]),
+])
+def test_keys_that_pandas_reads_against_the_rows_are_refused(p: ProtectedFrame, key: Callable[[], Any]) -> None:
+    for select in (lambda: p[key()], lambda: p.loc[:, key()]):
+        with pytest.raises(RefusedError) as info:
+            select()
+        assert "2000" not in str(info.value)  # the row count never shows
+
+
+def test_inferred_categories_and_inferred_label_types_are_refused(people: pd.DataFrame) -> None:
+    p = people.dp.protect(epsilon=1.0)
+    for make in (lambda: p["edu"].astype(pd.CategoricalDtype), lambda: p.astype({"edu": pd.CategoricalDtype()})):
+        with pytest.raises(RefusedError, match="category"):
+            make()
+    flag = p["age"].map(lambda a: "old" if a > 80 else 0)  # object: pandas would infer a label type
+    with pytest.raises(RefusedError, match="object column"):
+        flag.to_frame("f").set_index("f")
+
+
+def test_lists_are_not_constants_outside_arithmetic(p: ProtectedFrame) -> None:
+    for use in (lambda: p.__setitem__("x", [1, 2, 3, 4, 5, 6]), lambda: p["age"].where(p["age"] > 3, [1, 2]),
+                lambda: p.where(p[["age"]] > 3, [1, 2, 3, 4, 5, 6]), lambda: p["income"].fillna([1.0, 2.0])):
+        with pytest.raises(RefusedError) as info:
+            use()
+        assert "2000" not in str(info.value)
+
+
+def test_released_keys_do_not_depend_on_keys_that_were_not_released(seeded: None) -> None:
+    common = ["b"] * 400 + ["a"] * 400
+    for extra in ([], [7]):  # one person with a value of another type, never released
+        p = pd.DataFrame({"c": pd.Series(common + extra, dtype=object)}).dp.protect(epsilon=10.0, delta=1e-6)
+        counts = p["c"].dp.value_counts(epsilon=5.0, delta=1e-6, sort=False)
+        assert list(counts.index) == ["a", "b"]
+
+
+def test_released_labels_do_not_depend_on_which_equal_value_comes_first(seeded: None) -> None:
+    for values in ([True] * 300 + [1] * 300, [1] * 300 + [True] * 300):
+        p = pd.DataFrame({"v": pd.Series(values, dtype=object)}).dp.protect(epsilon=10.0, delta=1e-6)
+        keys = p["v"].dp.value_counts(epsilon=5.0, delta=1e-6).index
+        assert sorted(map(repr, keys)) == ["1", "True"]  # two types, two keys, whatever the order
+    for zeros in ([-0.0] * 300 + [0.0] * 300, [0.0] * 300 + [-0.0] * 300):
+        p = pd.DataFrame({"v": zeros}).dp.protect(epsilon=10.0, delta=1e-6)
+        assert [repr(k) for k in p["v"].dp.value_counts(epsilon=5.0, delta=1e-6).index] == ["0.0"]
+
+
+def test_explode_takes_one_column(p: ProtectedFrame) -> None:
+    with pytest.raises(TypeError, match="one column"):
+        p.assign(more=p["tags"]).explode(["tags", "more"])
+
+
+def test_cut_codes_of_values_outside_the_bins_are_missing() -> None:
+    p = pd.DataFrame({"x": [5.0, 50.0, np.nan, 500.0]}).dp.protect(epsilon=1e9)
+    codes = p["x"].cut([0, 10, 100], labels=False)
+    assert codes.dtype == "Int64" and codes.dp.count(epsilon=1e6) == 2
+
+
+def test_a_spent_budget_does_not_come_back_from_an_old_pickle(people: pd.DataFrame) -> None:
+    import gc
+
+    p = people.dp.protect(epsilon=1.0)
+    blob = pickle.dumps(p)
+    p.dp.count(epsilon=1.0)
+    del p
+    gc.collect()
+    assert pickle.loads(blob).dp.budget.remaining.epsilon == 0
+    budget = dpframe.Budget(epsilon=1.0)
+    with pytest.raises(AttributeError, match="fixed"):
+        budget.epsilon = 1000  # type: ignore[misc]

@@ -1,26 +1,36 @@
-"""Privacy amplification by Poisson subsampling of privacy units.
+"""Privacy amplification by Poisson subsampling of privacy units, accounted per sample.
 
 Theorem (Balle, Barthe & Gaboardi 2018, "Privacy Amplification by
 Subsampling: Tight Analyses via Couplings and Divergences", Thm 8; Li, Qardaji
 & Su 2012 for pure DP): let ``S`` keep each privacy unit independently with
 probability ``q`` and ``M`` be (ε, δ)-DP under add/remove-one-unit
-neighbours. Then ``M ∘ S`` is (ε', δ')-DP with
+neighbours. Then ``M ∘ S`` is (f(ε), qδ)-DP with
 
-    ε' = ln(1 + q (e^ε − 1)),    δ' = q δ.
+    f(ε) = ln(1 + q (e^ε − 1)).
 
-Several releases computed from the *same* sample are a single mechanism on
-that sample whose ε is the sum of theirs; since ``ε -> ln(1 + q(e^ε − 1))`` is
-concave and 0 at 0, charging each release its own amplified cost adds up to
-at least the amplified cost of their sum: charging per release never
-under-charges.
+Everything released from one sample -- and from anything derived from it,
+including samples of the sample -- is one mechanism on that sample: fresh
+noise per release, so its ε is the sum of the releases' ε (sequential
+composition; releases on other data interleaved with it compose concurrently,
+Vadhan & Zhang 2023). The amplification applies to that running total ``E``:
+a :class:`SampleAccount` charges release *k* the increment
+``f(E_k) − f(E_{k−1})``. Charging each release ``f(ε_k)`` on its own would
+under-charge, because ``f`` is *convex* (f'' = q(1−q)e^ε / (1 − q + qe^ε)² > 0):
+four releases of ε = 1.344 at q = 0.1 cost f(5.38) ≈ 3.1, not 4 f(1.344) ≈ 1.0.
+The δ part, ``qδ``, is linear and adds up release by release.
 
-zCDP budgets get no amplification here (there is no tight closed form for
-Poisson subsampling under zCDP): their releases are charged in full.
+The increments telescope, so the budget is charged exactly the rounded-up
+``f(E)`` of the total. zCDP budgets get no amplification here (there is no
+tight closed form for Poisson subsampling under zCDP): their releases are
+charged in full.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 from dpframe.accounting.budget import Cost
@@ -30,28 +40,19 @@ from dpframe.accounting.budget import Cost
 _BITS = 40
 
 
-def poisson_subsampled(cost: Cost, rate: Fraction) -> Cost:
-    """What an (ε, δ) release costs when it reads a Poisson sample of the units taken at ``rate``.
+def amplified_epsilon(epsilon: Fraction, rate: Fraction) -> Fraction:
+    """``ln(1 + rate (e^epsilon − 1))``, rounded up (floating point can only over-charge), at most ``epsilon``.
 
-    The amplified ε is rounded *up* (floating point can only over-charge)
-    and never exceeds ε; δ is scaled exactly. ``rate == 1`` and zCDP costs
-    are returned unchanged.
+    Non-decreasing in ``epsilon``, so increments of a running total are never negative.
 
-    >>> amplified = poisson_subsampled(Cost(epsilon=Fraction(1)), Fraction(1, 100))
-    >>> round(float(amplified.epsilon), 6), amplified.delta
-    (0.017037, Fraction(0, 1))
-    >>> poisson_subsampled(Cost(epsilon=Fraction(1, 2), delta=Fraction(1, 10**6)), Fraction(1, 10)).delta
-    Fraction(1, 10000000)
+    >>> round(float(amplified_epsilon(Fraction(1), Fraction(1, 100))), 6)
+    0.017037
+    >>> amplified_epsilon(Fraction(3), Fraction(1))
+    Fraction(3, 1)
     """
     if not 0 < rate <= 1:
         raise ValueError(f"a sampling rate lies in (0, 1], got {rate}")
-    if rate == 1 or cost.rho:
-        return cost
-    return Cost(epsilon=_amplified_epsilon(cost.epsilon, rate), delta=cost.delta * rate)
-
-
-def _amplified_epsilon(epsilon: Fraction, rate: Fraction) -> Fraction:
-    if epsilon == 0:
+    if epsilon == 0 or rate == 1:
         return epsilon
     # Both inputs nudged up one ulp and the result up by 2^-40 relative: the map is
     # increasing in both, so the float result bounds the exact one from above.
@@ -65,3 +66,51 @@ def _amplified_epsilon(epsilon: Fraction, rate: Fraction) -> Fraction:
     scale = Fraction(2) ** (_BITS - math.frexp(value)[1])
     rounded = Fraction(math.ceil(upper * scale)) / scale
     return min(rounded, epsilon)
+
+
+class SampleAccount:
+    """The releases computed from one Poisson sample of the units, accounted as one mechanism on it.
+
+    >>> account = SampleAccount(Fraction(1, 10))
+    >>> with account.charging(Cost(epsilon=Fraction(1))) as first:
+    ...     pass
+    >>> with account.charging(Cost(epsilon=Fraction(1))) as second:
+    ...     pass
+    >>> second.epsilon > first.epsilon  # f is convex: the second ε = 1 costs more than the first
+    True
+    >>> round(float(first.epsilon + second.epsilon), 6) == round(float(amplified_epsilon(Fraction(2), Fraction(1, 10))), 6)
+    True
+    """
+
+    def __init__(self, rate: Fraction) -> None:
+        if not 0 < rate <= 1:
+            raise ValueError(f"a sampling rate lies in (0, 1], got {rate}")
+        self.rate = rate
+        self._epsilon = Fraction(0)  # the mechanism's ε on the sample so far
+        self._charged = Fraction(0)  # the amplified ε charged to the budget so far
+        self._lock = threading.Lock()
+
+    def preview(self, *costs: Cost) -> Cost:
+        """What releasing ``costs`` one after the other would be charged now (the increments telescope)."""
+        epsilon = sum((c.epsilon for c in costs), Fraction(0))
+        delta = sum((c.delta for c in costs), Fraction(0))
+        with self._lock:
+            amplified = amplified_epsilon(self._epsilon + epsilon, self.rate)
+            return Cost(epsilon=amplified - self._charged, delta=delta * self.rate)
+
+    @contextmanager
+    def charging(self, cost: Cost) -> Iterator[Cost]:
+        """Yield what a release of ``cost`` is charged; the account records it only if the block succeeds.
+
+        The block charges the budget; the lock keeps concurrent releases from the
+        same sample in order, so each increment is taken from the right total.
+        """
+        with self._lock:
+            total = self._epsilon + cost.epsilon
+            amplified = amplified_epsilon(total, self.rate)
+            yield Cost(epsilon=amplified - self._charged, delta=cost.delta * self.rate)
+            self._epsilon, self._charged = total, amplified
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # A copy must not start from zero: that would let the same sample be spent twice.
+        raise TypeError("a Poisson sample's account cannot be pickled; pickle the frame it was drawn from")

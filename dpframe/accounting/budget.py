@@ -18,7 +18,6 @@ import math
 import numbers
 import threading
 import uuid
-import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from fractions import Fraction
@@ -111,9 +110,12 @@ class LedgerEntry:
 
 _LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
-# Budgets alive in this process, so that unpickling a protected frame rejoins
-# the live budget instead of forking a fresh copy that could be spent twice.
-_LIVE_BUDGETS: weakref.WeakValueDictionary[str, Budget] = weakref.WeakValueDictionary()
+# Every budget made in this process, so that unpickling a protected frame rejoins
+# the live budget instead of forking a fresh copy that could be spent twice. The
+# references are strong on purpose: a budget whose frames were all dropped must
+# not come back unspent from an old pickle. (Across processes, a pickle still
+# carries a snapshot of the spending; a persistent ledger is the cure for that.)
+_LIVE_BUDGETS: dict[str, Budget] = {}
 
 
 @dataclass(eq=False)
@@ -158,6 +160,12 @@ class Budget:
         self._entries = []
         self._lock = threading.Lock()
         _LIVE_BUDGETS[self._id] = self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The totals are fixed at creation: changing them afterwards (or in a pickle) must not add budget.
+        if name in ("epsilon", "delta", "rho", "_id") and "_total" in self.__dict__:
+            raise AttributeError(f"a budget's {name} is fixed when it is created")
+        object.__setattr__(self, name, value)
 
     # -- reading -------------------------------------------------------------
     @property

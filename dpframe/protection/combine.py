@@ -20,7 +20,6 @@ object keys against numeric ones, and such a check would depend on the data.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any, Literal
 
 import pandas as pd
@@ -182,7 +181,9 @@ def _merge_protected(
     with shielded("ProtectedFrame.merge"):
         merged = conform(run(flat), template.dtypes, template)
     protection = Protection(lp.budget, max(lp.max_contributions, rp.max_contributions), lp.privacy_unit)
-    return ProtectedFrame(merged, protection, Rows(max(left._rows.rate, right._rows.rate)))
+    # A joined person's rows come from the left table's sample, if any (the right table only adds
+    # to rows the left one has); a sampled right table gives no amplification.
+    return ProtectedFrame(merged, protection, Rows(left._rows.sample))
 
 
 def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"] = "outer", ignore_index: bool = False,
@@ -235,5 +236,6 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
     dtypes = template.dtypes if isinstance(template, pd.DataFrame) else template.dtype
     with shielded("concat"):
         stacked = conform(run(*datas), dtypes, template)
-    rate = min(Fraction(1), sum((o._rows.rate for o in pieces), Fraction(0)))
-    return first._wrap(stacked, Rows(rate))
+    # Pieces from one sample stay in its account; any other mix gives no amplification.
+    samples = {id(o._rows.sample): o._rows.sample for o in pieces}
+    return first._wrap(stacked, Rows(next(iter(samples.values())) if len(samples) == 1 else None))

@@ -18,8 +18,8 @@ Three things travel with every derived object:
   that change them (filters, merges, sorting) make a new one. Two objects
   combine row by row only when they have the same rows and protection, so a
   value can never land in another person's row.
-* the **sampling rate** of the rows (``p.dp.sample(rate)``), which charges
-  queries the amplified cost.
+* the **sample** the rows were drawn from, if any (``p.dp.sample(rate)``):
+  its account charges queries their amplified cost.
 
 Row-wise results get their types from the schema (:mod:`.rowwise`), and
 the few structural operations run with their errors withheld.
@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, ove
 import numpy as np
 import pandas as pd
 
-from dpframe.errors import RefusedError
+from dpframe.accounting.amplification import SampleAccount
+from dpframe.errors import DPFrameError, RefusedError
 from dpframe.protection import rowwise
 from dpframe.protection.rowwise import (
     common_dtype,
@@ -62,19 +63,24 @@ UNPROTECTED_MARK = "dpframe.unprotected"
 
 
 class Rows:
-    """The identity of one sequence of protected rows, and the rate at which its units were sampled."""
+    """The identity of one sequence of protected rows, and the Poisson sample they come from (None: all units)."""
 
-    __slots__ = ("rate",)
+    __slots__ = ("sample",)
 
-    def __init__(self, rate: Fraction = Fraction(1)) -> None:
-        self.rate = rate
+    def __init__(self, sample: SampleAccount | None = None) -> None:
+        self.sample = sample
+
+    @property
+    def rate(self) -> Fraction:
+        """The rate at which the units of these rows were sampled (1 when they were not)."""
+        return Fraction(1) if self.sample is None else self.sample.rate
 
     def derived(self) -> Rows:
-        """A new row sequence made from these rows (same sampling rate)."""
-        return Rows(self.rate)
+        """A new row sequence made from these rows (from the same sample)."""
+        return Rows(self.sample)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Rows, (self.rate,))
+        return (Rows, (self.sample,))
 
 
 def _user_levels(data: pd.DataFrame | pd.Series) -> list[Any]:
@@ -130,6 +136,10 @@ class Protected:
 
     def _wrap(self, data: Any, rows: Rows | None = None, protection: Protection | None = None) -> Any:
         """``data`` as a protected object: the same rows unless ``rows`` says otherwise."""
+        if rows is None and not data.index.equals(self._data.index):
+            # Fail closed: an operation kept as row-wise changed the rows or their privacy units.
+            raise DPFrameError("this operation changed which rows, or whose rows, the data holds, so it is "
+                               "refused; report it as a dpframe bug")
         kind: type[Protected] = ProtectedFrame if isinstance(data, pd.DataFrame) else ProtectedSeries
         return kind(data, protection or self._protection, rows or self._rows)
 
@@ -487,32 +497,22 @@ class Protected:
         """
         if errors not in ("raise", "ignore"):
             raise ValueError(f"errors must be 'raise' or 'ignore', got {errors!r}")
-        if isinstance(dtype, Mapping):
-            if isinstance(self._data, pd.Series):
-                raise TypeError("astype with a dict applies to frames; give a series one dtype")
-            unknown = [c for c in dtype if c not in self._data.columns]
-            if unknown:
-                raise KeyError(f"astype given columns {unknown} that the frame does not have")
-            targets = {name: _checked_astype(self._data[name].dtype, d, name) for name, d in dtype.items()}
-        else:
-            targets = None
-            target = _checked_astype(None, dtype, None)
         data = self._data
         operation = f"{self._kind}.astype"
-        if isinstance(data, pd.Series):
-            _checked_astype(data.dtype, target, data.name)
-            result: P = self._wrap(elementwise(lambda d: d.astype(target), [data], operation=operation,
-                                               dtypes=target))
-            return result
-        if targets is None:
-            targets = {name: _checked_astype(data[name].dtype, target, name) for name in data.columns}
-        planned = data.dtypes.copy()
-        for position, name in enumerate(data.columns):
-            if name in targets:
-                planned.iloc[position] = targets[name]
-        converted: P = self._wrap(elementwise(lambda d: d.astype(targets), [data], operation=operation,
-                                              dtypes=planned))
-        return converted
+        if isinstance(dtype, Mapping):
+            if isinstance(data, pd.Series):
+                raise TypeError("astype with a dict applies to frames; give a series one dtype")
+            unknown = [c for c in dtype if c not in data.columns]
+            if unknown:
+                raise KeyError(f"astype given columns {unknown} that the frame does not have")
+            targets: Any = {name: _checked_astype(data[name].dtype, d, name) for name, d in dtype.items()}
+        elif isinstance(data, pd.Series):
+            targets = _checked_astype(data.dtype, dtype, data.name)
+        else:
+            targets = {name: _checked_astype(data[name].dtype, dtype, name) for name in data.columns}
+        result: P = self._wrap(self._per_column(lambda column, target: _converted(column, target, operation),
+                                                targets))
+        return result
 
     def fillna(self: P, value: Any = None, *, method: Any = None, axis: Any = None, inplace: bool = False,
                limit: Any = None) -> P:
@@ -536,7 +536,7 @@ class Protected:
             return filled
         if isinstance(value, Mapping) and isinstance(self._data, pd.Series):
             raise refusal(f"{operation}(dict) on a series", "mixing", "a dict would be matched to row labels")
-        _check_constants(value, operation)
+        _check_constants(*(value.values() if isinstance(value, Mapping) else [value]), operation=operation)
         result: P = self._wrap(self._per_column(lambda column, v: _fill(column, v), value))
         return result
 
@@ -579,7 +579,7 @@ class Protected:
         """Values limited to ``[lower, upper]`` (constants), row by row."""
         operation = f"{self._kind}.clip"
         _no_inplace(operation, inplace)
-        _check_constants([lower, upper], operation)
+        _check_constants(lower, upper, operation=operation)
         bounds = [b for b in (lower, upper) if b is not None]
 
         def clipped(column: pd.Series[Any], _: Any) -> pd.Series[Any]:
@@ -691,8 +691,10 @@ class Protected:
         operation = f"{self._kind}.explode"
         data: Any
         if isinstance(self._data, pd.DataFrame):
-            if column is None:
-                raise TypeError("explode needs the column(s) to explode")
+            if not _is_label(column) or column not in self._data.columns:
+                # Several columns explode together only if each row's lists have equal lengths,
+                # so whether it fails would depend on the data.
+                raise TypeError("explode takes one column of the frame; explode several one after the other")
             rowwise.probe(lambda d: d.explode(column), [self._data], operation)
             with shielded(operation):
                 data = self._data.explode(column)
@@ -714,11 +716,10 @@ def _restore(kind: type[Protected], data: Any, protection: Protection, rows: Row
 # -- type rules of the value-replacing methods -------------------------------------------------
 
 
-def _check_constants(values: Any, operation: str) -> None:
-    items = values.values() if isinstance(values, Mapping) else (values if isinstance(values, list) else [values])
-    for item in items:
-        if not is_constant(item):
-            raise refusal(operation, "mixing", f"{type(item).__name__} is not a constant")
+def _check_constants(*values: Any, operation: str) -> None:
+    for value in values:
+        if not is_constant(value):
+            raise refusal(operation, "mixing", f"{type(value).__name__} is not a constant")
 
 
 def _public_values(values: Any, operation: str) -> list[Any]:
@@ -729,14 +730,19 @@ def _public_values(values: Any, operation: str) -> list[Any]:
 
 def _checked_astype(source: Any, dtype: Any, name: Any) -> Any:
     """The pandas dtype asked for, refused where it would be inferred from or fail on the data."""
-    if isinstance(dtype, str) and dtype == "category" or (
-        isinstance(dtype, pd.CategoricalDtype) and dtype.categories is None
-    ):
-        raise refusal("astype('category')", "private_values", "its categories would be the values found")
     try:
         target = pd.api.types.pandas_dtype(dtype)
     except TypeError as error:
         raise TypeError(f"astype: {error}") from None
+    if isinstance(target, pd.CategoricalDtype) and target.categories is None:
+        raise refusal("astype('category')", "private_values", "its categories would be the values found")
+    text = source is not None and (pd.api.types.is_object_dtype(source) or pd.api.types.is_string_dtype(source))
+    if text and (pd.api.types.is_datetime64_any_dtype(target) or pd.api.types.is_timedelta64_dtype(target)):
+        raise refusal(f"astype({target}) of text", "private_values",
+                      "pandas may infer the date format from the values, so one person's value could change "
+                      "how another's is read",
+                      instead="parse each value on its own, e.g. s.map(lambda v: pd.to_datetime(v, "
+                              "format='%Y-%m-%d')).astype('datetime64[ns]')")
     if source is None or holds_missing(target) or _always_converts(source, target):
         return target
     column = "" if name is None else f" of {name!r}"
@@ -745,6 +751,31 @@ def _checked_astype(source: Any, dtype: Any, name: Any) -> Any:
         f"values (missing, infinite or unparsable ones), and whether any exist is private. Instead: use "
         f"{widened(target)}, which holds a missing value where a value does not convert."
     )
+
+
+def _converted(column: pd.Series[Any], target: Any, operation: str) -> pd.Series[Any]:
+    """``column.astype(target)``, value by value; values that do not convert become missing."""
+    if column.dtype == target:
+        return column
+    text = pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)
+    if text and pd.api.types.is_numeric_dtype(target) and not pd.api.types.is_bool_dtype(target):
+        return _parse_numbers(column, target)
+    converted: pd.Series[Any] = elementwise(lambda c: c.astype(target), [column], operation=operation, dtypes=target)
+    return converted
+
+
+def _parse_numbers(column: pd.Series[Any], target: Any) -> pd.Series[Any]:
+    """Text to numbers, each value on its own and in one vectorised pass: unparsable values become missing.
+
+    Every value is read as a float64 (as ``float(text)`` would), whatever the other values are, then
+    converted to ``target``; for integer targets a value that is not a whole number becomes missing.
+    """
+    with quiet():
+        numbers = pd.to_numeric(column, errors="coerce").astype(np.float64)
+        if pd.api.types.is_integer_dtype(target):
+            whole = np.isfinite(numbers) & (numbers == np.trunc(numbers))
+            numbers = numbers.where(whole)
+    return convert(numbers, target)
 
 
 def _always_converts(source: Any, target: Any) -> bool:
@@ -850,7 +881,7 @@ class _Loc:
             return frame
         if callable(columns):
             columns = columns(frame)
-        return frame[columns]
+        return frame._wrap(frame._data[frame._column_key(columns, "p.loc[rows, columns]")])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rows, column = self._split(key)
@@ -872,6 +903,11 @@ class _Loc:
             blank = pd.Series(np.nan, index=data.index, name=column)
             new = _where(blank, keep, filler)
         frame._set_column(column, new)
+
+
+def _is_label(key: Any) -> bool:
+    """A hashable column label (booleans are not: pandas reads them as a row mask)."""
+    return isinstance(key, Hashable) and not isinstance(key, (bool, np.bool_, Protected))
 
 
 def _is_condition(rows: Any) -> bool:
@@ -983,12 +1019,20 @@ class ProtectedFrame(Protected):
             return
         super().__setattr__(name, value)
 
-    def _operand(self, value: Any, operation: str) -> Any:
-        # A list of constants, one per column, is compared column by column (as pandas broadcasts it).
-        if (isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) == 1
-                and len(value) == len(self._data.columns) and all(is_constant(v) for v in value)):
-            return list(value)
-        return super()._operand(value, operation)
+    def _binary(self, op: Callable[[Any, Any], Any], other: Any, name: str,
+                reflected: bool = False) -> ProtectedFrame:
+        # In arithmetic and comparisons (only), a list of constants, one per column, applies
+        # column by column, as pandas broadcasts it (p[["a", "b"]] == [1, "x"]).
+        if (isinstance(other, (list, tuple, np.ndarray)) and np.ndim(other) == 1
+                and len(other) == len(self._data.columns) and all(is_constant(v) for v in other)):
+            values = list(other)
+
+            def run(a: Any) -> Any:
+                return op(values, a) if reflected else op(a, values)
+
+            result: ProtectedFrame = self._rowwise_like(run, operation=f"{self._kind} {name}")
+            return result
+        return super()._binary(op, other, name, reflected)
 
     # -- selecting ----------------------------------------------------------------------
     @property
@@ -1010,10 +1054,25 @@ class ProtectedFrame(Protected):
             return self._filter(self._condition(key, "p[cond]"))
         if isinstance(key, slice):
             raise refusal("p[i:j]", "positional")
-        if isinstance(key, (np.ndarray, pd.Series, pd.Index)) and key.dtype == bool:
-            raise refusal("p[<boolean array>]", "mixing", "the mask is not computed from these protected rows")
-        selected = self._data[key]
-        return self._wrap(selected)
+        return self._wrap(self._data[self._column_key(key, "p[key]")])
+
+    def _column_key(self, key: Any, operation: str) -> Any:
+        """``key`` if it names columns (a label, or a list of labels); refused otherwise.
+
+        pandas reads other keys -- boolean lists, arrays, frames -- against the rows, by position
+        or by label, which are private (their length alone is the row count).
+        """
+        columns = self._data.columns
+        if isinstance(key, (list, pd.Index, np.ndarray)):
+            labels = list(key)
+            if all(_is_label(label) and label in columns for label in labels):
+                return labels
+        elif _is_label(key):
+            if key in columns:
+                return key
+            raise KeyError(f"{key!r} is not a column; the columns are {list(columns)}")
+        raise refusal(operation, "mixing", f"a {type(key).__name__} key is neither column labels nor a condition "
+                                           "computed from these protected rows")
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if callable(value) and not isinstance(value, Protected):
@@ -1191,8 +1250,18 @@ class ProtectedFrame(Protected):
         if verify_integrity:
             raise refusal("set_index(verify_integrity=True)", "exact", "whether labels repeat is private")
         data = self._data
+        keys_list = keys if isinstance(keys, list) else [keys]
+        for key in keys_list:
+            if not (_is_label(key) and key in data.columns):
+                raise refusal("set_index(<not a column>)", "mixing", "row labels can only be made from columns")
+            if data[key].dtype == object:
+                raise refusal(f"set_index({key!r}) of an object column", "private_values",
+                              "pandas would infer the labels' type from the values",
+                              instead="convert the column with astype first")
         old = _user_levels(data)
-        keyed = data.set_index(keys, drop=drop, append=True)
+        rowwise.probe(lambda d: d.set_index(keys, drop=drop, append=True), [data], "ProtectedFrame.set_index")
+        with shielded("ProtectedFrame.set_index"):  # e.g. unhashable values in the new labels
+            keyed = data.set_index(keys, drop=drop, append=True)
         if not append and old:
             keyed = keyed.droplevel(old)
         return self._wrap(keyed.reorder_levels(_unit_last(keyed.index.names)), self._rows.derived())
@@ -1308,6 +1377,19 @@ class _DatetimeMethods(_AccessorProxy):
     _name = "dt"
     _refused = {"to_pydatetime": "exact", "to_pytimedelta": "exact", "freq": "exact", "inferred_freq": "exact"}
 
+    def __getattr__(self, name: str) -> Any:
+        method = super().__getattr__(name)
+        if name != "tz_localize":
+            return method
+
+        def tz_localize(*args: Any, **kwargs: Any) -> Any:
+            if isinstance(kwargs.get("ambiguous"), str) and kwargs["ambiguous"] == "infer":
+                raise refusal("dt.tz_localize(ambiguous='infer')", "cross_row",
+                              "it resolves ambiguous times from the neighbouring rows")
+            return method(*args, **kwargs)
+
+        return tz_localize
+
 
 class _CategoricalMethods(_AccessorProxy):
     _name = "cat"
@@ -1369,7 +1451,7 @@ class ProtectedSeries(Protected):
     def rename(self, index: Any = None, *, inplace: bool = False, **kwargs: Any) -> ProtectedSeries:
         """Rename the column (a scalar name); relabelling rows is refused."""
         _no_inplace("ProtectedSeries.rename", inplace)
-        if callable(index) or isinstance(index, Mapping) or kwargs:
+        if kwargs or not _is_label(index) or pd.api.types.is_dict_like(index) or callable(index):
             raise refusal("renaming row labels", "positional", "row labels are private")
         return self._wrap(self._data.rename(index))
 
@@ -1381,7 +1463,7 @@ class ProtectedSeries(Protected):
 
     def between(self, left: Any, right: Any, inclusive: str = "both") -> ProtectedSeries:
         """True where ``left <= value <= right`` (constants)."""
-        _check_constants([left, right], "between")
+        _check_constants(left, right, operation="between")
         return self._rowwise_like(lambda d: d.between(left, right, inclusive=inclusive),
                                   operation="ProtectedSeries.between")
 
@@ -1441,7 +1523,8 @@ class ProtectedSeries(Protected):
             return pd.cut(d, bins, right=right, labels=labels, include_lowest=include_lowest,  # type: ignore[call-overload]
                           precision=precision, duplicates=duplicates, ordered=ordered)
 
-        return self._rowwise_like(run, operation="ProtectedSeries.cut")
+        # Out-of-range and missing values give missing codes (with labels=False too).
+        return self._rowwise_like(run, operation="ProtectedSeries.cut", widen=True)
 
     @property
     def str(self) -> Any:
@@ -1481,17 +1564,17 @@ def refuse_protected(obj: Any, operation: str) -> None:
                               "its result is not private")
 
 
-def parts(obj: Any) -> tuple[Any, Protection, Fraction] | None:
-    """The pandas data, protection and sampling rate of a protected object (None for anything else)."""
+def parts(obj: Any) -> tuple[Any, Protection, SampleAccount | None] | None:
+    """The pandas data, protection and sample account of a protected object (None for anything else)."""
     if isinstance(obj, Protected):
-        return obj._data, obj._protection, obj._rows.rate
+        return obj._data, obj._protection, obj._rows.sample
     return None
 
 
-def wrap(data: Any, protection: Protection, rate: Fraction = Fraction(1)) -> Any:
+def wrap(data: Any, protection: Protection) -> Any:
     """A protected object over ``data`` (pandas data whose index ends with the unit record): new rows."""
     kind: type[Protected] = ProtectedFrame if isinstance(data, pd.DataFrame) else ProtectedSeries
-    return kind(data, protection, Rows(rate))
+    return kind(data, protection, Rows())
 
 
 def same_rows(objects: Sequence[Protected]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, overload
 import numpy as np
 import pandas as pd
 
+from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.budget import Budget, Cost, exact
 from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.random import uniform_below
@@ -150,15 +151,17 @@ def _with_units(data: Any, units: Any) -> Any:
 def poisson_sample(obj: Protected, rate: float | Fraction) -> Any:
     """Keep each privacy unit (all its rows) independently with probability ``rate``.
 
-    Queries on the sample are charged the amplified cost
-    (:mod:`dpframe.accounting.amplification`). The choice uses the secure
+    Queries on the sample (and on anything derived from it) are charged the
+    amplified cost of their running total (:mod:`dpframe.accounting.amplification`);
+    a sample of a sample is accounted with the first sample, at its rate
+    (conservative). The choice uses the secure
     random source and is never released. A rate whose exact fraction has a
     denominator beyond 2**62 is rounded down, and the rounded rate is the
     one accounted.
     """
     found = parts(obj)
     assert found is not None
-    data, protection, current = found
+    data, protection, sample = found
     q = exact(rate, "rate")
     if not 0 < q <= 1:
         raise ValueError(f"rate must lie in (0, 1], got {rate!r}")
@@ -170,7 +173,9 @@ def poisson_sample(obj: Protected, rate: float | Fraction) -> Any:
     else:
         keep_unit = uniform_below(q.denominator, size=int(codes.max()) + 1) < q.numerator
         kept = data[keep_unit[codes]]
-    return obj._wrap(kept, Rows(current * q))
+    # A sample of a sample stays in the first sample's account, at its rate: everything drawn
+    # from that sample is one mechanism on it (the inner sampling is part of that mechanism).
+    return obj._wrap(kept, Rows(sample or SampleAccount(q)))
 
 
 def unprotected(obj: Protected) -> Any:

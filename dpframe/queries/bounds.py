@@ -113,7 +113,6 @@ __all__ = [
     "choose_bounds",
     "clip_counts",
     "private_bounds",
-    "query_cost",
     "range_queries",
     "split_privacy",
 ]
@@ -283,18 +282,6 @@ def split_privacy(privacy: Privacy) -> tuple[Privacy, Privacy]:
     bounds = Privacy("approx", "laplace", privacy.epsilon * w, Fraction(0), Fraction(0))
     rest = Privacy("approx", privacy.mechanism, privacy.epsilon * (1 - w), privacy.delta, Fraction(0))
     return bounds, rest
-
-
-def query_cost(target: Target, total: Privacy, automatic: bool) -> Cost:
-    """What a query spending ``total`` is charged: its measurement, plus the bounds step if bounds are automatic.
-
-    The two steps are separate releases (two ledger lines), so on a Poisson
-    sample each is amplified on its own; otherwise the sum is ``total.cost``.
-    """
-    if not automatic:
-        return target.charged(total.cost)
-    bounds, rest = split_privacy(total)
-    return target.charged(bounds.cost) + target.charged(rest.cost)
 
 
 def private_bounds(
@@ -476,7 +463,7 @@ def range_queries(
     result = pd.Series(noisy, index=index, name="count", dtype=np.int64)
     half = noise.halfwidth(0.95)
     rel = Release(
-        "range_queries", columns, f"sparse vector + {noise.name}", detect.cost + release.cost, noise.std,
+        "range_queries", columns, f"sparse vector + {noise.name}", target.spent, noise.std,
         result - half, result + half, 0.95, None,
         "ranges above the noisy threshold; the others were below it or not examined",
     )

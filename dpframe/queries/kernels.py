@@ -10,6 +10,7 @@ over the column, and extra memory of a few chunks regardless of its length.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -144,12 +145,48 @@ def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
 
 
 def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
-    """Codes of each row's value among the values present (-1 for missing or unhashable)."""
+    """Codes of each row's value among the values present (-1 for missing or unhashable).
+
+    pandas labels a group of equal values by the first one it meets (``-0.0``
+    or ``0.0``; ``True`` or ``1`` in an object column), and which comes first is
+    private. So values are made canonical first: floats lose the sign of zero;
+    in object columns values of different types stay apart (``True``, ``1`` and
+    ``1.0`` are three keys) and floats and Decimals are normalised, also inside
+    tuples.
+
+    >>> codes, keys = observed_codes(pd.Series([True, 1, -0.0, 0.0], dtype=object))
+    >>> codes.tolist(), [repr(k) for k in keys]
+    ([0, 1, 2, 2], ['True', '1', '0.0'])
+    """
+    if pd.api.types.is_float_dtype(series.dtype):
+        series = series + 0.0  # IEEE: -0.0 + 0.0 == +0.0; NaN stays NaN
+    elif series.dtype == object:
+        tagged = series.map(_tagged, na_action="ignore")
+        codes, uniques = _factorize(tagged)
+        return codes, pd.Index([value for _, value in uniques], dtype=object)
+    return _factorize(series)
+
+
+def _factorize(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
     try:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
     except TypeError:
         codes, uniques = pd.factorize(_hashable_only(series), use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
+
+
+def _tagged(value: Any) -> tuple[str, Any]:
+    return (type(value).__qualname__, _normalised(value))
+
+
+def _normalised(value: Any) -> Any:
+    if isinstance(value, float):
+        return value + 0.0
+    if isinstance(value, decimal.Decimal):
+        return value.normalize()
+    if isinstance(value, tuple):
+        return tuple(_normalised(v) for v in value)
+    return value
 
 
 def _hashable_only(series: pd.Series[Any]) -> pd.Series[Any]:

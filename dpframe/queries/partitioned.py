@@ -26,9 +26,8 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.budget import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
-from dpframe.noise.random import current_source
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note, query_cost
+from dpframe.queries.bounds import automatic_bounds, bounds_note
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
 from dpframe.results import Release, with_release
@@ -110,23 +109,39 @@ class Partitioning:
             cells = pd.Index(arrays[0], name=self.columns[0])
         else:
             cells = pd.MultiIndex.from_arrays(arrays, names=list(self.columns))
-        # Observed keys come in order of first appearance, which is private:
-        # release them sorted by value (or in random order if unsortable).
-        order = _public_order(cells)
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        used_rows = out >= 0
-        out[used_rows] = rank[out[used_rows]]
-        return out, cells[order]
+        # In order of first appearance, which is private: callers put the cells they
+        # release in public_order (after selection, so unreleased keys play no part).
+        return out, cells
 
 
-def _public_order(cells: pd.Index[Any]) -> NDArray[np.intp]:
-    """An order of the cells that depends only on their values."""
+def public_order(cells: pd.Index[Any]) -> NDArray[np.intp]:
+    """An order of released cells that depends only on their values: sorted, by type first where types mix.
+
+    >>> [str(v) for v in pd.Index(["b", 2, "a", 1], dtype=object)[public_order(pd.Index(["b", 2, "a", 1], dtype=object))]]
+    ['1', '2', 'a', 'b']
+    """
     try:
         return np.asarray(cells.argsort(), dtype=np.intp)
     except TypeError:
-        priority = current_source().words(len(cells))
-        return np.argsort(priority).astype(np.intp)
+        pass
+    values = list(cells)
+
+    def by_type(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(by_type(v) for v in value)
+        return (type(value).__name__, value)
+
+    def by_text(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return tuple(by_text(v) for v in value)
+        return (type(value).__name__, repr(value))
+
+    for key in (by_type, by_text):
+        try:
+            return np.array(sorted(range(len(values)), key=lambda i: key(values[i])), dtype=np.intp)
+        except TypeError:
+            continue
+    return np.arange(len(values), dtype=np.intp)
 
 
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
@@ -197,6 +212,8 @@ def release_counts(
     if not partitioning.public:
         keep = noisy >= selection_threshold(noise, target.contributions, float(privacy.delta))
         noisy, cells = noisy[keep], cells[keep]
+        order = public_order(cells)
+        noisy, cells = noisy[order], cells[order]
     return noisy, cells, noise, plan
 
 
@@ -206,11 +223,10 @@ def _count_release(
     values: Any,
     note: str = "",
     bounds: tuple[float, float] | None = None,
-    cost: Cost | None = None,
 ) -> Release:
     half = noise.halfwidth(LEVEL)
     return Release(
-        plan.query, plan.columns, plan.mechanism, plan.cost if cost is None else cost, noise.std,
+        plan.query, plan.columns, plan.mechanism, plan.target.spent, noise.std,
         values - half, values + half, LEVEL, bounds, note,
     )
 
@@ -254,8 +270,7 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     noisy = counts + noise.sample(len(counts))
     index = pd.IntervalIndex.from_breaks(edges, closed="left", name=series.name)
     result = pd.Series(noisy, index=index, name="count")
-    cost = query_cost(target, total, found is not None)
-    release = _count_release(plan, noise, pd.Series(noisy, index=index), note, found, cost)
+    release = _count_release(plan, noise, pd.Series(noisy, index=index), note, found)
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
@@ -278,7 +293,7 @@ def value_counts(
         result = (result.clip(lower=0) / total).rename("proportion")
         half = noise.halfwidth(LEVEL) / total
         release = Release(
-            plan.query, plan.columns, plan.mechanism, plan.cost, noise.std / total,
+            plan.query, plan.columns, plan.mechanism, target.spent, noise.std / total,
             (result - half).clip(lower=0), (result + half).clip(upper=1), LEVEL, None,
             "proportions of noisy counts; intervals scaled by the noisy total",
         )
@@ -345,7 +360,7 @@ class GroupBy:
         """
         privacy = self._privacy(epsilon, delta, rho, mechanism)
         noisy, cells, noise, plan = release_counts(
-            "groupby count", self._target, self._partitioning, privacy, tuple(map(str, self._by))
+            "groupby count", self._target.fresh(), self._partitioning, privacy, tuple(map(str, self._by))
         )
         result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
         return with_release(result, _count_release(plan, noise, result.copy()))  # type: ignore[no-any-return]
@@ -362,39 +377,39 @@ class GroupBy:
         >>> bool(abs(s["b"] - 1000) < 100)
         True
         """
-        series = self._target.column(column)
+        target = self._target.fresh()
+        series = target.column(column)
         check_numeric(series, "sum")
         if bounds is not None:
             check_bounds(bounds)
         privacy = self._privacy(epsilon, delta, rho, mechanism)
         if not self._partitioning.public:
             # Groups must be selected with a count; the mean machinery measures both.
-            return self._moment_query("sum", series, bounds, privacy)
+            return self._moment_query(target, "sum", series, bounds, privacy)
         total, note = privacy, ""
-        k = self._target.contributions
+        k = target.contributions
         if bounds is None:
 
             def check(rest: Privacy) -> None:
                 rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
 
-            bounds, privacy = automatic_bounds(self._target, series, privacy, "groupby sum", check)
+            bounds, privacy = automatic_bounds(target, series, privacy, "groupby sum", check)
             note = bounds_note(bounds, total)
         lo, hi = check_bounds(bounds)
-        grid = SumGrid.choose(lo, hi, self._target.contributions, privacy)
+        grid = SumGrid.choose(lo, hi, target.contributions, privacy)
         noise = privacy.noise(grid.sensitivity)
         step = grid.release_step
-        plan = Plan("groupby sum", (str(column),), self._target, privacy, {"sum": noise}, {"sum": step},
+        plan = Plan("groupby sum", (str(column),), target, privacy, {"sum": noise}, {"sum": step},
                     rule="parallel composition over groups")
         plan.charge()
-        mask = self._target.rows_in_use()
-        codes, cells = self._partitioning.codes(self._target, mask)
+        mask = target.rows_in_use()
+        codes, cells = self._partitioning.codes(target, mask)
         values = kernels.as_float_array(series)
         exact = kernels.moment_sums(values, 0.0, grid, codes=codes, n_groups=len(cells))
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
         result = pd.Series(noisy, index=cells, name=column)
         half = noise.halfwidth(LEVEL) * step
-        cost = query_cost(self._target, total, bool(note))
-        release = Release(plan.query, plan.columns, plan.mechanism, cost, noise.std * step,
+        release = Release(plan.query, plan.columns, plan.mechanism, target.spent, noise.std * step,
                           result - half, result + half, LEVEL, (lo, hi), note)
         return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -403,8 +418,9 @@ class GroupBy:
         rho: float | None = None, mechanism: str | None = None,
     ) -> pd.Series[Any]:
         """Noisy mean per group of ``column`` clipped to ``bounds``."""
-        series = self._target.column(column)
-        return self._moment_query("mean", series, bounds, self._privacy(epsilon, delta, rho, mechanism))
+        target = self._target.fresh()
+        return self._moment_query(target, "mean", target.column(column), bounds,
+                                  self._privacy(epsilon, delta, rho, mechanism))
 
     def var(
         self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
@@ -418,8 +434,9 @@ class GroupBy:
         >>> bool(abs(v["a"] - 25) < 2)
         True
         """
-        series = self._target.column(column)
-        return self._moment_query("var", series, bounds, self._privacy(epsilon, delta, rho, mechanism), ddof)
+        target = self._target.fresh()
+        return self._moment_query(target, "var", target.column(column), bounds,
+                                  self._privacy(epsilon, delta, rho, mechanism), ddof)
 
     def std(
         self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
@@ -433,27 +450,30 @@ class GroupBy:
         >>> bool(abs(s["a"] - 5) < 0.5)
         True
         """
-        series = self._target.column(column)
-        return self._moment_query("std", series, bounds, self._privacy(epsilon, delta, rho, mechanism), ddof)
+        target = self._target.fresh()
+        return self._moment_query(target, "std", target.column(column), bounds,
+                                  self._privacy(epsilon, delta, rho, mechanism), ddof)
 
     def _moment_query(
-        self, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
+        self, target: Target, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
     ) -> pd.Series[Any]:
         order = 2 if query in ("var", "std") else 1
         rule = "parallel composition over groups" + ("" if self._partitioning.public else ", private group selection")
-        moments, note = with_bounds(f"groupby {query}", self._target, series, bounds, privacy, order, rule, ddof)
+        moments, note = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
         moments.plan.charge()
-        mask = self._target.rows_in_use()
-        codes, cells = self._partitioning.codes(self._target, mask)
+        mask = target.rows_in_use()
+        codes, cells = self._partitioning.codes(target, mask)
         # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
         exact = moments.exact(kernels.as_float_array(series), codes, len(cells))
         measured = moments.noisy(exact)
         if not self._partitioning.public:
             share_delta = float(privacy.delta) / (order + 1)
-            threshold = selection_threshold(moments.noise["count"], self._target.contributions, share_delta)
+            threshold = selection_threshold(moments.noise["count"], target.contributions, share_delta)
             keep = measured["count"] >= threshold
-            measured = {name: value[keep] for name, value in measured.items()}
             cells = cells[keep]
+            ranked = public_order(cells)
+            measured = {name: value[keep][ranked] for name, value in measured.items()}
+            cells = cells[ranked]
         if query == "sum":
             # Selected groups: the sum of deviations plus the noisy count times the centre.
             ones = np.ones(len(cells))
@@ -469,7 +489,7 @@ class GroupBy:
         result = pd.Series(estimate.value, index=cells, name=series.name)
         release = Release(
             moments.plan.query, moments.plan.columns, moments.plan.mechanism,
-            query_cost(self._target, privacy, bounds is None),
+            target.spent,
             pd.Series(estimate.std, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
             pd.Series(upper, index=cells, dtype=float),
             LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)" + note,

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.accounting.amplification import poisson_subsampled
+from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.budget import Cost
 from dpframe.errors import NotProtectedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
@@ -29,12 +29,19 @@ from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
 @dataclass(frozen=True)
 class Target:
-    """What a query runs on: the rows of a protected object (with their unit record), its protection,
-    and the rate at which its units were Poisson-sampled (1: all of them)."""
+    """What one query runs on: the rows of a protected object (with their unit record), its protection,
+    the account of the Poisson sample the rows come from (None: all units), and the query's receipts.
+
+    Every charge the query makes goes through :meth:`charge` and is kept in
+    ``receipts``, so its answer can say what it cost in all (:attr:`spent`):
+    on a sample, the amplified increments actually charged. A target serves
+    one query; :meth:`fresh` starts another on the same rows.
+    """
 
     obj: PandasObject
     protection: Protection
-    rate: Fraction = Fraction(1)
+    sample: SampleAccount | None = None
+    receipts: list[Cost] = field(default_factory=list, compare=False)
 
     @classmethod
     def of(cls, obj: Any) -> Target:
@@ -46,8 +53,12 @@ class Target:
             raise NotProtectedError(
                 "this data is not protected: call df.dp.protect(epsilon=...) first and query the object it returns"
             )
-        data, protection, rate = found
-        return cls(data, protection, rate)
+        data, protection, sample = found
+        return cls(data, protection, sample)
+
+    def fresh(self) -> Target:
+        """The same rows for a new query (empty receipts)."""
+        return Target(self.obj, self.protection, self.sample)
 
     @property
     def series(self) -> pd.Series[Any]:
@@ -57,25 +68,44 @@ class Target:
         return self.obj
 
     def column_target(self, name: Any) -> Target:
-        """The target of one column of a frame target."""
-        return Target(self.column(name), self.protection, self.rate)
+        """The target of one column of a frame target, for the same query (shared receipts)."""
+        return Target(self.column(name), self.protection, self.sample, self.receipts)
 
-    def charged(self, cost: Cost) -> Cost:
-        """What a release of ``cost`` on these rows is charged: amplified when they are a Poisson sample."""
-        return poisson_subsampled(cost, self.rate)
+    @property
+    def _amplified(self) -> SampleAccount | None:
+        # zCDP budgets are charged in full (module docstring of dpframe.accounting.amplification).
+        return self.sample if self.protection.budget.kind == "approx" else None
 
     def require(self, *costs: Cost, query: str) -> None:
         """Refuse, charging nothing, unless releases of all ``costs`` on these rows fit the budget."""
-        total = sum((self.charged(cost) for cost in costs), Cost())
+        account = self._amplified
+        total = sum(costs, Cost()) if account is None else account.preview(*costs)
         self.protection.budget.require(total, query=query)
 
+    def charge(self, cost: Cost, *, query: str, columns: tuple[str, ...], mechanism: str, noise: str,
+               rule: str) -> Cost:
+        """Charge a release of ``cost`` on these rows (amplified on a sample); return and record what was charged."""
+        budget = self.protection.budget
+        account = self._amplified
+        if account is None:
+            note = "" if self.sample is None else f"; Poisson sample at rate q={float(self.sample.rate):.4g}, " \
+                                                  "charged in full (zCDP)"
+            budget.charge(cost, query=query, columns=columns, mechanism=mechanism, noise=noise, rule=rule + note,
+                          seeded=is_seeded())
+            charged = cost
+        else:
+            with account.charging(cost) as charged:
+                note = (f"; Poisson sample at rate q={float(account.rate):.4g}: ε={float(cost.epsilon):.6g} charged "
+                        f"as the increase of ln(1 + q(e^E − 1)) over the sample's running total E, δ as qδ")
+                budget.charge(charged, query=query, columns=columns, mechanism=mechanism, noise=noise,
+                              rule=rule + note, seeded=is_seeded())
+        self.receipts.append(charged)
+        return charged
+
     @property
-    def sampling_note(self) -> str:
-        """The ledger's note on amplification ("" when the rows are not a sample)."""
-        if self.rate == 1:
-            return ""
-        rule = "in full (zCDP)" if self.protection.budget.kind == "zcdp" else "ε' = ln(1 + q(e^ε − 1)), δ' = qδ"
-        return f"; Poisson sample at rate q={float(self.rate):.4g}: charged {rule}"
+    def spent(self) -> Cost:
+        """What this query has been charged so far."""
+        return sum(self.receipts, Cost())
 
     @property
     def contributions(self) -> int:
@@ -131,24 +161,14 @@ class Plan:
         """The mechanism, or the noise distribution(s) used."""
         return self.mechanism_name or " + ".join(sorted({spec.name for spec in self.noise.values()}))
 
-    @property
-    def cost(self) -> Cost:
-        """What the budget is charged for this measurement (amplified on a Poisson sample)."""
-        return self.target.charged(self.privacy.cost)
-
-    def charge(self) -> None:
-        """Spend the query's cost, or raise BudgetExceededError having spent nothing."""
+    def charge(self) -> Cost:
+        """Spend the measurement's cost, or raise BudgetExceededError having spent nothing; return what was charged."""
         description = self.detail or "; ".join(
             f"{name} σ={spec.std * self.unit.get(name, 1.0):.4g}" for name, spec in self.noise.items()
         )
-        self.target.protection.budget.charge(
-            self.cost,
-            query=self.query,
-            columns=self.columns,
-            mechanism=self.mechanism,
-            noise=description,
-            rule=self.rule + self.target.sampling_note,
-            seeded=is_seeded(),
+        return self.target.charge(
+            self.privacy.cost, query=self.query, columns=self.columns, mechanism=self.mechanism, noise=description,
+            rule=self.rule,
         )
 
 

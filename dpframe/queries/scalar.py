@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note, query_cost
+from dpframe.queries.bounds import automatic_bounds, bounds_note
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import DPFloat, DPInt, Release
 
@@ -69,7 +69,7 @@ def count(target: Target, privacy: Privacy) -> DPInt:
         exact = len(obj) if mask is None else int(mask.sum())
     half = noise.halfwidth(LEVEL)
     value = exact + int(noise.sample(1)[0])
-    release = Release("count", columns, plan.mechanism, plan.cost, noise.std, value - half, value + half)
+    release = Release("count", columns, plan.mechanism, target.spent, noise.std, value - half, value + half)
     return DPInt(value, release)
 
 
@@ -97,7 +97,7 @@ def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Pr
     value = float(released) * step
     half = noise.halfwidth(LEVEL) * step
     release = Release(
-        "sum", plan.columns, plan.mechanism, query_cost(target, total, bool(note)), noise.std * step, value - half, value + half, LEVEL, (lo, hi),
+        "sum", plan.columns, plan.mechanism, target.spent, noise.std * step, value - half, value + half, LEVEL, (lo, hi),
         note,
     )
     return DPFloat(value, release)
@@ -282,8 +282,7 @@ def _moment_query(
     estimate = moment_result(query, moments, moments.measure())
     lower, upper = estimate.interval(*value_range(query, moments))
     release = Release(
-        query, moments.plan.columns, moments.plan.mechanism, query_cost(target, privacy, bounds is None),
-        float(estimate.std[0]),
+        query, moments.plan.columns, moments.plan.mechanism, target.spent, float(estimate.std[0]),
         float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)" + note,
     )
     return DPFloat(float(estimate.value[0]), release)

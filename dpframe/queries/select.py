@@ -36,7 +36,7 @@ from dpframe.noise.random import current_source
 from dpframe.protection.rowwise import quiet
 from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note, query_cost
+from dpframe.queries.bounds import automatic_bounds, bounds_note
 from dpframe.queries.partitioned import Partitioning, release_counts, require_selection, selection_threshold
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
@@ -134,7 +134,7 @@ def _gap_reach(mechanism: em.SelectionMechanism, candidates: int, sensitivity: f
 
 def _selection_release(query: str, plan: Plan, note: str) -> Release:
     nan = float("nan")
-    return Release(query, plan.columns, plan.mechanism, plan.cost, nan, nan, nan, LEVEL, None, note)
+    return Release(query, plan.columns, plan.mechanism, plan.target.spent, nan, nan, nan, LEVEL, None, note)
 
 
 def _categories(
@@ -406,7 +406,7 @@ def quantile(
         raise TypeError(f"{query} is a question about one column: call it on a Series")
     check_numeric(series, query)
     privacy = pure_privacy(target, epsilon, None, rho, query)
-    total_cost, bounds_text = query_cost(target, privacy, bounds is None), ""
+    bounds_text = ""
     if bounds is None:
         # Bounds first, privately, with their documented share; the quantiles get the rest.
         (lo, hi), rest = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
@@ -438,12 +438,12 @@ def quantile(
     )
     nan = float("nan")
     if scalar:
-        release = Release(query, plan.columns, plan.mechanism, total_cost, nan, nan, nan, LEVEL, (lo, hi), note)
+        release = Release(query, plan.columns, plan.mechanism, target.spent, nan, nan, nan, LEVEL, (lo, hi), note)
         return DPFloat(answers[0], release)
     index = pd.Index(levels)
     result = pd.Series(answers, index=index, name=series.name)
     empty = pd.Series(nan, index=index)
-    release = Release(query, plan.columns, plan.mechanism, total_cost, empty, empty, empty, LEVEL, (lo, hi), note)
+    release = Release(query, plan.columns, plan.mechanism, target.spent, empty, empty, empty, LEVEL, (lo, hi), note)
     return with_release(result, release)  # type: ignore[no-any-return]
 
 

@@ -149,11 +149,8 @@ def _plan(
     percentiles: list[float],
     bounds: Any,
     keys: Any,
-) -> tuple[list[_Column], Cost]:
-    """Validate every argument and fix every column's privacy; charges nothing.
-
-    Returns the plans and the cost charged in all (the sum of the measurements' charges).
-    """
+) -> list[_Column]:
+    """Validate every argument and fix every column's privacy; charges nothing."""
     budget = target.protection.budget
     if budget.kind != "approx":
         raise ValueError("describe needs an (epsilon, delta) budget; on a zCDP budget ask the queries one by one")
@@ -219,7 +216,7 @@ def _plan(
         plan.counts_privacy.noise(target.contributions)
     parts = [cost for plan in plans for cost in _costs(plan)]
     target.require(*parts, query="describe")
-    return plans, sum((target.charged(cost) for cost in parts), Cost())
+    return plans
 
 
 def _costs(plan: _Column) -> list[Cost]:
@@ -346,7 +343,7 @@ def describe(
     if not isinstance(obj, pd.DataFrame):
         raise TypeError("describe is a question about a DataFrame; for one column use p[[column]]")
     levels = _percentiles(percentiles)
-    plans, cost = _plan(obj, target, epsilon, delta, weights, levels, bounds, keys)
+    plans = _plan(obj, target, epsilon, delta, weights, levels, bounds, keys)
 
     cells: dict[Any, dict[str, Any]] = {}
     with Progress("describe", enabled=progress) as bar:  # large files take a while per column
@@ -385,7 +382,7 @@ def describe(
                         | ({"exponential mechanism (Smith 2011)"} if levels and any(p.kind == "numeric" for p in plans)
                            else set()))
     release = Release(
-        QUERY, tuple(map(str, names)), " + ".join(mechanisms), cost, frame("std", float), frame("lower", float),
+        QUERY, tuple(map(str, names)), " + ".join(mechanisms), target.spent, frame("std", float), frame("lower", float),
         frame("upper", float), LEVEL, None, note,
     )
     return with_release(result, release)  # type: ignore[no-any-return]

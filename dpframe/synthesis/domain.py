@@ -632,19 +632,15 @@ class DomainPlan:
                 keys = pd.Index(cells, dtype=entry.dtype, name=None)
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
                 parts.append(shares[entry.name].cost)
-        return Discovery(domains, sum(parts, Cost()), sum((target.charged(c) for c in parts), Cost()))
+        return Discovery(domains, sum(parts, Cost()))
 
 
 @dataclass(frozen=True)
 class Discovery:
-    """The domains of every planned column, what finding them spent, and what the budget was charged.
-
-    ``charged`` is less than ``cost`` on a Poisson sample (amplification).
-    """
+    """The domains of every planned column, and what finding them spent."""
 
     domains: list[ColumnDomain]
     cost: Cost
-    charged: Cost
 
 
 # Cells of the noisy histogram per bin, for columns whose bins follow the data.

@@ -220,7 +220,7 @@ def synthesize(
                 codes = compression.undo(codes, rng)
         out = pd.DataFrame({c: d.decode(codes[:, i], rng) for i, (c, d) in enumerate(zip(names, domains))})
     out.attrs["dp"] = SynthesisReport(
-        method, found.charged + model_plan.cost, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
+        method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
     )
     return out
