@@ -150,10 +150,17 @@ class Protected:
             raise refusal(operation, "mixing", "the two objects hold different rows (one was filtered, sorted, "
                                                "sampled or merged since they were the same frame)")
 
-    def _operand(self, value: Any, operation: str) -> Any:
-        """The pandas data of a protected operand with the same rows, or a public constant."""
+    def _operand(self, value: Any, operation: str, *, aligned: bool = True) -> Any:
+        """The pandas data of a protected operand with the same rows, or a public constant.
+
+        ``aligned``: the operand meets this object in one pandas operation, so a frame and a
+        series cannot mix (pandas would line the series' row labels up with the columns).
+        """
         if isinstance(value, Protected):
             self._same_rows(value, operation)
+            if aligned and value.ndim != self.ndim:
+                raise TypeError(f"{operation} between a protected frame and a protected series: combine the "
+                                "series with one column at a time, e.g. p['a'] + p['b']")
             return value._data
         if is_constant(value):
             return value
@@ -242,8 +249,9 @@ class Protected:
         name = f"numpy.{ufunc.__name__}"
         if method != "__call__" or "out" in kwargs:
             raise refusal(f"{name}.{method}", "exact", "it reduces or accumulates over rows")
-        operands = [self._operand(x, name) for x in inputs]
-        return self._wrap(elementwise(lambda *xs: ufunc(*xs, **kwargs), operands, operation=name))
+        first = next(x for x in inputs if isinstance(x, Protected))
+        operands = [first._operand(x, name) for x in inputs]
+        return first._wrap(elementwise(lambda *xs: ufunc(*xs, **kwargs), operands, operation=name))
 
     def __iter__(self) -> Iterator[Any]:
         raise refusal(f"iterating over a {self._kind}", "exact")
@@ -562,7 +570,7 @@ class Protected:
             keep = ~keep
         if callable(other) and not isinstance(other, Protected):
             other = other(self)
-        filler = self._operand(other, operation)
+        filler = self._operand(other, operation, aligned=False)
         if isinstance(filler, pd.DataFrame):
             raise TypeError(f"{operation} with a protected frame as other: work column by column")
 
@@ -895,7 +903,7 @@ class _Loc:
             frame[column] = value
             return
         keep = ~frame._condition(rows, "p.loc[rows, column] = value")
-        filler = frame._operand(value, "p.loc[rows, column] = value")
+        filler = frame._operand(value, "p.loc[rows, column] = value", aligned=False)
         data = frame._data
         if column in data.columns:
             new = _where(data[column], keep, filler)
@@ -1077,7 +1085,7 @@ class ProtectedFrame(Protected):
     def __setitem__(self, key: Any, value: Any) -> None:
         if callable(value) and not isinstance(value, Protected):
             value = value(self)
-        operand = self._operand(value, f"p[{key!r}] = value")
+        operand = self._operand(value, f"p[{key!r}] = value", aligned=False)
         if isinstance(key, list):
             if not isinstance(operand, pd.DataFrame) or len(operand.columns) != len(key):
                 raise TypeError("p[[columns]] = value needs a protected frame with as many columns")
