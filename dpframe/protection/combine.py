@@ -24,7 +24,16 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, Rows, _user_levels, same_rows
+from dpframe.protection.objects import (
+    UNPROTECTED_MARK,
+    Protected,
+    ProtectedFrame,
+    Rows,
+    _user_levels,
+    level_dtypes,
+    same_rows,
+    with_levels,
+)
 from dpframe.protection.rowwise import conform, probe, shielded, widened
 from dpframe.protection.rules import refusal
 from dpframe.protection.units import UNIT_LEVEL, Protection
@@ -109,7 +118,7 @@ def merge(
     if validate not in (None, "many_to_one", "m:1"):
         raise refusal(f"merge(validate={validate!r})", "exact", "it checks whether the protected keys repeat")
     data = left._data
-    levels = list(data.index.names)
+    levels, dtypes = list(data.index.names), level_dtypes(data)
     clash = [c for c in right.columns if c in levels]
     if clash or UNIT_LEVEL in right.index.names:
         raise ValueError(f"the public table has columns named like the protected row labels {clash or [UNIT_LEVEL]}; "
@@ -131,7 +140,7 @@ def merge(
     def run(frame: pd.DataFrame) -> pd.DataFrame:
         merged = frame.merge(right, how=how, on=on, left_on=left_on, right_on=right_on, sort=sort,
                              suffixes=suffixes, indicator=indicator, validate=validate)
-        return merged.set_index(levels)
+        return with_levels(merged, levels, dtypes)
 
     template = probe(run, [flat], "ProtectedFrame.merge")
     with shielded("ProtectedFrame.merge"):
@@ -166,7 +175,7 @@ def _merge_protected(
     runits = right._data.index.get_level_values(UNIT_LEVEL) if right._data.index.nlevels > 1 else right._data.index
     if _key_kind(lunits.dtype) != _key_kind(runits.dtype):
         raise TypeError(f"the privacy units have different kinds ({lunits.dtype} and {runits.dtype})")
-    levels = list(left._data.index.names)
+    levels, dtypes = list(left._data.index.names), level_dtypes(left._data)
     other = right._data.reset_index()
     other = other.drop(columns=[*_user_levels(right._data), right_key], errors="ignore")
     if how == "left":
@@ -174,7 +183,7 @@ def _merge_protected(
 
     def run(frame: pd.DataFrame) -> pd.DataFrame:
         joined = frame.merge(other, on=UNIT_LEVEL, how=how, suffixes=suffixes, indicator=indicator)
-        return joined.set_index(levels)
+        return with_levels(joined, levels, dtypes)
 
     flat = left._data.reset_index()
     template = probe(run, [flat], "ProtectedFrame.merge")

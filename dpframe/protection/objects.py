@@ -87,6 +87,19 @@ def _user_levels(data: pd.DataFrame | pd.Series) -> list[Any]:
     return [name for name in data.index.names if name != UNIT_LEVEL]
 
 
+def level_dtypes(data: Any) -> dict[Any, Any]:
+    """The dtype of each row-label level of protected data, by name."""
+    return {name: data.index.get_level_values(i).dtype for i, name in enumerate(data.index.names)}
+
+
+def with_levels(frame: pd.DataFrame, names: list[Any], dtypes: Mapping[Any, Any]) -> pd.DataFrame:
+    """``frame.set_index(names)`` with each level of the given dtype (pandas infers object labels' type)."""
+    arrays = [pd.Index(frame[n], dtype=dtypes[n], name=n) for n in names]
+    out = frame.drop(columns=names)
+    out.index = pd.MultiIndex.from_arrays(arrays, names=names) if len(arrays) > 1 else arrays[0]
+    return out
+
+
 def _unit_last(names: Sequence[Any]) -> list[int]:
     """Positions of index levels that put the privacy-unit record last."""
     positions = list(range(len(names)))
@@ -1262,20 +1275,22 @@ class ProtectedFrame(Protected):
         for key in keys_list:
             if not (_is_label(key) and key in data.columns):
                 raise refusal("set_index(<not a column>)", "mixing", "row labels can only be made from columns")
-            if data[key].dtype == object:
-                raise refusal(f"set_index({key!r}) of an object column", "private_values",
-                              "pandas would infer the labels' type from the values",
-                              instead="convert the column with astype first")
-        old = _user_levels(data)
-        rowwise.probe(lambda d: d.set_index(keys, drop=drop, append=True), [data], "ProtectedFrame.set_index")
+        if any(key in data.index.names for key in keys_list):
+            raise ValueError("set_index: a column has the name of a row label; rename it first")
+        names = list(data.index.names)
+        current = {name: data.index.get_level_values(i) for i, name in enumerate(names)}
+        kept = [name for name in names if append and name != UNIT_LEVEL]
+        # The new labels keep their column's dtype: pandas would infer the type of object labels from
+        # the values (and reset_index would show it).
+        new: list[pd.Series[Any]] = [data.loc[:, k] for k in keys_list]
+        arrays = [*(current[n] for n in kept), *(pd.Index(c, dtype=c.dtype, name=c.name) for c in new),
+                  current[UNIT_LEVEL]]
+        keyed = data.drop(columns=keys_list) if drop else data.copy(deep=False)
         with shielded("ProtectedFrame.set_index"):  # e.g. unhashable values in the new labels
-            keyed = data.set_index(keys, drop=drop, append=True)
-        if not append and old:
-            keyed = keyed.droplevel(old)
-        return self._wrap(keyed.reorder_levels(_unit_last(keyed.index.names)), self._rows.derived())
+            keyed.index = pd.MultiIndex.from_arrays(arrays, names=[*kept, *keys_list, UNIT_LEVEL])
+        return self._wrap(keyed, self._rows.derived())
 
-    def reset_index(self, level: Any = None, *, drop: bool = False, inplace: bool = False,
-                    names: Any = None) -> ProtectedFrame:
+    def reset_index(self, level: Any = None, *, drop: bool = False, inplace: bool = False) -> ProtectedFrame:
         """Move row labels (set by ``set_index`` or given at ``protect()``) back into columns, or drop them."""
         _no_inplace("ProtectedFrame.reset_index", inplace)
         user = _user_levels(self._data)
@@ -1287,7 +1302,12 @@ class ProtectedFrame(Protected):
                 raise KeyError(f"reset_index: the row labels are {user}")
         if not chosen:
             return self.copy()
-        return self._wrap(self._data.reset_index(level=chosen, drop=drop, names=names), self._rows.derived())
+        dtypes = level_dtypes(self._data)
+        flat = self._data.reset_index(level=chosen, drop=drop)
+        if not drop:
+            for name in chosen:  # as labels had them: pandas would infer the type of object labels
+                flat[name] = convert(flat[name], dtypes[name])
+        return self._wrap(flat, self._rows.derived())
 
     def melt(self, id_vars: Any = None, value_vars: Any = None, var_name: Any = None, value_name: Any = "value",
              col_level: Any = None, ignore_index: bool = True) -> ProtectedFrame:
@@ -1522,8 +1542,8 @@ class ProtectedSeries(Protected):
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [23, 35, 61]}).dp.protect(epsilon=1.0)
-        >>> p["age"].cut([0, 30, 60, 120], labels=["young", "middle", "old"]).dtype
-        CategoricalDtype(categories=['young', 'middle', 'old'], ordered=True, categories_dtype=str)
+        >>> list(p["age"].cut([0, 30, 60, 120], labels=["young", "middle", "old"]).cat.categories)
+        ['young', 'middle', 'old']
         """
         if isinstance(bins, (int, np.integer)):
             raise refusal("cut(bins=<int>)", "private_values", "the edges would come from the data's min and max")
