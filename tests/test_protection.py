@@ -700,3 +700,98 @@ def test_a_spent_budget_does_not_come_back_from_an_old_pickle(people: pd.DataFra
     budget = dpframe.Budget(epsilon=1.0)
     with pytest.raises(AttributeError, match="fixed"):
         budget.epsilon = 1000  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------------
+# holes found by a second review, kept closed
+# ---------------------------------------------------------------------------
+
+
+def test_sorting_keeps_the_unit_record() -> None:
+    df = pd.DataFrame([("whale", 1.0)] * 100 + [(f"u{i}", 1.0) for i in range(10)], columns=["uid", "x"])
+    p = df.dp.protect(epsilon=1e9, privacy_unit="uid")
+    with pytest.raises(TypeError):
+        p.sort_index(ignore_index=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        p.sort_index(key=lambda i: i)  # type: ignore[call-arg]
+    assert exact_count(p.sort_index()) == exact_count(p.sort_values("x", ignore_index=True)) == 11
+
+
+def test_numpy_functions_through_apply_take_only_constants_and_same_rows() -> None:
+    p = pd.DataFrame({"uid": ["alice", "bob"], "x": [1.0, 2.0]}).dp.protect(epsilon=1.0, privacy_unit="uid")
+    public = pd.Series([0.0], index=["alice"])
+    for call in (lambda: p["x"].apply(np.add, args=(public,)), lambda: np.add(p["x"], 1, where=np.array([True])),
+                 lambda: p["uid"].str.cat(public), lambda: p["uid"].str.contains(public)):
+        with pytest.raises(RefusedError):
+            call()
+    assert p["x"].apply(np.add, args=(1.0,)).dtype == "float64"
+
+
+def test_no_error_shows_whether_some_row_matches(seeded: None) -> None:
+    """Lists (unhashable) as labels or keys become missing instead of raising; partition is refused."""
+    for threshold in (0, 1000):  # some salaries above it, or none
+        base = pd.DataFrame({"salary": [10.0, 50.0, 100.0], "k": ["x", "y", "z"]})
+        p = base.dp.protect(epsilon=1e9)
+        keyed = p.assign(k=p["salary"].map(lambda v, t=threshold: [v] if v > t else "x"))
+        keyed.set_index("k").dp.count(epsilon=1.0)
+        keyed.merge(pd.DataFrame({"k": pd.Series(["x"], dtype=object), "v": [1]}), on="k").dp.count(epsilon=1.0)
+    with pytest.raises(RefusedError, match="expand"):
+        p["k"].str.partition()
+    assert p["k"].str.partition(expand=False).dtype == object
+
+
+def test_times_are_never_resolved_from_other_rows() -> None:
+    times = pd.Series(pd.to_datetime(["2020-10-25 01:30", "2020-10-25 01:45"]), name="t")
+    p = times.to_frame().dp.protect(epsilon=1.0)
+    for call in (lambda: p["t"].dt.tz_localize("Europe/London", "infer"),
+                 lambda: p["t"].dt.tz_localize("Europe/London", ambiguous="infer"),
+                 lambda: p["t"].dt.tz_localize("UTC").dt.floor("h", ambiguous="infer"),
+                 lambda: p["t"].dt.to_period()):
+        with pytest.raises(RefusedError):
+            call()
+    assert str(p["t"].dt.to_period("D").dtype) == "period[D]"
+
+
+def test_structural_results_keep_their_types_when_one_person_is_added() -> None:
+    def melted(values: list[float]) -> Any:
+        frame = pd.DataFrame({"when": pd.to_datetime(["2020-01-01"] * len(values)), "v": values})
+        return frame.dp.protect(epsilon=1.0).melt(value_vars=["when", "v"]).dtypes["value"]
+
+    assert melted([np.nan]) == melted([np.nan, 1.0])
+
+    def concatenated(extra: list[float]) -> Any:
+        frame = pd.DataFrame({"i": pd.Series([0] + [1] * len(extra), dtype=object), "n": [np.nan, *extra]})
+        p = frame.dp.protect(epsilon=1.0)
+        both = dpframe.concat([p.set_index("i"), p[p["n"].notna()].set_index("i")])
+        return both.reset_index().dtypes["i"]
+
+    assert concatenated([]) == concatenated([1.0]) == object
+
+
+def test_a_custom_base_exception_does_not_escape_a_user_function() -> None:
+    class Leak(BaseException):
+        pass
+
+    def leaky(value: float) -> float:
+        if value == 42:
+            raise Leak()
+        return value
+
+    p = pd.DataFrame({"x": [1.0, 42.0]}).dp.protect(epsilon=1e9)
+    assert p["x"].map(leaky).astype("float64").dp.count(epsilon=1e6) == 1
+    assert p.dp.select([1, 2], score=lambda f, c: leaky(f["x"].iloc[-1]), sensitivity=1, epsilon=1.0).value in (1, 2)
+
+
+@pytest.mark.parametrize("arguments", [dict(epsilon=1, delta=0.8), dict(epsilon=1e-12), dict(rho=1e-30),
+                                       dict(epsilon=1.0, bins=2**31)])
+def test_synthesize_argument_errors_come_before_the_charge(arguments: dict[str, Any]) -> None:
+    df = pd.DataFrame({"a": pd.Categorical(np.arange(300) % 3), "x": np.arange(300) % 50})
+    p = df.dp.protect(rho=10.0) if "rho" in arguments else df.dp.protect(epsilon=10.0, delta=0.9)
+    with pytest.raises(ValueError):
+        p.dp.synthesize(progress=False, **arguments)
+    assert len(p.dp.budget.ledger) == 0
+
+
+def test_query_strings_cannot_reach_private_attributes(p: ProtectedFrame) -> None:
+    with pytest.raises(ValueError, match="private attributes"):
+        p.eval("age._data.sum()")

@@ -34,7 +34,7 @@ from dpframe.protection.objects import (
     same_rows,
     with_levels,
 )
-from dpframe.protection.rowwise import conform, probe, shielded, widened
+from dpframe.protection.rowwise import conform, hashable_or_missing, probe, shielded, structural, widened
 from dpframe.protection.rules import refusal
 from dpframe.protection.units import UNIT_LEVEL, Protection
 
@@ -131,6 +131,10 @@ def merge(
         if missing or not left_keys:
             raise KeyError(f"merge keys not found: {missing or 'no common columns'}")
         _check_keys(flat, right, left_keys, right_keys)
+        # Unhashable keys (lists) match nothing, as missing keys: an error from one would show it exists.
+        flat = flat.copy(deep=False)
+        for key in left_keys:
+            flat[key] = hashable_or_missing(flat[key])
     else:
         right_keys = []
     if how == "left":
@@ -241,10 +245,8 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
 
     # pandas 2 leaves empty or all-missing pieces out when it chooses dtypes, and whether a
     # filtered piece is empty is private: the types come from the pieces' schemas.
-    template = probe(run, datas, "concat")
-    dtypes = template.dtypes if isinstance(template, pd.DataFrame) else template.dtype
     with shielded("concat"):
-        stacked = conform(run(*datas), dtypes, template)
+        stacked = structural(run, datas, "concat")
     # Pieces from one sample stay in its account; any other mix gives no amplification.
     samples = {id(o._rows.sample): o._rows.sample for o in pieces}
     return first._wrap(stacked, Rows(next(iter(samples.values())) if len(samples) == 1 else None))

@@ -159,6 +159,8 @@ class _Evaluator:
         return result
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
+        if node.attr.startswith("_"):
+            raise ValueError(f"{node.attr!r}: private attributes are not available in a query")
         return getattr(self.visit(node.value), node.attr)
 
     def visit_Call(self, node: ast.Call) -> Any:

@@ -43,10 +43,13 @@ from dpframe.protection.rowwise import (
     constant_dtype,
     convert,
     elementwise,
+    hashable_or_missing,
     holds_missing,
     is_constant,
+    passed_on,
     quiet,
     shielded,
+    structural,
     widened,
 )
 from dpframe.protection.rules import attribute_refusal, refusal
@@ -133,6 +136,9 @@ class Protected:
     _rows: Rows
 
     def __init__(self, data: Any, protection: Protection, rows: Rows) -> None:
+        if UNIT_LEVEL not in data.index.names:  # fail closed: no protected data without its unit record
+            raise DPFrameError("this operation lost the record of whose rows these are, so it is refused; "
+                               "report it as a dpframe bug")
         object.__setattr__(self, "_data", data)
         object.__setattr__(self, "_protection", protection)
         object.__setattr__(self, "_rows", rows)
@@ -262,6 +268,8 @@ class Protected:
         name = f"numpy.{ufunc.__name__}"
         if method != "__call__" or "out" in kwargs:
             raise refusal(f"{name}.{method}", "exact", "it reduces or accumulates over rows")
+        if "where" in kwargs:
+            raise refusal(f"{name}(where=...)", "mixing", "the mask would be lined up with the rows")
         first = next(x for x in inputs if isinstance(x, Protected))
         operands = [first._operand(x, name) for x in inputs]
         return first._wrap(elementwise(lambda *xs: ufunc(*xs, **kwargs), operands, operation=name))
@@ -692,18 +700,28 @@ class Protected:
         try:
             with quiet():
                 data = self._data.sort_values(**options)
-        except Exception:
+        except BaseException as error:
+            passed_on(error)
             # Row order is never observable through a protected object, so failing to
             # sort (e.g. mixed types) must not show: keep the order.
             data = self._data.copy(deep=False)
         result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
         return result
 
-    def sort_index(self: P, **kwargs: Any) -> P:
-        """Rows sorted by their labels (order is never released)."""
-        _no_inplace(f"{self._kind}.sort_index", bool(kwargs.get("inplace")))
-        with shielded(f"{self._kind}.sort_index"):
-            data = self._data.sort_index(**kwargs)
+    def sort_index(self: P, *, level: Any = None, ascending: Any = True, kind: str = "quicksort",
+                   na_position: str = "last", sort_remaining: bool = True, inplace: bool = False) -> P:
+        """Rows sorted by their labels (order is never released, so this changes no answer)."""
+        operation = f"{self._kind}.sort_index"
+        _no_inplace(operation, inplace)
+        options: dict[str, Any] = dict(level=level, ascending=ascending, kind=kind, na_position=na_position,
+                                       sort_remaining=sort_remaining)
+        rowwise.probe(lambda d: d.sort_index(**options), [self._data], operation)
+        try:
+            with quiet():
+                data = self._data.sort_index(**options)
+        except BaseException as error:
+            passed_on(error)
+            data = self._data.copy(deep=False)  # as sort_values: a failure to sort must not show
         result: P = self._wrap(data, self._rows.derived())
         return result
 
@@ -716,12 +734,11 @@ class Protected:
                 # Several columns explode together only if each row's lists have equal lengths,
                 # so whether it fails would depend on the data.
                 raise TypeError("explode takes one column of the frame; explode several one after the other")
-            rowwise.probe(lambda d: d.explode(column), [self._data], operation)
             with shielded(operation):
-                data = self._data.explode(column)
+                data = structural(lambda d: d.explode(column), [self._data], operation)
         else:
             with shielded(operation):
-                data = self._data.explode()
+                data = structural(lambda d: d.explode(), [self._data], operation)
         result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
         return result
 
@@ -1282,8 +1299,9 @@ class ProtectedFrame(Protected):
         kept = [name for name in names if append and name != UNIT_LEVEL]
         # The new labels keep their column's dtype: pandas would infer the type of object labels from
         # the values (and reset_index would show it).
-        new: list[pd.Series[Any]] = [data.loc[:, k] for k in keys_list]
-        arrays = [*(current[n] for n in kept), *(pd.Index(c, dtype=c.dtype, name=c.name) for c in new),
+        # Unhashable values (lists) become missing labels: an error from one of them would show it exists.
+        new: list[pd.Series[Any]] = [hashable_or_missing(data.loc[:, k]) for k in keys_list]
+        arrays = [*(current[n] for n in kept), *(pd.Index(c, dtype=data[k].dtype, name=k) for c, k in zip(new, keys_list)),
                   current[UNIT_LEVEL]]
         keyed = data.drop(columns=keys_list) if drop else data.copy(deep=False)
         with shielded("ProtectedFrame.set_index"):  # e.g. unhashable values in the new labels
@@ -1316,18 +1334,19 @@ class ProtectedFrame(Protected):
             return d.melt(id_vars=id_vars, value_vars=value_vars, var_name=var_name, value_name=value_name,
                           col_level=col_level, ignore_index=False)
 
-        rowwise.probe(run, [self._data], "ProtectedFrame.melt")
         with shielded("ProtectedFrame.melt"):
-            data = run(self._data)
+            data: pd.DataFrame = structural(run, [self._data], "ProtectedFrame.melt")
         return self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
 
     def stack(self) -> ProtectedSeries:
         """One row per (row, column); each person's rows are bounded per query."""
-        data = self._data
+        def run(d: pd.DataFrame) -> Any:
+            stacked = d.stack() if pd.__version__ >= "3" else d.stack(future_stack=True)
+            return stacked.reorder_levels(_unit_last(stacked.index.names))
+
         with shielded("ProtectedFrame.stack"):
-            stacked: Any = data.stack() if pd.__version__ >= "3" else data.stack(future_stack=True)
-        result: ProtectedSeries = self._wrap(stacked.reorder_levels(_unit_last(stacked.index.names)),
-                                             self._rows.derived())
+            stacked = structural(run, [self._data], "ProtectedFrame.stack")
+        result: ProtectedSeries = self._wrap(stacked, self._rows.derived())
         return result
 
     def merge(self, right: Any, how: MergeHow = "inner", on: Any = None, left_on: Any = None,
@@ -1385,11 +1404,20 @@ class _AccessorProxy:
 
         def method(*args: Any, **kwargs: Any) -> Any:
             for value in [*args, *kwargs.values()]:
-                if isinstance(value, Protected):
-                    raise refusal(operation, "mixing", "its arguments must be public")
-            if kwargs.get("expand") and name in ("split", "rsplit"):
+                if isinstance(value, (Protected, pd.Series, pd.DataFrame)):
+                    raise refusal(operation, "mixing", "its arguments must be public values, not columns (pandas "
+                                                       "would line them up with the rows)")
+            expands = {"split": False, "rsplit": False, "partition": True, "rpartition": True}
+            if name in expands and kwargs.get("expand", expands[name]):
                 raise refusal(f"{operation}(expand=True)", "private_values",
-                              "the number of columns would depend on the values")
+                              "the columns pandas makes would depend on the values",
+                              instead="pass expand=False (one column of lists or tuples)")
+            if accessor == "dt" and any(isinstance(v, str) and v == "infer" for v in [*args, *kwargs.values()]):
+                raise refusal(f"{operation}(ambiguous='infer')", "cross_row",
+                              "it resolves ambiguous times from the neighbouring rows")
+            if accessor == "dt" and name == "to_period" and not args and kwargs.get("freq") is None:
+                raise refusal(f"{operation}() without freq", "private_values",
+                              "pandas would infer the frequency from the values", instead="pass freq=")
             return series._rowwise(lambda d: getattr(getattr(d, accessor), name)(*args, **kwargs),
                                    operation=operation, widen=widen)
 
@@ -1404,19 +1432,6 @@ class _StringMethods(_AccessorProxy):
 class _DatetimeMethods(_AccessorProxy):
     _name = "dt"
     _refused = {"to_pydatetime": "exact", "to_pytimedelta": "exact", "freq": "exact", "inferred_freq": "exact"}
-
-    def __getattr__(self, name: str) -> Any:
-        method = super().__getattr__(name)
-        if name != "tz_localize":
-            return method
-
-        def tz_localize(*args: Any, **kwargs: Any) -> Any:
-            if isinstance(kwargs.get("ambiguous"), str) and kwargs["ambiguous"] == "infer":
-                raise refusal("dt.tz_localize(ambiguous='infer')", "cross_row",
-                              "it resolves ambiguous times from the neighbouring rows")
-            return method(*args, **kwargs)
-
-        return tz_localize
 
 
 class _CategoricalMethods(_AccessorProxy):
@@ -1530,7 +1545,8 @@ class ProtectedSeries(Protected):
         if isinstance(func, str):
             raise attribute_refusal(self._kind, func)
         if isinstance(func, np.ufunc):
-            return self._rowwise_like(lambda d: func(d, *args, **kwargs), operation=f"numpy.{func.__name__}")
+            result: ProtectedSeries = func(self, *args, **kwargs)  # checked in __array_ufunc__
+            return result
         return self.map(lambda value: func(value, *args, **kwargs))
 
     def cut(self, bins: Any, right: bool = True, labels: Any = None, include_lowest: bool = False,

@@ -66,6 +66,16 @@ def quiet() -> Iterator[None]:
         yield
 
 
+def passed_on(error: BaseException) -> None:
+    """Re-raise an interruption (Ctrl-C); any other failure on protected values is handled by the caller.
+
+    Failures are caught as ``BaseException``: a function that raises its own
+    ``BaseException`` subclass when it meets a value must not get it out.
+    """
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+
+
 @contextmanager
 def shielded(operation: str) -> Iterator[None]:
     """Replace an exception raised while processing protected values by one that says nothing about them.
@@ -79,7 +89,8 @@ def shielded(operation: str) -> Iterator[None]:
             yield
     except DPFrameError:
         raise
-    except Exception as error:
+    except BaseException as error:
+        passed_on(error)
         raise DPFrameError(
             f"{operation} failed on the protected data ({type(error).__name__}); the message is withheld "
             "because it could describe a record. Check the column types, or try the operation on public data."
@@ -97,6 +108,29 @@ def is_constant(value: Any) -> bool:
         (numbers.Number, str, bytes, np.generic, datetime.date, datetime.time, datetime.timedelta,
          pd.Timestamp, pd.Timedelta, pd.Period, pd.Interval, decimal.Decimal),
     )
+
+
+def hashable_or_missing(series: pd.Series[Any]) -> pd.Series[Any]:
+    """An object column whose unhashable values (lists, dicts) are missing.
+
+    Hashing is what row labels, join keys and category codes need; an error
+    raised by one such value would show that it exists.
+
+    >>> hashable_or_missing(pd.Series([[1], "a"], dtype=object)).tolist()
+    [None, 'a']
+    """
+    if series.dtype != object:
+        return series
+
+    def hashable(value: Any) -> Any:
+        try:
+            hash(value)
+        except TypeError:
+            return None
+        return value
+
+    # Built as objects: Series.map would infer a type from the values.
+    return pd.Series([hashable(v) for v in series.to_numpy()], index=series.index, dtype=object, name=series.name)
 
 
 def holds_missing(dtype: Any) -> bool:
@@ -225,9 +259,37 @@ def elementwise(
             result = func(*operands)
         if not isinstance(result, type(template)):
             raise TypeError("the result changed shape")
-    except Exception:
-        result = _by_parts(func, operands, template, dtypes)
-    return conform(result, dtypes, template)
+        return conform(result, dtypes, template)
+    except BaseException as error:
+        passed_on(error)
+    return conform(_by_parts(func, operands, template, dtypes), dtypes, template)
+
+
+def structural(func: Callable[..., Any], operands: Sequence[Any], operation: str) -> Any:
+    """A structural operation (concat, melt, stack, explode) with its types -- of columns and of row-label
+    levels -- fixed by a probe: pandas chooses them from the values (it leaves empty or all-missing pieces
+    out, infers the type of object labels)."""
+    template = probe(func, operands, operation)
+    result = func(*operands)
+    dtypes = template.dtypes if isinstance(template, pd.DataFrame) else template.dtype
+    return conform_labels(conform(result, dtypes, template), template)
+
+
+def conform_labels(result: Any, template: Any) -> Any:
+    """``result`` with each row-label level converted to the dtype of the template's level."""
+    index, wanted = result.index, template.index
+    levels, changed = [], False
+    for i in range(index.nlevels):
+        level = index.get_level_values(i)
+        dtype = wanted.get_level_values(i).dtype
+        if level.dtype != dtype:
+            values = convert(pd.Series(level.to_numpy(dtype=object), dtype=object), dtype)
+            level, changed = pd.Index(values, dtype=dtype, name=level.name), True
+        levels.append(level)
+    if not changed:
+        return result
+    labels = pd.MultiIndex.from_arrays(levels) if len(levels) > 1 else levels[0]
+    return result.set_axis(labels, axis=0)
 
 
 def _length(operands: Sequence[Any]) -> int:
@@ -247,7 +309,8 @@ def _by_parts(func: Callable[..., Any], operands: Sequence[Any], template: Panda
                 raise TypeError("the result changed shape")
             pieces.append(conform(result, dtypes, template))
             return
-        except Exception:
+        except BaseException as error:
+            passed_on(error)
             if stop - start > _SMALLEST_PART:
                 middle = (start + stop) // 2
                 run(start, middle)
@@ -283,7 +346,8 @@ def conform(result: Any, dtypes: Dtypes, template: Any = None) -> Any:
         for position, dtype in enumerate(dtypes):
             column = out.iloc[:, position]
             if column.dtype != dtype:
-                out.isetitem(position, convert(column, dtype).to_numpy())
+                # A Series keeps its dtype; an array would be re-inferred (pandas-stubs list no Series here).
+                out.isetitem(position, convert(column, dtype))  # type: ignore[arg-type]
         return out
     if isinstance(template, pd.Series):
         result = result.rename(template.name)
@@ -304,8 +368,8 @@ def convert(series: pd.Series[Any], dtype: Any) -> pd.Series[Any]:
         with quiet():
             converted: pd.Series[Any] = series.astype(dtype)
         return converted
-    except Exception:
-        pass
+    except BaseException as error:
+        passed_on(error)
     if len(series) == 1:
         missing: pd.Series[Any] = pd.Series([missing_value(dtype)], index=series.index, dtype=dtype, name=series.name)
         return missing

@@ -79,13 +79,14 @@ RULES: tuple[Rule, ...] = (
          "filter on a column"),
     Rule("cross_row", "`shift`, `diff`, `rank`, cumulative and rolling windows, pandas `groupby`/`transform`, "
          "`fillna(method=…)`, `ffill`/`bfill`, `interpolate`, `drop_duplicates`, `apply(axis=0)`, `pivot_table`, "
-         "`dt.tz_localize(ambiguous='infer')`, self-merge", "unbounded", "refused",
+         "`ambiguous='infer'` in `.dt` methods, self-merge", "unbounded", "refused",
          "a row's result depends on other people's rows, so one person can change many results",
          "aggregate privately with p.dp.groupby(...) and the .dp queries, or compute each row's value from "
          "that row alone"),
     Rule("private_values", "constants, categories or columns inferred from the data: `astype('category')`, "
-         "`cut(bins=<int>)`, `isin(<protected column>)`, `astype` of text to dates, `str.get_dummies`, "
-         "`str.split(expand=True)`, `dropna(axis=1)`, `cat.remove_unused_categories`", "unbounded", "refused",
+         "`cut(bins=<int>)`, `isin(<protected column>)`, `astype` of text to dates, `dt.to_period()` without `freq`, "
+         "`str.get_dummies`, `str.split`/`str.partition` with `expand=True`, `dropna(axis=1)`, "
+         "`cat.remove_unused_categories`", "unbounded", "refused",
          "what is inferred from the data (a set of values, a bin edge, a column) is private, yet would be "
          "treated as public",
          "declare it: astype(pd.CategoricalDtype([...])), cut(bins=[edges]), isin([values]), or let "

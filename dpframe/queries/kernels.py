@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import SumGrid
+from dpframe.protection.rowwise import hashable_or_missing
 
 # Group or category number of each row, -1 for rows not used; as narrow as the
 # data allows (a categorical's int8 codes are used without widening).
@@ -140,7 +141,7 @@ def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
     try:
         codes = keys.get_indexer(pd.Index(series))
     except TypeError:
-        codes = keys.get_indexer(pd.Index(_hashable_only(series)))
+        codes = keys.get_indexer(pd.Index(hashable_or_missing(series)))
     return codes.astype(np.int64, copy=False)
 
 
@@ -171,7 +172,7 @@ def _factorize(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
     try:
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
     except TypeError:
-        codes, uniques = pd.factorize(_hashable_only(series), use_na_sentinel=True)
+        codes, uniques = pd.factorize(hashable_or_missing(series), use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
 
 
@@ -187,19 +188,6 @@ def _normalised(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_normalised(v) for v in value)
     return value
-
-
-def _hashable_only(series: pd.Series[Any]) -> pd.Series[Any]:
-    # Only reached when an object column holds unhashable values (lists, dicts):
-    # those rows are treated as missing rather than letting a data value raise.
-    def hashable(value: Any) -> Any:
-        try:
-            hash(value)
-        except TypeError:
-            return None
-        return value
-
-    return series.map(hashable)
 
 
 def combine_codes(codes: Sequence[Codes], sizes: Sequence[int]) -> Codes:

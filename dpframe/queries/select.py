@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
-from dpframe.protection.rowwise import quiet
+from dpframe.protection.rowwise import passed_on, quiet
 from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
 from dpframe.queries.bounds import automatic_bounds, bounds_note
@@ -346,7 +346,8 @@ def select(
         for i, option in enumerate(options):
             try:
                 scores[i] = float(score(view, option))
-            except Exception:  # noqa: BLE001  (never let a data-dependent error escape)
+            except BaseException as error:  # never let a data-dependent error escape
+                passed_on(error)
                 scores[i] = np.nan
     values = em.as_scores(scores, strict=False)
     position = int(em.choose(values, sens, privacy.epsilon, chosen, bool(monotonic))[0])

@@ -412,7 +412,7 @@ def frame_above_threshold(
     ...     frame_above_threshold(p, queries, threshold=300, epsilon=0.5)  # counts 0, 0, 0, 200, 400
     4
     """
-    from dpframe.protection.rowwise import quiet
+    from dpframe.protection.rowwise import passed_on, quiet
     from dpframe.queries.plan import Plan, Target
     from dpframe.queries.select import scoring_view
 
@@ -437,7 +437,8 @@ def frame_above_threshold(
                 value = query(frame)
             _as_integer(value)  # a value SVT cannot compare is a failure too
             return value
-        except Exception:  # noqa: BLE001  (never let a data-dependent error escape)
+        except BaseException as error:  # never let a data-dependent error escape
+            passed_on(error)
             return math.nan
 
     run = SparseVector(threshold, noise.sensitivity, privacy.epsilon, noise.c, noise.monotonic)

@@ -720,10 +720,14 @@ def _check_bins(value: Any, name: Any) -> int | None:
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"bins for {name!r} must be a number of bins or a list of edges, got {value!r}")
     if isinstance(value, (int, np.integer)):
-        if value < 1:
-            raise ValueError(f"bins must be >= 1, got {value} for {name!r}")
+        if not 1 <= value <= MAX_BINS:
+            raise ValueError(f"bins must be between 1 and {MAX_BINS}, got {value} for {name!r}")
         return int(value)
     return None
+
+
+# A column's codes are counted in arrays of this size (times the discovery histogram's 16 cells per bin).
+MAX_BINS = 100_000
 
 
 def _check_edges(value: Any, name: Any, kind: str, dtype: Any) -> list[float]:

@@ -79,6 +79,11 @@ def _summary(labels: list[str]) -> str:
     return f"{len(labels)} codes: {labels[0]}, {labels[1]}, ..., {', '.join(labels[-2:])}"
 
 
+# Below these, every marginal is noise and the noisy total (the row count) can be astronomically large.
+SMALLEST_EPSILON = Fraction(1, 1000)
+SMALLEST_RHO = SMALLEST_EPSILON**2 / 2
+
+
 def _discovery_privacy(privacy: Privacy, plan: DomainPlan) -> Privacy | None:
     """The most that finding the domains may spend (:data:`DOMAIN_SHARE`), or None when all are public."""
     if not plan.discovery_columns:
@@ -98,7 +103,13 @@ def _model_privacy(privacy: Privacy, spent: Cost, contributions: int) -> tuple[P
     epsilon, delta = privacy.epsilon - spent.epsilon, privacy.delta - spent.delta
     if delta > 0:
         # Planned in zCDP and converted to (epsilon, delta) tightly (CKS20 Cor. 13).
-        rho = round_down(zcdp_rho_for(float(epsilon), float(delta)))
+        try:
+            rho = round_down(zcdp_rho_for(float(epsilon), float(delta)))
+        except (ValueError, OverflowError, ZeroDivisionError):
+            raise ValueError(
+                f"synthesize cannot plan its model with ε={float(epsilon):.3g}, δ={float(delta):.3g}: use a larger "
+                "epsilon and a delta well below 1 (e.g. 1e-6)"
+            ) from None
         return Privacy("approx", "gaussian", epsilon, delta, Fraction(0)), Allowance("zcdp", rho, contributions)
     return Privacy("approx", "laplace", epsilon, Fraction(0), Fraction(0)), Allowance("pure", epsilon, contributions)
 
@@ -180,8 +191,18 @@ def synthesize(
     plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
+    too_small = privacy.rho < SMALLEST_RHO if privacy.kind == "zcdp" else privacy.epsilon < SMALLEST_EPSILON
+    if too_small:
+        raise ValueError(
+            f"synthesize needs epsilon >= {float(SMALLEST_EPSILON):g} (rho >= {float(SMALLEST_RHO):g}): with less, "
+            "every measurement would be noise and the noisy row count unbounded"
+        )
     discovery = _discovery_privacy(privacy, plan)
     plan.check_privacy(discovery)
+    # Finding the domains spends between nothing and its share: the model must be plannable either way,
+    # checked before anything is charged.
+    for spent in (Cost(), discovery.cost if discovery is not None else Cost()):
+        _model_privacy(privacy, spent, target.contributions)
     target.protection.budget.require(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
         found = plan.discover(target, discovery)
