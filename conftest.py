@@ -1,8 +1,9 @@
-"""Collection rules for the whole project (doctests in dpframe/ and tests/)."""
+"""Rules for the whole project (doctests in dpframe/ and tests/): collection, and a ledger per test."""
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,3 +16,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "plotting.py" in item.nodeid or item.name.endswith("._Accessor.plot"):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def session_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module- and session-scoped fixtures, made before any test's own ledger, use one of the session's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPFRAME_LEDGER", str(tmp_path_factory.mktemp("session-ledger") / "ledger.sqlite"))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def own_ledger(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test and doctest keeps its budgets in a ledger file of its own, never the user's (DPFRAME_LEDGER)."""
+    monkeypatch.setenv("DPFRAME_LEDGER", str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))

@@ -10,12 +10,14 @@
 
 from dpframe import anonymity, attacks, evaluate
 from dpframe.accessor import register
-from dpframe.accounting import Budget, Cost
+from dpframe.accounting import Budget, Cost, Ledger
 from dpframe.errors import (
     AlreadyProtectedError,
     BudgetExceededError,
     DPFrameError,
+    LedgerError,
     NotProtectedError,
+    ReconnectedWarning,
     RefusedError,
 )
 from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
@@ -33,9 +35,12 @@ __all__ = [
     "DPFloat",
     "DPFrameError",
     "DPInt",
+    "Ledger",
+    "LedgerError",
     "NotProtectedError",
     "ProtectedFrame",
     "ProtectedSeries",
+    "ReconnectedWarning",
     "RefusedError",
     "Release",
     "__version__",

@@ -1,7 +1,8 @@
 """Command line: ``python -m dpframe demo`` runs a short private analysis on generated data;
 ``python -m dpframe describe data.csv --epsilon 1`` privately summarises a file (:mod:`dpframe.report.cli`);
 ``python -m dpframe synthesize data.csv --epsilon 1 --out synthetic.csv`` writes a private synthetic copy
-(:mod:`dpframe.synthesis.cli`)."""
+(:mod:`dpframe.synthesis.cli`); ``python -m dpframe budget list`` shows the ledger's budgets
+(:mod:`dpframe.accounting.cli`)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,14 @@ def census_like(n: int = 20_000, seed: int = 7) -> pd.DataFrame:
 
 def demo() -> None:
     """Protect a generated frame, ask a few questions, and print answers, intervals and the ledger."""
-    import dpframe  # noqa: F401  (registers .dp)
+    import dpframe
 
     df = census_like()
-    p = df.dp.protect(epsilon=1.5, delta=1e-6)
-    print(f"Protected a generated census-like frame of {len(df):,} rows with budget ε=1.5, δ=1e-6.\n")
+    # Throwaway work: an in-memory ledger, so the demo can run again (a real analysis keeps the default,
+    # persistent ledger, where protecting the same data again reconnects to its budget).
+    p = df.dp.protect(epsilon=1.5, delta=1e-6, ledger=dpframe.Ledger.in_memory())
+    print(f"Protected a generated census-like frame of {len(df):,} rows with budget ε=1.5, δ=1e-6 "
+          "(in an in-memory ledger).\n")
     n = p.dp.count(epsilon=0.1)
     print(f"rows:              {n}  (true {len(df)})")
     older = p[p["age"] >= 40].dp.count(epsilon=0.1)
@@ -70,11 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dpframe", description="Differential privacy for pandas.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a short private analysis on generated data")
+    from dpframe.accounting import cli as budget_cli
     from dpframe.report import cli
     from dpframe.synthesis import cli as synthesis_cli
 
     cli.add_parser(sub)
     synthesis_cli.add_parser(sub)
+    budget_cli.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
@@ -83,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli.run(args)
         elif args.command == "synthesize":
             return synthesis_cli.run(args)
+        elif args.command == "budget":
+            return budget_cli.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (keeps the interpreter's final flush silent)

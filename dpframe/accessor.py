@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
-from dpframe.accounting.budget import Budget
+from dpframe.accounting.budget import Budget, LedgerLike
 from dpframe.protection import protect as protect_data
 from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries, refuse_protected
 from dpframe.protection.protect import poisson_sample, unprotected
@@ -48,10 +48,13 @@ class _Accessor(Generic[PT]):
         privacy_unit: str | None,
         max_contributions: int,
         categories: Categories,
+        name: str | None,
+        ledger: LedgerLike,
+        extend: bool,
     ) -> Any:
         return protect_data(
             self._obj, epsilon=epsilon, delta=delta, rho=rho, budget=budget, privacy_unit=privacy_unit,
-            max_contributions=max_contributions, categories=categories,
+            max_contributions=max_contributions, categories=categories, name=name, ledger=ledger, extend=extend,
         )
 
     @property
@@ -90,7 +93,7 @@ class _Accessor(Generic[PT]):
         >>> p = pd.DataFrame({"x": range(10_000)}).dp.protect(epsilon=1.0)
         >>> s = p.dp.sample(0.1)
         >>> n = s.dp.count(epsilon=1.0)
-        >>> abs(n - 1000) < 150, round(float(p.dp.budget.spent.epsilon), 4)
+        >>> abs(n - 1000) < 150, round(float(p.dp.budget.spent.epsilon.exact), 4)
         (True, 0.1586)
         """
         sampled: PT = poisson_sample(self._protected(), rate)
@@ -171,6 +174,9 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         privacy_unit: str | None = None,
         max_contributions: int = 1,
         categories: Categories = None,
+        name: str | None = None,
+        ledger: LedgerLike = None,
+        extend: bool = False,
     ) -> ProtectedFrame:
         """A :class:`~dpframe.ProtectedFrame` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -184,7 +190,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
         """
         protected: ProtectedFrame = self._protect(epsilon, delta, rho, budget, privacy_unit, max_contributions,
-                                                  categories)
+                                                  categories, name, ledger, extend)
         return protected
 
     def crosstab(
@@ -256,7 +262,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> with seeded_noise(0):
         ...     p.dp.above_threshold(queries, threshold=500, epsilon=0.5)  # first age with >= 500 people at or above it
         6
-        >>> p.dp.budget.spent.epsilon
+        >>> p.dp.budget.spent.epsilon.exact
         Fraction(1, 2)
         """
         from dpframe.selection.svt import frame_above_threshold
@@ -323,7 +329,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [1.0, 2.0] * 500, "c": ["a", "b"] * 500}).dp.protect(epsilon=1.0)
         >>> d = p.dp.describe(epsilon=0.5, bounds={"x": (0, 3)}, keys={"c": ["a", "b"]})
-        >>> d.shape, p.dp.budget.spent.epsilon
+        >>> d.shape, p.dp.budget.spent.epsilon.exact
         ((11, 2), Fraction(1, 2))
         """
         from dpframe.report.describe import describe
@@ -370,7 +376,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> df = pd.DataFrame({"age": rng.integers(18, 80, 2000), "smoker": rng.random(2000) < 0.3})
         >>> p = df.dp.protect(epsilon=1.0, delta=1e-6)
         >>> syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, bounds={"age": (18, 80)}, progress=False)
-        >>> list(syn.dtypes.astype(str)), 1800 < len(syn) < 2200, p.dp.budget.spent.epsilon
+        >>> list(syn.dtypes.astype(str)), 1800 < len(syn) < 2200, p.dp.budget.spent.epsilon.exact
         (['int64', 'bool'], True, Fraction(1, 1))
         """
         from dpframe.synthesis.synthesize import synthesize
@@ -433,15 +439,19 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         rho: float | None = None,
         budget: Budget | None = None,
         categories: Categories = None,
+        name: str | None = None,
+        ledger: LedgerLike = None,
+        extend: bool = False,
     ) -> ProtectedSeries:
         """A :class:`~dpframe.ProtectedSeries` of this data with a privacy budget; see :func:`dpframe.protect`.
 
         >>> import pandas as pd, dpframe
         >>> s = pd.Series([23, 35, 47], name="age").dp.protect(epsilon=1.0)
-        >>> s.dtype, s.dp.budget.total.epsilon
-        (dtype('int64'), Fraction(1, 1))
+        >>> s.dtype, float(s.dp.budget.total.epsilon.exact)
+        (dtype('int64'), 1.0)
         """
-        protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories)
+        protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories, name, ledger,
+                                                   extend)
         return protected
 
     def sum(

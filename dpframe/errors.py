@@ -63,3 +63,28 @@ class AlreadyProtectedError(DPFrameError, ValueError):
     ...     print("one budget per data set")
     one budget per data set
     """
+
+
+class LedgerError(DPFrameError, ValueError):
+    """The ledger refused: the data already has another budget, a total differs, or a ledger cannot be found.
+
+    Nothing was charged. The message names the budget and what to pass instead.
+
+    >>> import pandas as pd, dpframe
+    >>> df = pd.DataFrame({"x": [1, 2, 3]})
+    >>> ledger = dpframe.Ledger.in_memory()
+    >>> p = df.dp.protect(epsilon=1.0, ledger=ledger)
+    >>> try:
+    ...     df.dp.protect(epsilon=2.0, ledger=ledger)
+    ... except dpframe.LedgerError as error:
+    ...     print("pass that total" in str(error))
+    True
+    """
+
+
+class ReconnectedWarning(UserWarning):
+    """``protect()`` found this data's (or this name's) budget in the ledger and reconnected to it.
+
+    Its spending so far counts: a restart, a new kernel or another process
+    cannot spend the same budget again. The message says what was spent.
+    """

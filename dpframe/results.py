@@ -17,7 +17,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from dpframe.accounting.budget import Cost
+from dpframe.accounting.costs import Cost
 
 Cells = Union[float, "pd.Series[float]", pd.DataFrame]
 

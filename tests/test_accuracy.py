@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpframe import Ledger
 from dpframe.noise import calibrate
 from dpframe.noise.mechanism import NoiseSpec, SumGrid
 from dpframe.testing import seeded_noise
@@ -66,7 +67,7 @@ CALLS = 10
 
 def histogram_draws(budget: dict[str, Any], query: dict[str, Any]) -> tuple[np.ndarray, float, np.ndarray]:
     """Noise of CALLS histograms of BINS bins (exact counts: 100 in bin 0, 0 elsewhere)."""
-    p = pd.DataFrame({"x": np.full(100, 0.5)}).dp.protect(**budget)
+    p = pd.DataFrame({"x": np.full(100, 0.5)}).dp.protect(**budget, ledger=Ledger.in_memory())
     exact = np.zeros(BINS)
     exact[0] = 100
     noise, covered = [], []
@@ -120,7 +121,7 @@ LOOP = 2500
 @pytest.mark.parametrize("name", ["laplace", "gaussian-approx", "gaussian-zcdp"])
 def test_count_noise_and_coverage(name: str) -> None:
     budget, query = MECHANISMS[name]
-    p = pd.DataFrame({"x": np.arange(50)}).dp.protect(**budget)
+    p = pd.DataFrame({"x": np.arange(50)}).dp.protect(**budget, ledger=Ledger.in_memory())
     released = []
     covered = []
     std = math.nan
@@ -155,7 +156,7 @@ def grouped() -> pd.DataFrame:
 @pytest.mark.parametrize("name", ["laplace", "gaussian-approx", "gaussian-zcdp", "laplace-zcdp"])
 def test_groupby_sum_noise_and_coverage(grouped: pd.DataFrame, name: str) -> None:
     budget, query = MECHANISMS[name]
-    p = grouped.dp.protect(**budget)
+    p = grouped.dp.protect(**budget, ledger=Ledger.in_memory())
     exact = grouped.groupby("g", observed=False)["x"].sum().to_numpy()
     noise, covered = [], []
     for _ in range(CALLS):
@@ -177,7 +178,7 @@ def test_groupby_sum_noise_and_coverage(grouped: pd.DataFrame, name: str) -> Non
 def test_scalar_sum_noise_and_coverage(name: str) -> None:
     budget, query = MECHANISMS[name]
     values = np.random.default_rng(4).uniform(0, 10, 50)
-    p = pd.DataFrame({"x": values}).dp.protect(**budget)
+    p = pd.DataFrame({"x": values}).dp.protect(**budget, ledger=Ledger.in_memory())
     exact = math.fsum(values)
     noise, covered = [], []
     std = math.nan
@@ -204,7 +205,7 @@ def mean_draws(groups: int, size: int, query: dict[str, Any], calls: int, seed: 
         {"x": rng.uniform(10, 50, groups * size), "g": pd.Categorical(np.repeat(np.arange(groups), size))}
     )
     budget = {"rho": 1e6} if "rho" in query else {"epsilon": 1e6, "delta": 0.5}
-    p = df.dp.protect(**budget)
+    p = df.dp.protect(**budget, ledger=Ledger.in_memory())
     exact = df.groupby("g", observed=False)["x"].mean().to_numpy()
     errors, stds, covered = [], [], []
     for _ in range(calls):
@@ -255,7 +256,7 @@ def test_groupby_mean_laplace_intervals_reach_95_percent() -> None:
 
 def test_scalar_mean_noise_and_coverage() -> None:
     values = np.random.default_rng(6).uniform(20, 40, 400)
-    p = pd.DataFrame({"x": values}).dp.protect(epsilon=1e6, delta=0.5)
+    p = pd.DataFrame({"x": values}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e6, delta=0.5)
     exact = values.mean()
     errors, stds, covered = [], [], []
     for _ in range(1500):
@@ -305,13 +306,13 @@ def test_sum_with_huge_epsilon_is_exact_to_one_step() -> None:
     rng = np.random.default_rng(10)
     values = rng.integers(-8000, 16000, 200_000) / 8  # in [-1000, 2000), clipped to (0, 1000)
     truth = math.fsum(np.clip(values, 0, 1000))
-    p = pd.DataFrame({"x": values}).dp.protect(epsilon=1e13)
+    p = pd.DataFrame({"x": values}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e13)
     query = {"epsilon": 1e12}
     grid = sum_grid(p, (0, 1000), query)
     s = p["x"].dp.sum(bounds=(0, 1000), **query)
     assert abs(float(s) - truth) <= grid.release_step
     # The order of the rows does not matter: the grid sum is exact integer arithmetic.
-    shuffled = pd.DataFrame({"x": values}).sample(frac=1.0, random_state=1).dp.protect(epsilon=1e13)
+    shuffled = pd.DataFrame({"x": values}).sample(frac=1.0, random_state=1).dp.protect(ledger=Ledger.in_memory(), epsilon=1e13)
     assert float(shuffled["x"].dp.sum(bounds=(0, 1000), **query)) == pytest.approx(float(s), abs=grid.release_step)
 
 
@@ -319,7 +320,7 @@ def test_groupby_sum_with_huge_epsilon_is_exact() -> None:
     rng = np.random.default_rng(11)
     df = pd.DataFrame({"x": rng.integers(0, 4000, 50_000) / 4, "g": pd.Categorical(rng.integers(0, 7, 50_000))})
     truth = df.assign(x=df["x"].clip(0, 500)).groupby("g", observed=False)["x"].sum()
-    p = df.dp.protect(epsilon=1e13)
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1e13)
     grid = sum_grid(p, (0, 500), {"epsilon": 1e12})
     s = p.dp.groupby("g").sum("x", bounds=(0, 500), epsilon=1e12)
     assert np.all(np.abs(s.to_numpy() - truth.to_numpy()) <= grid.release_step)
@@ -342,7 +343,7 @@ def test_adversarial_floats_never_move_the_sum_beyond_noise(index: int, epsilon:
     lo, hi = -1e15, 1e15
     finite = values[~np.isnan(values)]
     truth = float(sum(Fraction(v) for v in np.clip(finite, lo, hi)))  # exact rational sum
-    p = pd.DataFrame({"x": values}).dp.protect(epsilon=1e9)
+    p = pd.DataFrame({"x": values}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     for _ in range(20):
         s = p["x"].dp.sum(bounds=(lo, hi), epsilon=epsilon)
         assert math.isfinite(s)
@@ -353,7 +354,7 @@ def test_adversarial_floats_never_move_the_sum_beyond_noise(index: int, epsilon:
 
 def test_grid_rounding_is_far_below_the_noise() -> None:
     """The only non-noise error of a sum: half a data step per row, ~2^-31 of the bound."""
-    p = pd.DataFrame({"x": [0.1] * 10}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"x": [0.1] * 10}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     for bounds in [(0, 1), (-1e15, 1e15), (0, 1e-3), (3, 7)]:
         for query in [{"epsilon": 1.0}, {"epsilon": 1e3}]:
             grid = sum_grid(p, bounds, query)
@@ -369,7 +370,7 @@ def test_grid_rounding_is_far_below_the_noise() -> None:
 
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (0.3, 1e-9), (3.0, 1e-5)])
 def test_gaussian_count_std_matches_analytic_calibration(epsilon: float, delta: float) -> None:
-    p = pd.DataFrame({"x": range(10)}).dp.protect(epsilon=100.0, delta=0.5)
+    p = pd.DataFrame({"x": range(10)}).dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=0.5)
     c = p.dp.count(epsilon=epsilon, delta=delta)
     sigma = calibrate.discrete_gaussian_sigma(epsilon, delta, 1)
     assert c.std == pytest.approx(sigma, rel=1e-6)
@@ -386,7 +387,7 @@ def test_gaussian_histogram_noise_matches_calibrated_sigma() -> None:
 
 @pytest.mark.parametrize("rho", [0.02, 0.5, 2.0])
 def test_zcdp_sigma_squared_is_delta_squared_over_two_rho(rho: float) -> None:
-    p = pd.DataFrame({"x": np.arange(100.0)}).dp.protect(rho=100.0)
+    p = pd.DataFrame({"x": np.arange(100.0)}).dp.protect(ledger=Ledger.in_memory(), rho=100.0)
     c = p.dp.count(rho=rho)
     sigma2 = 1 / (2 * rho)
     assert c.std**2 == pytest.approx(calibrate.discrete_gaussian_variance(sigma2), rel=1e-6)
@@ -410,7 +411,7 @@ def test_zcdp_histogram_noise_matches_sigma() -> None:
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (0.5, 1e-8)])
 def test_gaussian_sum_std_is_at_least_the_analytic_sigma(epsilon: float, delta: float) -> None:
     """Sums use at least Balle-Wang's sigma for Delta = max|bound| (and at most the zCDP-route fallback)."""
-    p = pd.DataFrame({"x": np.arange(100.0)}).dp.protect(epsilon=100.0, delta=0.5)
+    p = pd.DataFrame({"x": np.arange(100.0)}).dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=0.5)
     s = p["x"].dp.sum(bounds=(0, 125), epsilon=epsilon, delta=delta)
     analytic = calibrate.analytic_gaussian_sigma(epsilon, delta, 125)
     assert s.std >= analytic * (1 - 1e-6)
@@ -425,13 +426,13 @@ def test_gaussian_sum_std_is_at_least_the_analytic_sigma(epsilon: float, delta: 
 def test_adult_mean_age(adult: pd.DataFrame) -> None:
     truth = adult["age"].clip(0, 125).mean()
     assert 38 < truth < 39
-    p = adult.dp.protect(epsilon=1.0)
+    p = adult.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     m = p["age"].dp.mean(bounds=(0, 125), epsilon=1.0)
     assert abs(m - truth) < 1.0  # noise std is ~0.006 years on 30k rows
     assert m.std < 0.05
     assert m.ci[1] - m.ci[0] < 0.5
     # A single 95% interval misses 5% of the time; over many independent releases, ~95% cover.
-    many = adult.dp.protect(epsilon=400.0)
+    many = adult.dp.protect(ledger=Ledger.in_memory(), epsilon=400.0)
     releases = [many["age"].dp.mean(bounds=(0, 125), epsilon=1.0) for _ in range(400)]
     assert all(abs(r - truth) < 1.0 for r in releases)
     covered = np.mean([r.ci[0] <= truth <= r.ci[1] for r in releases])
@@ -439,7 +440,7 @@ def test_adult_mean_age(adult: pd.DataFrame) -> None:
 
 
 def test_adult_histogram_and_groupby(adult: pd.DataFrame) -> None:
-    p = adult.dp.protect(epsilon=2.0, delta=1e-6)
+    p = adult.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0, delta=1e-6)
     h = p["age"].dp.histogram(bins=range(0, 130, 10), epsilon=0.5)
     truth, _ = np.histogram(adult["age"], bins=np.arange(0, 130, 10))
     assert np.all(np.abs(h.to_numpy() - truth) <= 40)  # scale 2: 40 is 20 scales
@@ -461,7 +462,7 @@ PER_RELEASE_EPSILON = 1.0
 
 def count_releases(rows: int, seed: int) -> Counter[int]:
     """RELEASES noisy counts of a frame with ``rows`` rows, through the accessor."""
-    p = pd.DataFrame({"x": np.arange(rows)}).dp.protect(epsilon=RELEASES * PER_RELEASE_EPSILON)
+    p = pd.DataFrame({"x": np.arange(rows)}).dp.protect(ledger=Ledger.in_memory(), epsilon=RELEASES * PER_RELEASE_EPSILON)
     with seeded_noise(seed):
         return Counter(int(p.dp.count(epsilon=PER_RELEASE_EPSILON)) for _ in range(RELEASES))
 

@@ -115,7 +115,7 @@ def test_protected_frames_are_refused_and_spend_nothing() -> None:
     ):
         with pytest.raises(dpframe.RefusedError, match="before protect"):
             call()
-    assert len(p.dp.budget.ledger) == 0 and p.dp.budget.spent.epsilon == 0
+    assert len(p.dp.budget.ledger) == 0 and p.dp.budget.spent.epsilon.exact == 0
 
 
 def test_equivalence_classes_below_k() -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpframe import Ledger
 import dpframe  # noqa: F401
 from dpframe.attacks import differencing_attack, linkage_attack, synthetic_population, uniqueness
 from dpframe.testing import seeded_noise
@@ -168,7 +169,7 @@ def test_differencing_attack_on_counts_and_refused_on_protected_frames() -> None
     with seeded_noise(2):
         res = differencing_attack(people, "rich", target, aggregate="count", epsilon=1.0)
     assert res.plain_difference == float(people["rich"].iloc[3])
-    p = people.dp.protect(epsilon=1.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(dpframe.RefusedError, match="before protect"):
         differencing_attack(p, "rich", p["name"] == "x", aggregate="count", epsilon=1.0)
     assert len(p.dp.budget.ledger) == 0  # the frame's budget untouched
@@ -187,7 +188,7 @@ def test_differencing_attack_on_counts_and_refused_on_protected_frames() -> None
 
 
 def test_attacks_on_protected_frames_are_refused_and_spend_nothing(population: pd.DataFrame) -> None:
-    released = population.drop(columns=["name"]).head(5_000).dp.protect(epsilon=1.0)
+    released = population.drop(columns=["name"]).head(5_000).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     voters = population.head(1_000)[["name", *QUASI]]
     with pytest.raises(dpframe.RefusedError, match="linkage_attack"):
         linkage_attack(released, voters, identity="name")

@@ -177,7 +177,7 @@ def test_ledger_has_the_bounds_line_with_its_share(p: pd.DataFrame, query: str) 
     assert ledger["mechanism"].tolist()[0] == "sparse vector"
     assert ledger["epsilon"].tolist() == [0.5, 1.5]
     assert ledger["delta"].tolist() == [0.0, 0.0]
-    assert p.dp.budget.spent.epsilon == 2
+    assert p.dp.budget.spent.epsilon.exact == 2
     assert result.cost.epsilon == 2  # the answer reports its whole cost
     assert result.release.bounds is not None and "sparse vector" in result.release.note
 
@@ -194,9 +194,9 @@ def test_zcdp_budget(people: pd.DataFrame) -> None:
     z["age"].dp.mean(rho=0.4)
     ledger = z.dp.budget.ledger
     assert ledger["rho"].tolist() == [0.1, pytest.approx(0.3)]
-    assert z.dp.budget.spent.rho == Fraction(2, 5)
+    assert z.dp.budget.spent.rho.exact == Fraction(2, 5)
     z["age"].dp.sum(epsilon=0.2)  # Laplace on zCDP: rho = eps^2/2, a quarter of it for the bounds
-    assert z.dp.budget.spent.rho == Fraction(2, 5) + Fraction(1, 50)
+    assert z.dp.budget.spent.rho.exact == Fraction(2, 5) + Fraction(1, 50)
 
 
 def test_histogram_without_bounds(p: pd.DataFrame, people: pd.DataFrame) -> None:
@@ -248,7 +248,7 @@ def test_budget_for_bounds_and_query_is_checked_before_any_charge(people: pd.Dat
         p["age"].dp.histogram(bins=4, epsilon=0.6)
     assert spent(p) == before
     p["age"].dp.mean(epsilon=0.5)
-    assert p.dp.budget.remaining.epsilon == 0
+    assert p.dp.budget.remaining.epsilon.exact == 0
 
 
 @pytest.mark.parametrize(
@@ -329,7 +329,7 @@ def test_range_queries_cost_and_validation(people: pd.DataFrame) -> None:
     assert spent(p) == (p.dp.budget.spent, 0)
     many = [(a, a + 1) for a in range(1000)]
     B.range_queries(p["age"], many, threshold=10**6, epsilon=0.5, c=3)
-    assert p.dp.budget.spent.epsilon == Fraction(1, 2)  # the same whatever the number of ranges
+    assert p.dp.budget.spent.epsilon.exact == Fraction(1, 2)  # the same whatever the number of ranges
 
 
 # ---------------------------------------------------------------------------

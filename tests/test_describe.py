@@ -19,7 +19,7 @@ def frame(people: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ledger_epsilon(p: pd.DataFrame) -> Fraction:
-    return p.dp.budget.spent.epsilon
+    return p.dp.budget.spent.epsilon.exact
 
 
 def test_shape_and_labels_match_pandas(frame: pd.DataFrame, seeded: None) -> None:
@@ -75,14 +75,16 @@ def test_ledger_total_is_exactly_epsilon(frame: pd.DataFrame, seeded: None) -> N
     ledger = p.dp.budget.ledger
     assert ledger.groupby("columns")["epsilon"].sum().to_dict() == pytest.approx({c: 0.14 for c in frame.columns})
     # Delta only for the column whose categories are selected privately: a tenth of the budget's.
-    assert p.dp.budget.spent.delta == Fraction(1, 10) * Fraction(1, 10**6)
+    assert p.dp.budget.spent.delta.exact == Fraction(1, 10) * Fraction(1, 10**6)
     assert ledger.loc[ledger["delta"] > 0, "columns"].tolist() == ["edu"]
 
 
 def test_budget_rule_within_columns(frame: pd.DataFrame, seeded: None) -> None:
     p = frame.dp.protect(epsilon=1.0)
     p[["age", "income", "sex"]].dp.describe(epsilon=0.9, bounds={"income": (0, 1e6)})
-    entries = {(e.query, e.columns[0]): e.cost.epsilon for e in p.dp.budget._entries}
+    lines = p.dp.budget.ledger
+    entries = {(q, c.split(", ")[0]): Fraction(e).limit_denominator(10**6)
+               for q, c, e in zip(lines["query"], lines["columns"], lines["epsilon"])}
     share = Fraction(3, 10)
     rest = share * (1 - BOUNDS_SHARE)
     assert entries[("bounds for describe", "age")] == share * BOUNDS_SHARE
@@ -98,10 +100,11 @@ def test_weights_override(frame: pd.DataFrame, seeded: None) -> None:
     p = frame.dp.protect(epsilon=1.0)
     p[["age", "sex", "smoker"]].dp.describe(epsilon=1.0, weights={"age": 3})
     per_column = {c: Fraction(0) for c in ["age", "sex", "smoker"]}
-    for entry in p.dp.budget._entries:
-        per_column[entry.columns[0]] += entry.cost.epsilon
+    lines = p.dp.budget.ledger
+    for column, epsilon in zip(lines["columns"], lines["epsilon"]):
+        per_column[column.split(", ")[0]] += Fraction(epsilon).limit_denominator(10**6)
     assert per_column == {"age": Fraction(3, 5), "sex": Fraction(1, 5), "smoker": Fraction(1, 5)}
-    assert p.dp.budget.spent.epsilon == 1
+    assert p.dp.budget.spent.epsilon.exact == 1
 
 
 def test_bounds_found_once_per_undeclared_numeric_column(frame: pd.DataFrame, seeded: None) -> None:
@@ -133,7 +136,7 @@ def test_errors_before_any_charge(frame: pd.DataFrame, kwargs: dict[str, Any], e
     p = frame.dp.protect(epsilon=1.0, delta=1e-6)
     with pytest.raises(error, match=match):
         p.dp.describe(**kwargs)
-    assert p.dp.budget.spent.epsilon == 0 and len(p.dp.budget.ledger) == 0
+    assert p.dp.budget.spent.epsilon.exact == 0 and len(p.dp.budget.ledger) == 0
 
 
 def test_unsupported_dtype_and_unpublic_categories_refused_before_charge(frame: pd.DataFrame) -> None:
@@ -145,7 +148,7 @@ def test_unsupported_dtype_and_unpublic_categories_refused_before_charge(frame: 
         pure.dp.describe(epsilon=0.5)
     assert "HS" not in str(info.value)
     for p in (dated, pure):
-        assert p.dp.budget.spent.epsilon == 0
+        assert p.dp.budget.spent.epsilon.exact == 0
 
 
 def test_refuses_unprotected_and_zcdp(frame: pd.DataFrame) -> None:

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from dpframe import Ledger
 import dpframe  # noqa: F401
 from dpframe import BudgetExceededError, Cost
 from dpframe.protection import unit_ids
@@ -220,29 +221,29 @@ def test_random_sessions_never_overspend_approx(
     data: st.DataObject, total: float, total_delta: float, by_unit: bool
 ) -> None:
     unit = {"privacy_unit": "uid", "max_contributions": data.draw(st.integers(1, 3))} if by_unit else {}
-    frame = base_frame().dp.protect(epsilon=total, delta=total_delta, **unit)
+    frame = base_frame().dp.protect(ledger=Ledger.in_memory(), epsilon=total, delta=total_delta, **unit)
     rows = 0
     with seeded_noise(data.draw(st.integers(0, 2**32 - 1), label="seed")):
         for _ in range(data.draw(st.integers(1, 25), label="steps")):
             frame, rows = step(frame, data, approx_privacy, rows)
             check_invariants(frame, rows)
     budget = frame.dp.budget
-    assert budget.spent.epsilon <= Fraction(repr(total))
-    assert budget.spent.delta <= Fraction(repr(total_delta))
+    assert budget.spent.epsilon.exact <= Fraction(repr(total))
+    assert budget.spent.delta.exact <= Fraction(repr(total_delta))
 
 
 @SETTINGS
 @given(data=st.data(), total=st.floats(min_value=0.01, max_value=1.5))
 def test_random_sessions_never_overspend_zcdp(data: st.DataObject, total: float) -> None:
-    frame = base_frame().dp.protect(rho=total)
+    frame = base_frame().dp.protect(ledger=Ledger.in_memory(), rho=total)
     rows = 0
     with seeded_noise(data.draw(st.integers(0, 2**32 - 1), label="seed")):
         for _ in range(data.draw(st.integers(1, 25), label="steps")):
             frame, rows = step(frame, data, zcdp_privacy, rows)
             check_invariants(frame, rows)
     budget = frame.dp.budget
-    assert budget.spent.rho <= Fraction(repr(total))
-    assert budget.spent.epsilon == 0 and budget.spent.delta == 0
+    assert budget.spent.rho.exact <= Fraction(repr(total))
+    assert budget.spent.epsilon.exact == 0 and budget.spent.delta.exact == 0
 
 
 @SETTINGS
@@ -251,17 +252,17 @@ def test_exhausting_the_budget_exactly(data: st.DataObject) -> None:
     """k queries of total/k each spend the budget exactly; the next is refused and charges nothing."""
     k = data.draw(st.integers(1, 12), label="k")
     total = data.draw(st.sampled_from([1.0, 0.3, 0.7, 2.0, 0.1]), label="total")
-    frame = base_frame().dp.protect(epsilon=total)
+    frame = base_frame().dp.protect(ledger=Ledger.in_memory(), epsilon=total)
     share = Fraction(repr(total)) / k
     with seeded_noise(0):
         for _ in range(k):
             frame.dp.count(epsilon=share)
-        assert frame.dp.budget.remaining.epsilon == 0
+        assert frame.dp.budget.remaining.epsilon.exact == 0
         name = data.draw(st.sampled_from(QUERIES), label="query")
         tiny = data.draw(st.sampled_from([1e-9, 1e-3, Fraction(1, 10**12)]), label="tiny")
         with pytest.raises(BudgetExceededError):
             run_query(frame, name, {"epsilon": tiny}) or frame.dp.count(epsilon=tiny)
-    assert frame.dp.budget.spent.epsilon == Fraction(repr(total))
+    assert frame.dp.budget.spent.epsilon.exact == Fraction(repr(total))
     assert len(frame.dp.budget.ledger) == k
 
 
@@ -300,10 +301,10 @@ DUPLICATIONS: dict[str, Callable[[pd.DataFrame, st.DataObject], pd.DataFrame]] =
 def test_duplication_never_raises_a_units_contribution(data: st.DataObject, k: int, unit_level: bool) -> None:
     df = base_frame()
     if unit_level:
-        frame = df.dp.protect(epsilon=1e9, privacy_unit="uid", max_contributions=k)
+        frame = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9, privacy_unit="uid", max_contributions=k)
     else:
         k = 1
-        frame = df.dp.protect(epsilon=1e9)
+        frame = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     names = data.draw(st.lists(st.sampled_from(list(DUPLICATIONS)), min_size=1, max_size=4), label="ops")
     for name in names:
         if name in ("explode",) and "tags" not in frame.columns:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpframe import Ledger
 import dpframe
 from dpframe import BudgetExceededError, Cost, DPFloat, DPInt, NotProtectedError, Release
 from dpframe.testing import NotPrivateWarning
@@ -30,13 +31,13 @@ HUGE = 1e6  # epsilon per query at which noise is far below one unit
 @pytest.fixture
 def p(people: pd.DataFrame) -> pd.DataFrame:
     """people, protected with a budget big enough for many HUGE queries."""
-    return people.dp.protect(epsilon=1e9, delta=0.5)
+    return people.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9, delta=0.5)
 
 
 @pytest.fixture
 def z(people: pd.DataFrame) -> pd.DataFrame:
     """people, protected with a zCDP budget."""
-    return people.dp.protect(rho=1e9)
+    return people.dp.protect(ledger=Ledger.in_memory(), rho=1e9)
 
 
 def spent(frame: pd.DataFrame | pd.Series) -> tuple[Cost, int]:
@@ -92,10 +93,10 @@ def test_count_of_filtered_frame(p: pd.DataFrame, people: pd.DataFrame) -> None:
 )
 def test_count_series_excludes_missing(values: Any) -> None:
     s = pd.Series(values, name="v")
-    ps = pd.DataFrame({"v": s}).dp.protect(epsilon=1e7)["v"]
+    ps = pd.DataFrame({"v": s}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e7)["v"]
     assert ps.dp.count(epsilon=HUGE) == 3
     # A series protected on its own works too.
-    assert s.dp.protect(epsilon=1e7).dp.count(epsilon=HUGE) == 3
+    assert s.dp.protect(ledger=Ledger.in_memory(), epsilon=1e7).dp.count(epsilon=HUGE) == 3
 
 
 # ---------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def clipped(series: pd.Series, lo: float, hi: float) -> pd.Series:
 
 
 def test_sum_clips_and_ignores_nan(messy: pd.DataFrame) -> None:
-    px = messy.dp.protect(epsilon=1e9)["x"]
+    px = messy.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     s = px.dp.sum(bounds=(0, 10), epsilon=HUGE)
     assert isinstance(s, DPFloat) and isinstance(s, float)
     assert s == pytest.approx(clipped(messy["x"], 0, 10).sum(), abs=1e-3)
@@ -124,7 +125,7 @@ def test_sum_clips_and_ignores_nan(messy: pd.DataFrame) -> None:
 
 @pytest.mark.parametrize("bounds", [(-10, -1), (-5, 5), (2, 8), (0.5, 1e4)])
 def test_sum_various_bounds(messy: pd.DataFrame, bounds: tuple[float, float]) -> None:
-    px = messy.dp.protect(epsilon=1e9)["x"]
+    px = messy.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     truth = clipped(messy["x"], *bounds).sum()
     s = px.dp.sum(bounds=bounds, epsilon=HUGE)
     assert s == pytest.approx(truth, abs=1e-3 * max(1, abs(bounds[0]), abs(bounds[1])))
@@ -134,14 +135,14 @@ def test_sum_bool_and_nullable_integer_columns() -> None:
     df = pd.DataFrame(
         {"b": [True, False, True, True] * 10, "i": pd.array([1, None, 3, 4] * 10, dtype="Int64")}
     )
-    p = df.dp.protect(epsilon=1e9)
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     assert p["b"].dp.sum(bounds=(0, 1), epsilon=HUGE) == pytest.approx(30, abs=1e-3)
     assert p["i"].dp.sum(bounds=(0, 5), epsilon=HUGE) == pytest.approx(80, abs=1e-3)
     assert p["b"].dp.mean(bounds=(0, 1), epsilon=HUGE) == pytest.approx(0.75, abs=1e-4)
 
 
 def test_mean_clips_and_ignores_nan(messy: pd.DataFrame) -> None:
-    px = messy.dp.protect(epsilon=1e9)["x"]
+    px = messy.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     truth = clipped(messy["x"], 0, 10).mean()
     m = px.dp.mean(bounds=(0, 10), epsilon=HUGE)
     assert isinstance(m, DPFloat)
@@ -156,7 +157,7 @@ def test_mean_of_people(p: pd.DataFrame, people: pd.DataFrame) -> None:
 
 
 def test_mean_stays_within_bounds_at_tiny_epsilon() -> None:
-    p = pd.DataFrame({"x": [9.0, 10.0, 10.0]}).dp.protect(epsilon=100.0)
+    p = pd.DataFrame({"x": [9.0, 10.0, 10.0]}).dp.protect(ledger=Ledger.in_memory(), epsilon=100.0)
     for _ in range(50):
         m = p["x"].dp.mean(bounds=(0, 10), epsilon=0.01)
         assert 0 <= m <= 10
@@ -176,14 +177,14 @@ def spread_data() -> pd.DataFrame:
 
 def test_var_and_std_at_the_bounds() -> None:
     """Data sitting exactly on the bounds (the docstring's case), population variance."""
-    p = pd.DataFrame({"x": [0.0, 10.0] * 500}).dp.protect(epsilon=1e9)
+    p = pd.DataFrame({"x": [0.0, 10.0] * 500}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     assert p["x"].dp.var(bounds=(0, 10), epsilon=HUGE, ddof=0) == pytest.approx(25.0, rel=1e-6)
     assert p["x"].dp.std(bounds=(0, 10), epsilon=HUGE, ddof=0) == pytest.approx(5.0, rel=1e-6)
 
 
 def test_sample_variance_may_exceed_squared_half_width() -> None:
     """Regression: the clamp to half-width**2 must apply before the ddof correction."""
-    p = pd.DataFrame({"x": [0.0, 10.0] * 5}).dp.protect(epsilon=1e9)
+    p = pd.DataFrame({"x": [0.0, 10.0] * 5}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     truth = pd.Series([0.0, 10.0] * 5).var()  # 27.78
     v = p["x"].dp.var(bounds=(0, 10), epsilon=HUGE)
     assert v == pytest.approx(truth, rel=1e-4)
@@ -193,14 +194,14 @@ def test_sample_variance_may_exceed_squared_half_width() -> None:
 @pytest.mark.parametrize("ddof", [0, 1])
 def test_var_matches_clipped_variance(spread_data: pd.DataFrame, ddof: int) -> None:
     """Regression: squared deviations must be centred on half**2/2, not on the square grid's midpoint 0."""
-    px = spread_data.dp.protect(epsilon=1e9)["x"]
+    px = spread_data.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     truth = clipped(spread_data["x"], 0, 100).var(ddof=ddof)
     v = px.dp.var(bounds=(0, 100), epsilon=HUGE, ddof=ddof)
     assert v == pytest.approx(truth, rel=1e-3)
 
 
 def test_std_matches_clipped_std(spread_data: pd.DataFrame) -> None:
-    px = spread_data.dp.protect(epsilon=1e9)["x"]
+    px = spread_data.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     truth = clipped(spread_data["x"], 0, 100).std()
     s = px.dp.std(bounds=(0, 100), epsilon=HUGE)
     assert s == pytest.approx(truth, rel=1e-3)
@@ -208,13 +209,13 @@ def test_std_matches_clipped_std(spread_data: pd.DataFrame) -> None:
 
 def test_var_of_small_integers() -> None:
     """var([1..9]) = 7.5; the implementation returns ~20.7 with bounds (0, 10)."""
-    p = pd.DataFrame({"x": np.arange(1.0, 10.0)}).dp.protect(epsilon=1e9)
+    p = pd.DataFrame({"x": np.arange(1.0, 10.0)}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     assert p["x"].dp.var(bounds=(0, 10), epsilon=HUGE) == pytest.approx(7.5, rel=1e-4)
 
 
 def test_var_std_shapes_and_ranges(spread_data: pd.DataFrame) -> None:
     """Whatever the estimate, var lies in [0, half-width**2], std is its square root, intervals hold them."""
-    px = spread_data.dp.protect(epsilon=1e9)["x"]
+    px = spread_data.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     v = px.dp.var(bounds=(0, 100), epsilon=1.0)
     s = px.dp.std(bounds=(0, 100), epsilon=1.0)
     assert 0 <= v <= 50**2 and 0 <= s <= 50
@@ -246,7 +247,7 @@ def test_histogram_explicit_edges(p: pd.DataFrame, people: pd.DataFrame) -> None
 
 
 def test_histogram_drops_nan_inf_and_out_of_range_silently(messy: pd.DataFrame) -> None:
-    px = messy.dp.protect(epsilon=1e9)["x"]
+    px = messy.dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)["x"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", NotPrivateWarning)
@@ -260,7 +261,7 @@ def test_histogram_drops_nan_inf_and_out_of_range_silently(messy: pd.DataFrame) 
 
 
 def test_histogram_all_missing_column() -> None:
-    p = pd.DataFrame({"x": [np.nan] * 10}).dp.protect(epsilon=1e9)
+    p = pd.DataFrame({"x": [np.nan] * 10}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e9)
     h = p["x"].dp.histogram(bins=3, bounds=(0, 1), epsilon=HUGE)
     assert h.tolist() == [0, 0, 0]
 
@@ -362,7 +363,7 @@ def rare() -> pd.DataFrame:
 
 
 def test_value_counts_private_selection(rare: pd.DataFrame) -> None:
-    p = rare.dp.protect(epsilon=100.0, delta=1e-3)
+    p = rare.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3)
     for _ in range(20):
         vc = p["c"].dp.value_counts(epsilon=1.0, delta=1e-6)
         assert {"common", "usual", "frequent"} <= set(vc.index)
@@ -378,7 +379,7 @@ def test_private_selection_with_several_rows_per_person(k: int) -> None:
     common = [(f"u{i}", "common") for i in range(400)] + [(f"v{i}", "usual") for i in range(300)]
     rare = [(f"r{j}", f"rare-{j}") for j in range(30) for _ in range(k)]  # person r{j}: k rows of rare-{j}
     df = pd.DataFrame(common + rare, columns=["user", "c"])
-    p = df.dp.protect(epsilon=100.0, delta=1e-3, privacy_unit="user", max_contributions=k)
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3, privacy_unit="user", max_contributions=k)
     for _ in range(20):
         vc = p["c"].dp.value_counts(epsilon=1.0, delta=1e-6)
         assert {"common", "usual"} <= set(vc.index)
@@ -388,10 +389,10 @@ def test_private_selection_with_several_rows_per_person(k: int) -> None:
 
 
 def test_value_counts_selection_needs_delta(people: pd.DataFrame, p: pd.DataFrame, z: pd.DataFrame) -> None:
-    pure = people.dp.protect(epsilon=10.0)
+    pure = people.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
     with pytest.raises(ValueError, match="not public"):
         pure["edu"].dp.value_counts(epsilon=1.0)
-    assert pure.dp.budget.spent.epsilon == 0
+    assert pure.dp.budget.spent.epsilon.exact == 0
     before = spent(p)
     with pytest.raises(ValueError, match="Laplace"):
         p["edu"].dp.value_counts(epsilon=1.0, delta=1e-6, mechanism="gaussian")
@@ -403,18 +404,18 @@ def test_value_counts_selection_needs_delta(people: pd.DataFrame, p: pd.DataFram
 
 
 def test_selection_without_delta_spends_a_tenth_of_the_budget_delta(people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=10.0, delta=1e-5)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0, delta=1e-5)
     counts = p["edu"].dp.value_counts(epsilon=1.0)
     assert set(counts.index) == {"HS", "BA", "MA"}
     ledger = p.dp.budget.ledger
     assert ledger["delta"].iloc[-1] == pytest.approx(1e-6)
     p.dp.crosstab("edu", "sex", epsilon=1.0)
-    assert p.dp.budget.spent.delta == Fraction(2, 10**6)
+    assert p.dp.budget.spent.delta.exact == Fraction(2, 10**6)
 
 
 def test_value_counts_selection_at_very_large_epsilon(rare: pd.DataFrame) -> None:
     """Regression: exp(-1/scale) underflowed to 0 and log(0) raised after the charge."""
-    p = rare.dp.protect(epsilon=1e4, delta=1e-3)
+    p = rare.dp.protect(ledger=Ledger.in_memory(), epsilon=1e4, delta=1e-3)
     vc = p["c"].dp.value_counts(epsilon=1000.0, delta=1e-6)
     assert {"common", "usual", "frequent"} <= set(vc.index)
 
@@ -422,14 +423,14 @@ def test_value_counts_selection_at_very_large_epsilon(rare: pd.DataFrame) -> Non
 @pytest.mark.parametrize("declared", [True, False])
 def test_value_counts_unhashable_values_do_not_raise(people: pd.DataFrame, declared: bool) -> None:
     """Regression: a list in an object column must not raise (after the charge) -- it counts as missing."""
-    p = people.dp.protect(epsilon=10.0, delta=1e-3)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0, delta=1e-3)
     if declared:
         vc = p["tags"].dp.value_counts(keys=["a", "b"], epsilon=1.0)
     else:
         vc = p["tags"].dp.value_counts(epsilon=1.0, delta=1e-6)
     assert isinstance(vc, pd.Series)
     assert len(p.dp.budget.ledger) == 1
-    mixed = pd.DataFrame({"t": [[1], "a", "a", {"k": 1}, "b"] * 200}).dp.protect(epsilon=1e7)
+    mixed = pd.DataFrame({"t": [[1], "a", "a", {"k": 1}, "b"] * 200}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e7)
     counts = mixed["t"].dp.value_counts(keys=["a", "b"], epsilon=HUGE, sort=False)
     assert counts.tolist() == [400, 200]
 
@@ -464,7 +465,7 @@ def test_crosstab_declared_keys_dict(p: pd.DataFrame, people: pd.DataFrame) -> N
 
 
 def test_crosstab_private_selection(rare: pd.DataFrame) -> None:
-    p = rare.dp.protect(epsilon=100.0, delta=1e-3)
+    p = rare.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3)
     table = p.dp.crosstab("c", "d", epsilon=1.0, delta=1e-6)
     assert {"common", "usual", "frequent"} <= set(table.index)
     assert not any(str(k).startswith("rare") for k in table.index)
@@ -483,7 +484,7 @@ def test_crosstab_bad_keys_before_charge(p: pd.DataFrame) -> None:
 
 
 def test_undeclared_keys_on_a_pure_budget_are_refused(people: pd.DataFrame) -> None:
-    pure = people.dp.protect(epsilon=10.0)
+    pure = people.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
     with pytest.raises(ValueError, match="not public"):
         pure.dp.crosstab("edu", "sex", epsilon=1.0)
     with pytest.raises(ValueError, match="not public"):
@@ -492,7 +493,7 @@ def test_undeclared_keys_on_a_pure_budget_are_refused(people: pd.DataFrame) -> N
         pure.dp.groupby("edu").count(epsilon=1.0)
     with pytest.raises(ValueError, match="not public"):
         pure["edu"].dp.value_counts(epsilon=0.1)
-    assert pure.dp.budget.spent.epsilon == 0
+    assert pure.dp.budget.spent.epsilon.exact == 0
 
 
 # ---------------------------------------------------------------------------
@@ -565,7 +566,7 @@ def test_groupby_multiple_columns(p: pd.DataFrame, people: pd.DataFrame) -> None
 
 def test_groupby_private_selection(rare: pd.DataFrame) -> None:
     df = rare.assign(x=np.arange(len(rare)) % 10)
-    p = df.dp.protect(epsilon=1000.0, delta=1e-3)
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1000.0, delta=1e-3)
     for method in ("count", "sum", "mean", "var", "std"):
         g = p.dp.groupby("c")
         if method == "count":
@@ -650,7 +651,7 @@ def test_gaussian_on_zcdp_budget(z: pd.DataFrame, people: pd.DataFrame) -> None:
     assert np.allclose(gs, people.groupby("sex", observed=False)["age"].sum(), atol=1e-2)
     ledger = z.dp.budget.ledger
     assert (ledger["epsilon"] == 0).all() and (ledger["delta"] == 0).all()
-    assert ledger["rho"].sum() == pytest.approx(float(z.dp.budget.spent.rho))
+    assert ledger["rho"].sum() == pytest.approx(float(z.dp.budget.spent.rho.exact))
 
 
 # ---------------------------------------------------------------------------
@@ -751,20 +752,20 @@ def test_ledger_one_row_per_query(p: pd.DataFrame) -> None:
     assert ledger.loc[~sequential, "rule"].str.contains("parallel composition").all()
     assert ledger["seeded"].all()  # the seeded fixture is on
     assert ledger.loc[1, "columns"] == "age" and ledger.loc[8, "columns"] == "sex, smoker"
-    assert p.dp.budget.spent.epsilon == Fraction(55, 10)
-    assert p.dp.budget.spent.delta == Fraction(11, 10**6)
+    assert p.dp.budget.spent.epsilon.exact == Fraction(55, 10)
+    assert p.dp.budget.spent.delta.exact == Fraction(11, 10**6)
     assert ledger["epsilon"].sum() == pytest.approx(5.5)
 
 
 def test_refused_query_is_not_in_ledger(people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=1.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     p.dp.count(epsilon=0.7)
     with pytest.raises(BudgetExceededError):
         p["age"].dp.histogram(bins=3, bounds=(0, 100), epsilon=0.4)
     assert len(p.dp.budget.ledger) == 1
-    assert p.dp.budget.spent.epsilon == Fraction(7, 10)
+    assert p.dp.budget.spent.epsilon.exact == Fraction(7, 10)
     p["age"].dp.histogram(bins=3, bounds=(0, 100), epsilon=0.3)
-    assert p.dp.budget.remaining.epsilon == 0
+    assert p.dp.budget.remaining.epsilon.exact == 0
 
 
 # ---------------------------------------------------------------------------
@@ -908,7 +909,7 @@ def test_bad_zcdp_arguments_refused_before_charge(z: pd.DataFrame, call: Any) ->
 
 
 def test_pure_budget_refuses_delta_without_charge(people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=1.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(BudgetExceededError):
         p.dp.count(epsilon=0.1, delta=1e-6)
     with pytest.raises(BudgetExceededError):
@@ -945,11 +946,11 @@ def test_numpy_float_epsilon_accepted(p: pd.DataFrame) -> None:
 def test_fraction_epsilon_accepted(p: pd.DataFrame) -> None:
     n = p.dp.count(epsilon=Fraction(1, 3))
     assert n.cost == Cost(epsilon=Fraction(1, 3))
-    assert p.dp.budget.spent.epsilon == Fraction(1, 3)
+    assert p.dp.budget.spent.epsilon.exact == Fraction(1, 3)
 
 
 def test_budget_exceeded_on_huge_query(people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=1.0, delta=1e-6)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     with pytest.raises(BudgetExceededError):
         p["age"].dp.mean(bounds=(0, 125), epsilon=1.5)
     with pytest.raises(BudgetExceededError):
@@ -1005,7 +1006,7 @@ SECRET_CALLS: list[Callable[[pd.DataFrame], Any]] = [
     lambda p: p.merge(p, on="name"),
     lambda p: p.query("amount > amount.median()"),
     lambda p: p.sort_values("name").iloc[:3],
-    lambda p: p.dp.protect(epsilon=1.0),
+    lambda p: p.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0),
     lambda p: p["lists"].dp.histogram(bins=[0, 1], epsilon=0.1),
     lambda p: p.groupby("name")[["amount"]].sum().dp.count(epsilon=0.1),
 ]
@@ -1013,7 +1014,7 @@ SECRET_CALLS: list[Callable[[pd.DataFrame], Any]] = [
 
 @pytest.mark.parametrize("index", range(len(SECRET_CALLS)))
 def test_error_messages_never_contain_data(secret: pd.DataFrame, index: int) -> None:
-    p = secret.dp.protect(epsilon=1.0)
+    p = secret.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     before = spent(p)
     with pytest.raises(Exception) as info:
         SECRET_CALLS[index](p)
@@ -1026,11 +1027,11 @@ def test_error_messages_never_contain_data(secret: pd.DataFrame, index: int) -> 
 @pytest.mark.parametrize(
     "protect",
     [
-        lambda d: d.dp.protect(epsilon=1.0, privacy_unit="user"),  # missing unit values
-        lambda d: d.dp.protect(epsilon=1.0, privacy_unit="nope"),
-        lambda d: d.dp.protect(epsilon=1.0, max_contributions=2),
-        lambda d: d.dp.protect(epsilon=-1.0),
-        lambda d: d.iloc[:0].dp.protect(epsilon=1.0),
+        lambda d: d.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="user"),  # missing unit values
+        lambda d: d.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="nope"),
+        lambda d: d.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, max_contributions=2),
+        lambda d: d.dp.protect(ledger=Ledger.in_memory(), epsilon=-1.0),
+        lambda d: d.iloc[:0].dp.protect(ledger=Ledger.in_memory(), epsilon=1.0),
     ],
 )
 def test_protect_error_messages_never_contain_data(secret: pd.DataFrame, protect: Any) -> None:
@@ -1043,7 +1044,7 @@ def test_protect_error_messages_never_contain_data(secret: pd.DataFrame, protect
 
 def test_privately_selected_keys_come_in_an_order_independent_of_the_data(people: pd.DataFrame) -> None:
     """Order of first appearance is private: selected keys are released sorted by value."""
-    for frame in (people.dp.protect(epsilon=100.0, delta=1e-3), people.iloc[::-1].dp.protect(epsilon=100.0, delta=1e-3)):
+    for frame in (people.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3), people.iloc[::-1].dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3)):
         counts = frame["edu"].dp.value_counts(epsilon=1.0, sort=False)
         assert list(counts.index) == ["BA", "HS", "MA"]
         groups = frame.dp.groupby("edu").mean("age", bounds=(0, 125), epsilon=1.0)

@@ -18,6 +18,7 @@ import pytest
 from scipy import integrate
 from scipy.stats import beta, chi2
 
+from dpframe import Ledger
 import dpframe
 from dpframe.selection import exponential as em
 from dpframe.selection import quantile as qm
@@ -269,7 +270,7 @@ def test_quantile_of_empty_data_is_uniform_over_the_grid(seeded: None) -> None:
 
 def test_median_of_a_known_distribution(seeded: None) -> None:
     x = np.random.default_rng(2).normal(50, 10, 100_000)
-    p = pd.DataFrame({"x": x}).dp.protect(epsilon=2.0)
+    p = pd.DataFrame({"x": x}).dp.protect(ledger=Ledger.in_memory(), epsilon=2.0)
     m = p["x"].dp.median(bounds=(0, 100), epsilon=1.0)
     assert isinstance(m, dpframe.DPFloat)
     assert abs(m - np.median(x)) < 0.05
@@ -278,7 +279,7 @@ def test_median_of_a_known_distribution(seeded: None) -> None:
 
 
 def test_quantile_list_returns_series_indexed_by_q(seeded: None, people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=1.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     qs = p["income"].dp.quantile([0.1, 0.5, 0.9], bounds=(0, 500_000), epsilon=0.6)
     assert isinstance(qs, pd.Series) and list(qs.index) == [0.1, 0.5, 0.9] and qs.name == "income"
     exact = people["income"].quantile([0.1, 0.5, 0.9])
@@ -286,13 +287,13 @@ def test_quantile_list_returns_series_indexed_by_q(seeded: None, people: pd.Data
     assert qs.is_monotonic_increasing
     release = qs.attrs["dp"]
     assert release.query == "quantile" and release.std.isna().all() and "dpframe" not in qs.attrs
-    assert p.dp.budget.spent.epsilon == Fraction(3, 5)
+    assert p.dp.budget.spent.epsilon.exact == Fraction(3, 5)
     ledger = p.dp.budget.ledger
     assert ledger["rule"].iloc[-1] == "sequential composition over quantiles" and "3 quantile(s)" in ledger["noise"].iloc[-1]
 
 
 def test_integer_columns_get_integer_quantiles(seeded: None, people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=1.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     m = p["age"].dp.median(bounds=(0, 125), epsilon=0.5)
     assert float(m).is_integer() and abs(m - people["age"].median()) <= 2
     low = p["smoker"].dp.quantile(0.1, bounds=(0, 1), epsilon=0.5)
@@ -301,14 +302,14 @@ def test_integer_columns_get_integer_quantiles(seeded: None, people: pd.DataFram
 
 def test_quantile_clips_and_ignores_missing(seeded: None) -> None:
     s = pd.Series([np.nan] * 500 + [1e9] * 300 + [5.0] * 200, name="v")
-    p = s.dp.protect(epsilon=1.0)
+    p = s.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     assert abs(p.dp.median(bounds=(0, 10), epsilon=1.0) - 10) < 0.01  # 300 of 500 values clip to 10
-    nullable = pd.Series(pd.array([1, None, 3, 3, 3] * 100, dtype="Int64"), name="n").dp.protect(epsilon=1.0)
+    nullable = pd.Series(pd.array([1, None, 3, 3, 3] * 100, dtype="Int64"), name="n").dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     assert nullable.dp.median(bounds=(0, 10), epsilon=1.0) == 3
 
 
 def test_quantile_argument_errors_cost_nothing(people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=1.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(dpframe.BudgetExceededError):  # bounds found automatically: whole cost checked first
         p["age"].dp.median(epsilon=2.0)
     with pytest.raises(ValueError, match="did you reverse them"):
@@ -323,12 +324,12 @@ def test_quantile_argument_errors_cost_nothing(people: pd.DataFrame) -> None:
         p["sex"].dp.mode(epsilon=0.1, delta=1e-9)
     with pytest.raises(dpframe.BudgetExceededError):
         p["age"].dp.median(bounds=(0, 100), epsilon=2.0)
-    assert p.dp.budget.spent.epsilon == 0 and len(p.dp.budget.ledger) == 0
+    assert p.dp.budget.spent.epsilon.exact == 0 and len(p.dp.budget.ledger) == 0
 
 
 def test_quantiles_without_bounds_find_them_privately(seeded: None) -> None:
     ages = pd.DataFrame({"age": np.tile(np.arange(18, 91), 100)})
-    p = ages.dp.protect(epsilon=10.0)
+    p = ages.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
     m = p["age"].dp.median(epsilon=2.0)
     assert abs(m - 54) <= 2
     assert m.release.bounds is not None and m.release.bounds[0] <= 18 and m.release.bounds[1] >= 90
@@ -341,18 +342,18 @@ def test_quantiles_without_bounds_find_them_privately(seeded: None) -> None:
 
 
 def test_median_accuracy_on_adult_age(adult: pd.DataFrame) -> None:
-    p = adult.dp.protect(epsilon=300.0)
+    p = adult.dp.protect(ledger=Ledger.in_memory(), epsilon=300.0)
     truth = adult["age"].median()
     errors = [abs(p["age"].dp.median(bounds=(0, 125), epsilon=1.0) - truth) for _ in range(200)]
     assert np.median(errors) <= 1.0
-    assert p.dp.budget.spent.epsilon == 200
+    assert p.dp.budget.spent.epsilon.exact == 200
 
 
 # --- queries: mode, top-k, select -------------------------------------------------------------
 
 
 def test_mode_and_top_k_with_declared_keys(seeded: None, people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=2.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0)
     m = p["edu"].dp.mode(keys=["HS", "BA", "MA", "PhD"], epsilon=0.5)
     assert m.tolist() == [people["edu"].mode()[0]] or abs(
         (people["edu"] == m[0]).sum() - people["edu"].value_counts().max()) < 60
@@ -361,30 +362,30 @@ def test_mode_and_top_k_with_declared_keys(seeded: None, people: pd.DataFrame) -
     everything = p["edu"].dp.top_k(4, keys=["HS", "BA", "MA", "PhD"], epsilon=1.0)
     assert sorted(everything) == ["BA", "HS", "MA", "PhD"]  # the absent key is a candidate too
     assert everything.iloc[-1] == "PhD"  # count 0, ~650 below the others
-    assert p.dp.budget.spent.epsilon == Fraction(3, 2)
+    assert p.dp.budget.spent.epsilon.exact == Fraction(3, 2)
     assert p.dp.budget.ledger["rule"].tolist() == ["one ε-DP selection", "sequential composition over rounds"]
 
 
 def test_absent_declared_key_can_be_the_mode(seeded: None) -> None:
-    p = pd.DataFrame({"c": ["a"] * 3}).dp.protect(epsilon=10.0)
+    p = pd.DataFrame({"c": ["a"] * 3}).dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
     picks = [p["c"].dp.mode(keys=["a", "zzz"], epsilon=0.01)[0] for _ in range(60)]
     assert "zzz" in picks and "a" in picks  # near-uniform at this epsilon
 
 
 @pytest.mark.parametrize("mechanism", ["permute_and_flip", "exponential", "report_noisy_max"])
 def test_mode_mechanisms_on_categorical_and_bool(seeded: None, people: pd.DataFrame, mechanism: str) -> None:
-    p = people.dp.protect(epsilon=2.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0)
     assert p["smoker"].dp.mode(epsilon=0.5, mechanism=mechanism).tolist() == [False]
     assert p["sex"].dp.mode(epsilon=0.5, mechanism=mechanism).attrs["dp"].mechanism.startswith(
         {"permute_and_flip": "permute", "exponential": "exponential", "report_noisy_max": "report"}[mechanism])
 
 
 def test_mode_with_undeclared_categories(seeded: None, people: pd.DataFrame) -> None:
-    pure = people.dp.protect(epsilon=1.0)
+    pure = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(ValueError, match="not public"):
         pure["edu"].dp.mode(epsilon=0.5)
-    assert pure.dp.budget.spent.epsilon == 0
-    p = people.dp.protect(epsilon=1.0, delta=1e-6)
+    assert pure.dp.budget.spent.epsilon.exact == 0
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError, match="needs public categories"):
         p["edu"].dp.mode(epsilon=0.5, mechanism="exponential")
     counts = people["edu"].value_counts()
@@ -393,15 +394,15 @@ def test_mode_with_undeclared_categories(seeded: None, people: pd.DataFrame) -> 
     assert "partition selection" in m.attrs["dp"].note
     top = p["edu"].dp.top_k(5, epsilon=0.4, delta=1e-7)
     assert sorted(top) == ["BA", "HS", "MA"] and list(top.index) == [0, 1, 2]  # only the three that exist
-    assert p.dp.budget.spent.delta == Fraction(2, 10**7)
+    assert p.dp.budget.spent.delta.exact == Fraction(2, 10**7)
 
 
 def test_mode_on_user_level_data_bounds_each_user(seeded: None) -> None:
     # One user repeats "spam" 1000 times; 100 users say "ham" once. With one row per user, ham wins.
     df = pd.DataFrame({"user": [0] * 1000 + list(range(1, 101)), "word": ["spam"] * 1000 + ["ham"] * 100})
-    p = df.dp.protect(epsilon=1.0, privacy_unit="user", max_contributions=1)
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="user", max_contributions=1)
     assert p["word"].dp.mode(keys=["spam", "ham"], epsilon=0.5).tolist() == ["ham"]
-    p3 = df.dp.protect(epsilon=1.0, privacy_unit="user", max_contributions=3)
+    p3 = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="user", max_contributions=3)
     p3["word"].dp.mode(keys=["spam", "ham"], epsilon=0.5)
     assert "sensitivity 3" in p3.dp.budget.ledger["noise"].iloc[-1]
     scored = p.dp.select(["spam", "ham"], score=lambda f, w: (f["word"] == w).sum(), sensitivity=1, epsilon=0.5)
@@ -410,7 +411,7 @@ def test_mode_on_user_level_data_bounds_each_user(seeded: None) -> None:
 
 def test_select_runs_the_score_on_bounded_unprotected_rows(seeded: None) -> None:
     df = pd.DataFrame({"user": [0] * 50 + [1, 2], "x": [1.0] * 52})
-    p = df.dp.protect(epsilon=1.0, privacy_unit="user", max_contributions=2)
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="user", max_contributions=2)
     seen: list[tuple[int, bool]] = []
 
     def score(frame: pd.DataFrame, c: int) -> float:
@@ -425,7 +426,7 @@ def test_select_runs_the_score_on_bounded_unprotected_rows(seeded: None) -> None
 
 
 def test_select_treats_failing_scores_as_lowest(seeded: None) -> None:
-    p = pd.DataFrame({"x": [0.0] * 10}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"x": [0.0] * 10}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
 
     def score(frame: pd.DataFrame, c: str) -> Any:
         if c == "boom":
@@ -438,7 +439,7 @@ def test_select_treats_failing_scores_as_lowest(seeded: None) -> None:
 
 
 def test_select_argument_errors_cost_nothing() -> None:
-    p = pd.DataFrame({"x": [1.0, 2.0]}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"x": [1.0, 2.0]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     ok = dict(score=lambda f, c: 0.0, sensitivity=1.0, epsilon=0.5)
     with pytest.raises(ValueError, match="candidates is empty"):
         p.dp.select([], **ok)
@@ -453,15 +454,15 @@ def test_select_argument_errors_cost_nothing() -> None:
     with pytest.raises(ValueError, match="pass epsilon="):
         p.dp.select([1], score=lambda f, c: 0.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="exceeds the number of candidates"):
-        pd.Series(["a"], name="c").dp.protect(epsilon=1.0).dp.top_k(3, keys=["a", "b"], epsilon=0.1)
-    assert p.dp.budget.spent.epsilon == 0
+        pd.Series(["a"], name="c").dp.protect(ledger=Ledger.in_memory(), epsilon=1.0).dp.top_k(3, keys=["a", "b"], epsilon=0.1)
+    assert p.dp.budget.spent.epsilon.exact == 0
 
 
 def test_selection_on_a_zcdp_budget(seeded: None, people: pd.DataFrame) -> None:
-    p = people.dp.protect(rho=0.5)
+    p = people.dp.protect(ledger=Ledger.in_memory(), rho=0.5)
     p["smoker"].dp.mode(epsilon=0.5)  # charged rho = eps^2 / 2
     p["age"].dp.median(bounds=(0, 125), rho=0.125)  # runs at eps = sqrt(2 rho) = 0.5
-    assert p.dp.budget.spent.rho == Fraction(1, 8) + Fraction(1, 8)
+    assert p.dp.budget.spent.rho.exact == Fraction(1, 8) + Fraction(1, 8)
     with pytest.raises(ValueError, match="spends no delta"):
         p["smoker"].dp.mode(epsilon=0.1, delta=1e-6)
     with pytest.raises(ValueError, match="zCDP"):
@@ -469,7 +470,7 @@ def test_selection_on_a_zcdp_budget(seeded: None, people: pd.DataFrame) -> None:
 
 
 def test_results_carry_releases_not_budgets(seeded: None, people: pd.DataFrame) -> None:
-    p = people.dp.protect(epsilon=3.0)
+    p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=3.0)
     results = [
         p["sex"].dp.mode(epsilon=0.5),
         p["sex"].dp.top_k(2, epsilon=0.5),

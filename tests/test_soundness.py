@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpframe import Ledger
 import dpframe
 from dpframe import ProtectedFrame, RefusedError
 from dpframe.testing import NotPrivateWarning, seeded_noise
@@ -48,7 +49,7 @@ def releases(frame: pd.DataFrame, release: Callable[[Any], float], seed: int,
     The derivation is deterministic, so it runs once; each release draws fresh noise.
     """
     with seeded_noise(seed):
-        derived = derive(frame.dp.protect(epsilon=BUDGET, delta=0.5))
+        derived = derive(frame.dp.protect(ledger=Ledger.in_memory(), epsilon=BUDGET, delta=0.5))
         return np.array([float(release(derived)) for _ in range(RELEASES)])
 
 
@@ -76,7 +77,7 @@ def plus(frame: pd.DataFrame, **person: Any) -> pd.DataFrame:
 
 def test_fillna_with_the_exact_mean_is_refused_and_a_constant_fill_stays_within_its_claim() -> None:
     base = pd.DataFrame({"x": [1.0, np.nan] * 100})
-    p = base.dp.protect(epsilon=1.0)
+    p = base.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(RefusedError, match="mean"):
         p["x"].fillna(p["x"].mean())
     epsilon = 0.5
@@ -99,7 +100,7 @@ def test_the_exact_mean_as_a_fill_value_is_caught_by_the_audit() -> None:
 
 def test_a_filter_at_the_exact_median_is_refused_and_a_constant_threshold_stays_within_its_claim() -> None:
     base = ages()
-    p = base.dp.protect(epsilon=1.0)
+    p = base.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(RefusedError, match="median"):
         p[p["age"] >= p["age"].median()]
     with pytest.raises(RefusedError):
@@ -123,10 +124,10 @@ def test_the_exact_median_as_a_threshold_is_caught_by_the_audit() -> None:
 
 def test_a_private_median_may_serve_as_a_threshold() -> None:
     """A released answer is public: using it as a constant is post-processing."""
-    p = ages().dp.protect(epsilon=1.0)
+    p = ages().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     median = p["age"].dp.median(bounds=(0, 100), epsilon=0.5)
     older = p[p["age"] >= median].dp.count(epsilon=0.5)
-    assert p.dp.budget.spent.epsilon == 1 and older > 0
+    assert p.dp.budget.spent.epsilon.exact == 1 and older > 0
 
 
 # ---------------------------------------------------------------------------
@@ -135,7 +136,7 @@ def test_a_private_median_may_serve_as_a_threshold() -> None:
 
 
 def test_a_self_merge_is_refused() -> None:
-    p = pd.DataFrame({"zip": [1, 1, 2], "x": [1, 2, 3]}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"zip": [1, 1, 2], "x": [1, 2, 3]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(RefusedError, match="self-join"):
         p.reset_index().merge(p.reset_index(), on="zip", suffixes=("", "_r"))
 
@@ -155,13 +156,13 @@ def test_a_one_to_many_public_join_stays_within_its_claim() -> None:
 
 
 def test_two_protections_never_line_up() -> None:
-    p = pd.DataFrame({"a": [1.0, 2.0, 3.0]}).dp.protect(epsilon=1.0)
-    q = pd.DataFrame({"h": [1.0, 0.0, 1.0]}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"a": [1.0, 2.0, 3.0]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    q = pd.DataFrame({"h": [1.0, 0.0, 1.0]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     for combine in (lambda: p.assign(h=q["h"]), lambda: q["h"] + 0 * p["a"], lambda: p[q["h"] > 0],
                     lambda: dpframe.concat([p, q], axis=1)):
         with pytest.raises(RefusedError, match="different protect"):
             combine()
-    assert p.dp.budget.spent.epsilon == 0 and q.dp.budget.spent.epsilon == 0
+    assert p.dp.budget.spent.epsilon.exact == 0 and q.dp.budget.spent.epsilon.exact == 0
 
 
 # ---------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def test_two_protections_never_line_up() -> None:
 
 
 def test_categories_made_after_protect_are_refused() -> None:
-    p = pd.DataFrame({"c": ["a", "b", "rare"]}).dp.protect(epsilon=1.0, delta=1e-6)
+    p = pd.DataFrame({"c": ["a", "b", "rare"]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     with pytest.raises(RefusedError, match="category"):
         p["c"].astype("category")
 
@@ -198,7 +199,7 @@ def test_a_value_held_by_one_person_is_released_with_probability_at_most_delta()
 
 
 def test_merging_public_data_keeps_the_budget_and_concat_with_rows_is_refused() -> None:
-    p = pd.DataFrame({"zip": [1, 2], "x": [3, 4]}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"zip": [1, 2], "x": [3, 4]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     merged = p.merge(pd.DataFrame({"zip": [1, 2], "city": ["A", "B"]}), on="zip")
     assert merged.dp.budget is p.dp.budget
     for concat in (lambda: pd.concat([p, pd.DataFrame({"zip": [3], "x": [5]})]),
@@ -215,7 +216,7 @@ def test_merging_public_data_keeps_the_budget_and_concat_with_rows_is_refused() 
 
 def test_head_is_refused_and_a_poisson_sample_stays_within_its_amplified_claim() -> None:
     base = pd.DataFrame({"x": np.ones(1)})  # one person or two: where sampling matters most
-    p = pd.DataFrame({"x": np.ones(20)}).dp.protect(epsilon=1.0)
+    p = pd.DataFrame({"x": np.ones(20)}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     for positional in (lambda: p.head(10), lambda: p.sample(n=10), lambda: p.iloc[:10]):
         with pytest.raises(RefusedError, match="p.dp.sample"):
             positional()
@@ -223,6 +224,6 @@ def test_head_is_refused_and_a_poisson_sample_stays_within_its_amplified_claim()
     charged = math.log1p(rate * math.expm1(epsilon))  # ~1.79: what the ledger records
     bound = audit(base, plus(base, x=1.0), lambda q: q.dp.sample(rate).dp.count(epsilon=epsilon), seed=15)
     assert bound <= charged
-    q = base.dp.protect(epsilon=10.0)
+    q = base.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
     q.dp.sample(rate).dp.count(epsilon=epsilon)
-    assert float(q.dp.budget.spent.epsilon) == pytest.approx(charged)
+    assert float(q.dp.budget.spent.epsilon.exact) == pytest.approx(charged)

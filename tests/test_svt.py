@@ -181,7 +181,7 @@ def test_accessor_cost_does_not_grow_with_queries(ages: pd.DataFrame, n_queries:
     ledger = p.dp.budget.ledger
     assert len(ledger) == 1
     assert ledger.loc[0, "query"] == "above_threshold" and ledger.loc[0, "mechanism"] == "sparse vector"
-    assert ledger.loc[0, "epsilon"] == 0.3 and p.dp.budget.spent.epsilon == Fraction(3, 10)
+    assert ledger.loc[0, "epsilon"] == 0.3 and p.dp.budget.spent.epsilon.exact == Fraction(3, 10)
     assert f"{n_queries} queries" in ledger.loc[0, "noise"]
 
 
@@ -215,7 +215,7 @@ def test_accessor_zcdp_budget(ages: pd.DataFrame) -> None:
         warnings.simplefilter("ignore", NotPrivateWarning)
         with seeded_noise(1):
             z.dp.above_threshold([_count_at_least(50)], threshold=10, epsilon=0.5)
-    assert z.dp.budget.spent.rho == Fraction(1, 8)  # epsilon^2 / 2
+    assert z.dp.budget.spent.rho.exact == Fraction(1, 8)  # epsilon^2 / 2
 
 
 @pytest.mark.parametrize(
@@ -236,7 +236,7 @@ def test_accessor_refuses_before_charging(ages: pd.DataFrame, call: Any, error: 
     p = ages.dp.protect(epsilon=1.0)
     with pytest.raises(error):
         call(p)
-    assert p.dp.budget.spent.epsilon == 0 and len(p.dp.budget.ledger) == 0
+    assert p.dp.budget.spent.epsilon.exact == 0 and len(p.dp.budget.ledger) == 0
 
 
 # ---------------------------------------------------------------------------

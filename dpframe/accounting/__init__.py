@@ -1,5 +1,7 @@
-"""Privacy accounting: costs, the shared budget and its ledger."""
+"""Privacy accounting: exact costs, the persistent ledger, budgets, fingerprints and amplification."""
 
-from dpframe.accounting.budget import Budget, Cost
+from dpframe.accounting.budget import Budget
+from dpframe.accounting.costs import Amount, Cost, Reading
+from dpframe.accounting.ledger import Ledger
 
-__all__ = ["Budget", "Cost"]
+__all__ = ["Amount", "Budget", "Cost", "Ledger", "Reading"]

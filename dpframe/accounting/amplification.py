@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
-from dpframe.accounting.budget import Cost
+from dpframe.accounting.costs import Cost
 
 # Significant bits of the rounded-up amplified epsilon: far finer than any
 # epsilon an analyst writes, far coarser than floating-point error.
@@ -88,7 +88,7 @@ class SampleAccount:
         self.rate = rate
         self._epsilon = Fraction(0)  # the mechanism's ε on the sample so far
         self._charged = Fraction(0)  # the amplified ε charged to the budget so far
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def preview(self, *costs: Cost) -> Cost:
         """What releasing ``costs`` one after the other would be charged now (the increments telescope)."""
@@ -105,11 +105,33 @@ class SampleAccount:
         The block charges the budget; the lock keeps concurrent releases from the
         same sample in order, so each increment is taken from the right total.
         """
+        with self._lock, self.charging_unlocked(cost) as charged:
+            yield charged
+
+    @contextmanager
+    def charging_unlocked(self, cost: Cost) -> Iterator[Cost]:
+        """:meth:`charging` for a caller that holds the lock."""
+        total = self._epsilon + cost.epsilon
+        amplified = amplified_epsilon(total, self.rate)
+        yield Cost(epsilon=amplified - self._charged, delta=cost.delta * self.rate)
+        self._epsilon, self._charged = total, amplified
+
+    @contextmanager
+    def reserving(self, cost: Cost) -> Iterator[tuple[Cost, Fraction]]:
+        """Like :meth:`charging`, for a release of several parts charged at once; also yield the running ε before it.
+
+        Its parts are then charged :meth:`part` of it, increments that add up to the whole.
+        """
         with self._lock:
-            total = self._epsilon + cost.epsilon
-            amplified = amplified_epsilon(total, self.rate)
-            yield Cost(epsilon=amplified - self._charged, delta=cost.delta * self.rate)
-            self._epsilon, self._charged = total, amplified
+            before = self._epsilon
+            with self.charging_unlocked(cost) as charged:
+                yield charged, before
+
+    def part(self, before: Fraction, drawn: Fraction, cost: Cost) -> Cost:
+        """The share of a reserved release charged to a part of ``cost`` after ``drawn`` of it (ε, unamplified)."""
+        start = before + drawn
+        epsilon = amplified_epsilon(start + cost.epsilon, self.rate) - amplified_epsilon(start, self.rate)
+        return Cost(epsilon=epsilon, delta=cost.delta * self.rate)
 
     def __reduce__(self) -> tuple[object, ...]:
         # A copy must not start from zero: that would let the same sample be spent twice.

@@ -1,4 +1,4 @@
-"""The privacy budget: a thread-safe, shared account with a ledger of releases.
+"""The privacy budget: a handle on a budget kept in the persistent ledger.
 
 Composition is *basic* (sequential) composition, which stays valid under full
 adaptivity (Dwork & Roth, Thm 3.16; for zCDP, Bun & Steinke 2016, Lemma 2.3):
@@ -8,208 +8,169 @@ disjoint partitions (histogram bins, crosstab cells, group-by groups) are
 charged once, not once per partition (parallel composition); each query
 documents the rule it used in the ledger's ``rule`` column.
 
-Amounts are kept as exact fractions, so a thousand charges of 0.001 spend
-exactly 1 and rounding can never let the ledger overspend.
+The totals and the spending live in the ledger (:mod:`dpframe.accounting.ledger`),
+not in this object: every read asks the ledger, every charge is a transaction
+there, so copies, pickles, threads and other processes all see one account.
+Amounts are exact fractions (:mod:`dpframe.accounting.costs`).
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-import threading
-import uuid
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from fractions import Fraction
-from typing import Any, Literal
+import os
+import warnings
+import weakref
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from dpframe.errors import BudgetExceededError
+from dpframe.accounting.costs import BudgetKind, Cost, Reading, exact, zcdp_epsilon
+from dpframe.accounting.fingerprint import fingerprint
+from dpframe.accounting.ledger import BudgetRecord, Ledger, Line
+from dpframe.errors import ReconnectedWarning
 
-BudgetKind = Literal["approx", "zcdp"]
+# The δ at which a zCDP budget is also shown as (ε, δ) in its repr and HTML view.
+DISPLAY_DELTA = 1e-6
+
+LedgerLike = Ledger | str | os.PathLike[str] | None
+
+# One live handle per budget, so frames, copies and unpickled frames of one process share it.
+_HANDLES: weakref.WeakValueDictionary[tuple[str, str], Budget] = weakref.WeakValueDictionary()
 
 
-def exact(value: object, name: str, *, allow_zero: bool = False) -> Fraction:
-    """Validate a privacy parameter and return it as an exact fraction.
+def totals(epsilon: float | None, delta: float, rho: float | None) -> tuple[BudgetKind, Cost]:
+    """Validate a budget's total: ``epsilon`` (with optional ``delta``) or ``rho``.
 
-    Floats are read through their shortest decimal form, so ``0.1`` is exactly
-    1/10 and ten charges of 0.1 fit a budget of 1.
-
-    >>> exact(0.1, "epsilon")
-    Fraction(1, 10)
+    >>> totals(1.0, 1e-6, None)
+    ('approx', Cost(epsilon=Fraction(1, 1), delta=Fraction(1, 1000000), rho=Fraction(0, 1)))
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if isinstance(value, Fraction):
-        result = value
-    elif isinstance(value, numbers.Integral):
-        result = Fraction(int(value))
-    else:
-        as_float = float(value)
-        if not math.isfinite(as_float):
-            raise ValueError(f"{name} must be finite, got {value!r}; pass a positive number such as 0.1")
-        result = Fraction(repr(as_float))
-    if result < 0 or (result == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be {bound}, got {value!r}")
-    return result
+    if rho is not None:
+        if epsilon is not None or delta:
+            raise ValueError("give either rho (zCDP) or epsilon/delta, not both")
+        return "zcdp", Cost(rho=exact(rho, "rho"))
+    if epsilon is None:
+        raise ValueError("a budget needs epsilon= (with optional delta=) or rho=; e.g. Budget(epsilon=1.0)")
+    exact_delta = exact(delta, "delta", allow_zero=True)
+    if exact_delta >= 1:
+        raise ValueError(f"delta must be < 1, got {delta!r}; typical values are below 1/n, e.g. 1e-6")
+    return "approx", Cost(epsilon=exact(epsilon, "epsilon"), delta=exact_delta)
 
 
-@dataclass(frozen=True)
-class Cost:
-    """What one release costs: epsilon and delta, or rho for zCDP.
-
-    >>> Cost(epsilon=Fraction(1, 10)) + Cost(epsilon=Fraction(2, 10))
-    Cost(epsilon=Fraction(3, 10), delta=Fraction(0, 1), rho=Fraction(0, 1))
-    """
-
-    epsilon: Fraction = Fraction(0)
-    delta: Fraction = Fraction(0)
-    rho: Fraction = Fraction(0)
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(self.epsilon + other.epsilon, self.delta + other.delta, self.rho + other.rho)
-
-    def __sub__(self, other: Cost) -> Cost:
-        return Cost(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
-
-    def fits_in(self, other: Cost) -> bool:
-        """True when every component of this cost is at most the other's.
-
-        >>> Cost(epsilon=Fraction(1, 2)).fits_in(Cost(epsilon=Fraction(1)))
-        True
-        """
-        return self.epsilon <= other.epsilon and self.delta <= other.delta and self.rho <= other.rho
-
-    def describe(self, kind: BudgetKind) -> str:
-        """A short human-readable form.
-
-        >>> Cost(epsilon=Fraction(1, 10)).describe("approx")
-        'ε=0.1, δ=0'
-        """
-        if kind == "zcdp":
-            return f"ρ={float(self.rho):.6g}"
-        return f"ε={float(self.epsilon):.6g}, δ={float(self.delta):.3g}"
+def resolve_ledger(ledger: LedgerLike) -> Ledger:
+    """A :class:`Ledger` from ``ledger=``: a Ledger, a file path (``":memory:"`` for in memory), or None for the default."""
+    if ledger is None:
+        return Ledger.default()
+    if isinstance(ledger, Ledger):
+        return ledger
+    if isinstance(ledger, (str, os.PathLike)):
+        return Ledger.at(ledger)
+    raise TypeError(f"ledger must be a path, a dpframe.Ledger or None, got {type(ledger).__name__}")
 
 
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One release: what was asked, how it was answered and what it cost."""
-
-    time: datetime
-    query: str
-    columns: tuple[str, ...]
-    mechanism: str
-    cost: Cost
-    noise: str
-    rule: str
-    seeded: bool = False
-
-
-_LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
-
-# Every budget made in this process, so that unpickling a protected frame rejoins
-# the live budget instead of forking a fresh copy that could be spent twice. The
-# references are strong on purpose: a budget whose frames were all dropped must
-# not come back unspent from an old pickle. (Across processes, a pickle still
-# carries a snapshot of the spending; a persistent ledger is the cure for that.)
-_LIVE_BUDGETS: dict[str, Budget] = {}
-
-
-@dataclass(eq=False)
 class Budget:
-    """A privacy budget shared by every frame derived from the same protected data.
+    """A privacy budget shared by every frame derived from the same protected data, kept in a ledger.
 
     Give either ``epsilon`` (with an optional ``delta``) for pure or approximate
-    differential privacy, or ``rho`` for zero-concentrated DP (zCDP).
+    differential privacy, or ``rho`` for zero-concentrated DP (zCDP). With
+    ``name=`` the budget can be found again by name (:meth:`open`); an existing
+    name reconnects to that budget. ``ledger=`` chooses the ledger (a path, a
+    :class:`~dpframe.Ledger`; default: the user's, see docs/ledger.md).
 
-    >>> b = Budget(epsilon=1.0, delta=1e-6)
-    >>> b.remaining.epsilon
-    Fraction(1, 1)
     >>> import pandas as pd, dpframe
+    >>> b = Budget(epsilon=1.0, delta=1e-6, ledger=dpframe.Ledger.in_memory())
+    >>> f"{b.remaining.epsilon:.2f}"
+    '1.00'
     >>> p1 = pd.DataFrame({"x": [1, 2]}).dp.protect(budget=b)
     >>> p2 = pd.DataFrame({"y": [3, 4]}).dp.protect(budget=b)   # same people, one budget
     >>> p1.dp.budget is p2.dp.budget
     True
     """
 
-    epsilon: float | None = None
-    delta: float = 0.0
-    rho: float | None = None
-    _id: str = field(default_factory=lambda: uuid.uuid4().hex, repr=False)
-    _total: Cost = field(init=False, repr=False)
-    _spent: Cost = field(init=False, repr=False)
-    _entries: list[LedgerEntry] = field(init=False, repr=False)
-    _lock: threading.Lock = field(init=False, repr=False)
+    _store: Ledger
+    _id: str
+    _name: str | None
+    _kind: BudgetKind
 
-    def __post_init__(self) -> None:
-        if self.rho is not None:
-            if self.epsilon is not None or self.delta:
-                raise ValueError("give either rho (zCDP) or epsilon/delta, not both")
-            self._total = Cost(rho=exact(self.rho, "rho"))
-        elif self.epsilon is not None:
-            delta = exact(self.delta, "delta", allow_zero=True)
-            if delta >= 1:
-                raise ValueError(f"delta must be < 1, got {self.delta!r}; typical values are below 1/n, e.g. 1e-6")
-            self._total = Cost(epsilon=exact(self.epsilon, "epsilon"), delta=delta)
-        else:
-            raise ValueError("a budget needs epsilon= (with optional delta=) or rho=; e.g. Budget(epsilon=1.0)")
-        self._spent = Cost()
-        self._entries = []
-        self._lock = threading.Lock()
-        _LIVE_BUDGETS[self._id] = self
+    def __new__(cls, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None, *,
+                name: str | None = None, ledger: LedgerLike = None) -> Budget:
+        kind, total = totals(epsilon, delta, rho)
+        store = resolve_ledger(ledger)
+        if name is None:
+            return cls._bind(store, store.create(kind, total))
+        record, _ = store.open_budget(kind, total, name=check_name(name), fingerprint=None, extend=False)
+        return cls._bind(store, record)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        # The totals are fixed at creation: changing them afterwards (or in a pickle) must not add budget.
-        if name in ("epsilon", "delta", "rho", "_id") and "_total" in self.__dict__:
-            raise AttributeError(f"a budget's {name} is fixed when it is created")
-        object.__setattr__(self, name, value)
+    @classmethod
+    def open(cls, name: str, *, ledger: LedgerLike = None) -> Budget:
+        """The existing budget with this name (or id) in the ledger.
+
+        >>> import dpframe
+        >>> ledger = dpframe.Ledger.in_memory()
+        >>> _ = Budget(epsilon=1.0, name="census-2020", ledger=ledger)
+        >>> Budget.open("census-2020", ledger=ledger).name
+        'census-2020'
+        """
+        store = resolve_ledger(ledger)
+        return cls._bind(store, store.lookup(name))
+
+    @classmethod
+    def _bind(cls, store: Ledger, record: BudgetRecord) -> Budget:
+        key = (store.id, record.id)
+        handle = _HANDLES.get(key)
+        if handle is None:
+            handle = object.__new__(cls)
+            handle._store, handle._id, handle._name, handle._kind = store, record.id, record.name, record.kind
+            _HANDLES[key] = handle
+        return handle
 
     # -- reading -------------------------------------------------------------
     @property
     def kind(self) -> BudgetKind:
         """``"zcdp"`` for a rho budget, ``"approx"`` for epsilon/delta (pure when delta is 0)."""
-        return "zcdp" if self.rho is not None else "approx"
+        return self._kind
 
     @property
-    def total(self) -> Cost:
+    def id(self) -> str:
+        """The budget's id in its ledger."""
+        return self._id
+
+    @property
+    def name(self) -> str | None:
+        """The budget's name, if it has one."""
+        return self._store.record(self._id).name
+
+    @property
+    def store(self) -> Ledger:
+        """The ledger the budget is kept in."""
+        return self._store
+
+    def _record(self) -> BudgetRecord:
+        return self._store.record(self._id)
+
+    @property
+    def total(self) -> Reading:
         """The whole budget."""
-        return self._total
+        return Reading.of(self._record().total, self._kind)
 
     @property
-    def spent(self) -> Cost:
-        """What the releases so far have cost."""
-        return self._spent
+    def spent(self) -> Reading:
+        """What the releases so far have cost (in every process)."""
+        return Reading.of(self._record().spent, self._kind)
 
     @property
-    def remaining(self) -> Cost:
+    def remaining(self) -> Reading:
         """What is left to spend."""
-        with self._lock:
-            return self._total - self._spent
+        record = self._record()
+        return Reading.of(record.total - record.spent, self._kind)
 
     @property
     def ledger(self) -> pd.DataFrame:
-        """One row per release: time, query, columns, mechanism, cost, noise and composition rule."""
-        with self._lock:
-            entries = list(self._entries)
-        rows = [
-            {
-                "time": e.time,
-                "query": e.query,
-                "columns": ", ".join(e.columns),
-                "mechanism": e.mechanism,
-                "epsilon": float(e.cost.epsilon),
-                "delta": float(e.cost.delta),
-                "rho": float(e.cost.rho),
-                "noise": e.noise,
-                "rule": e.rule,
-                "seeded": e.seeded,
-            }
-            for e in entries
-        ]
-        return pd.DataFrame(rows, columns=_LEDGER_COLUMNS)
+        """One row per ledger line: time, query, columns, mechanism, cost, noise and composition rule."""
+        return self._store.lines(self._id)
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """When the budget was created, reconnected to, extended or renamed."""
+        return self._store.events(self._id)
 
     # -- spending --------------------------------------------------------------
     def charge(
@@ -222,12 +183,14 @@ class Budget:
         noise: str = "",
         rule: str = "sequential composition",
         seeded: bool = False,
-    ) -> LedgerEntry:
-        """Atomically check that ``cost`` fits and record it; raise if it does not.
+    ) -> int:
+        """Check that ``cost`` fits and record it durably, in one transaction; raise if it does not. Return its line.
 
         Called before the data is read. A refused charge records nothing.
 
-        >>> b = Budget(epsilon=1.0)
+        >>> import dpframe
+        >>> from fractions import Fraction
+        >>> b = Budget(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
         >>> _ = b.charge(Cost(epsilon=Fraction(1, 2)), query="count")
         >>> b.charge(Cost(epsilon=Fraction(1)), query="count")
         Traceback (most recent call last):
@@ -235,42 +198,50 @@ class Budget:
         dpframe.errors.BudgetExceededError: count needs ε=1, δ=0 but only ε=0.5, δ=0 remains; nothing was charged
         """
         self._check_currency(cost)
-        entry = LedgerEntry(datetime.now(timezone.utc), query, columns, mechanism, cost, noise, rule, seeded)
-        with self._lock:
-            self._refuse_unless_fits(cost, query)
-            self._spent = self._spent + cost
-            self._entries.append(entry)
-        return entry
+        line = Line(query, cost, columns, mechanism, noise, rule, seeded)
+        return self._store.charge(self._id, [line])[0]
 
-    def require(self, cost: Cost, *, query: str) -> None:
-        """Raise :class:`BudgetExceededError` unless ``cost`` fits in what remains; charge nothing.
+    def reserve(self, cost: Cost, *, query: str, seeded: bool = False) -> int:
+        """Charge the whole cost of a release of several parts as one reserved line, before any of it runs.
 
-        For queries that charge in several steps: the whole cost is checked
-        before the first step is charged.
-
-        >>> Budget(epsilon=1.0).require(Cost(epsilon=Fraction(2)), query="synthesize")
-        Traceback (most recent call last):
-        ...
-        dpframe.errors.BudgetExceededError: synthesize needs ε=2, δ=0 but only ε=1, δ=0 remains; nothing was charged
+        The parts then :meth:`draw` from it; what a failed release did not
+        draw stays charged (write-ahead: a charge is never refunded).
         """
-        with self._lock:
-            self._refuse_unless_fits(cost, query)
+        self._check_currency(cost)
+        line = Line(f"{query} (reserved)", cost, mechanism="reserved",
+                    rule="write-ahead: every part of one release is charged together, before any data is read",
+                    seeded=seeded)
+        return self._store.charge(self._id, [line])[0]
 
-    def _refuse_unless_fits(self, cost: Cost, query: str) -> None:
-        remaining = self._total - self._spent
-        if not cost.fits_in(remaining):
-            raise BudgetExceededError(
-                f"{query} needs {cost.describe(self.kind)} but only {remaining.describe(self.kind)} "
-                "remains; nothing was charged"
-            )
+    def draw(self, reserved: int, left: Cost, line: Line) -> None:
+        """Record a part of a reserved release as its own line; the reserved line keeps ``left``."""
+        self._store.draw(self._id, reserved, left, line)
+
+    def extend(self, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None) -> None:
+        """Raise the total to the given one (never lower it); recorded in the ledger's events.
+
+        >>> import dpframe
+        >>> b = Budget(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+        >>> b.extend(epsilon=2.0)
+        >>> float(b.total.epsilon), b.events["event"].tolist()
+        (2.0, ['created', 'extended'])
+        """
+        kind, total = totals(epsilon, delta, rho)
+        if kind != self._kind:
+            raise ValueError(f"this is a {self._kind} budget: extend it with the same kind of total")
+        self._store.extend(self._id, total)
+
+    def rename(self, name: str | None) -> None:
+        """Give the budget a unique name (None removes it)."""
+        self._store.rename(self._id, None if name is None else check_name(name))
 
     def _check_currency(self, cost: Cost) -> None:
-        if self.kind == "zcdp" and (cost.epsilon or cost.delta):
+        if self._kind == "zcdp" and (cost.epsilon or cost.delta):
             raise TypeError("a zCDP budget is charged in rho; convert the cost first")
-        if self.kind == "approx" and cost.rho:
+        if self._kind == "approx" and cost.rho:
             raise TypeError("an (epsilon, delta) budget cannot be charged in rho")
 
-    # -- sharing: copies and pickles of a protected frame keep this very budget --
+    # -- sharing: copies and pickles refer to the ledger entry, never a snapshot of it --
     def __copy__(self) -> Budget:
         return self
 
@@ -278,38 +249,65 @@ class Budget:
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
-        with self._lock:
-            state = (self._id, self.epsilon, self.delta, self.rho, self._spent, list(self._entries))
-        return (_restore_budget, state)
+        return (_reconnect, (self._store.id, self._store.location, self._id))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Budget) and (self._store.id, self._id) == (other._store.id, other._id)
+
+    def __hash__(self) -> int:
+        return hash((self._store.id, self._id))
 
     # -- display ---------------------------------------------------------------
+    def _summary(self) -> tuple[str, str, str, int]:
+        record = self._record()
+        total, spent, remaining = (record.total.describe(self._kind), record.spent.describe(self._kind),
+                                   (record.total - record.spent).describe(self._kind))
+        if self._kind == "zcdp":
+            at = zcdp_epsilon(float(record.total.rho - record.spent.rho), DISPLAY_DELTA)
+            remaining += f" (ε={at:.4g} at δ={DISPLAY_DELTA:g})"
+        title = f"{record.name!r}: {total}" if record.name else total
+        return title, spent, remaining, self._store.count_lines(self._id)
+
     def __repr__(self) -> str:
-        return (
-            f"Budget({self._total.describe(self.kind)}): spent {self._spent.describe(self.kind)}, "
-            f"remaining {self.remaining.describe(self.kind)}, {len(self._entries)} release(s)"
-        )
+        title, spent, remaining, lines = self._summary()
+        return f"Budget({title}): spent {spent}, remaining {remaining}, {lines} release(s)"
 
     def _repr_html_(self) -> str:
-        kind = "zCDP" if self.kind == "zcdp" else ("pure DP" if self._total.delta == 0 else "approximate DP")
+        from html import escape
+
+        record = self._record()
+        kind = "zCDP" if self._kind == "zcdp" else ("pure DP" if record.total.delta == 0 else "approximate DP")
+        title, spent, remaining, _ = self._summary()
         head = (
-            f"<p><b>Privacy budget</b> ({kind}): total {self._total.describe(self.kind)} · "
-            f"spent {self._spent.describe(self.kind)} · <b>remaining {self.remaining.describe(self.kind)}</b></p>"
+            f"<p><b>Privacy budget</b> {escape(title)} ({kind}) · spent {escape(spent)} · "
+            f"<b>remaining {escape(remaining)}</b><br><small>kept in {escape(repr(self._store))}</small></p>"
         )
         return head + self.ledger.to_html(index=False)
 
 
-def _restore_budget(
-    budget_id: str,
-    epsilon: float | None,
-    delta: float,
-    rho: float | None,
-    spent: Cost,
-    entries: list[LedgerEntry],
-) -> Budget:
-    live = _LIVE_BUDGETS.get(budget_id)
-    if live is not None:
-        return live
-    budget = Budget(epsilon=epsilon, delta=delta, rho=rho, _id=budget_id)
-    budget._spent = spent
-    budget._entries = entries
+def check_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"a budget's name must be a non-empty string, got {name!r}")
+    return name
+
+
+def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str | None,
+                    data: pd.DataFrame | pd.Series[Any], extend: bool) -> Budget:
+    """The budget of ``data`` in ``store`` (by name, else by content fingerprint): reconnected, with a warning, or new."""
+    digest = fingerprint(data)
+    columns = list(map(str, data.columns)) if isinstance(data, pd.DataFrame) else [str(data.name)]
+    record, existed = store.open_budget(kind, total, name=name, fingerprint=(digest, len(data), ", ".join(columns)),
+                                        extend=extend)
+    budget = Budget._bind(store, record)
+    if existed:
+        warnings.warn(
+            f"reconnected to the budget of this data, {record.label} in {store!r}: {record.spent.describe(kind)} of "
+            f"{record.total.describe(kind)} already spent in {store.count_lines(record.id)} ledger line(s)",
+            ReconnectedWarning, stacklevel=3,
+        )
     return budget
+
+
+def _reconnect(ledger_id: str, location: str, budget_id: str) -> Budget:
+    store = Ledger.find(ledger_id, location)
+    return Budget._bind(store, store.record(budget_id))

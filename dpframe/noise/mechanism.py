@@ -24,7 +24,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from dpframe.accounting.budget import Budget, Cost, exact
+from dpframe.accounting.budget import Budget
+from dpframe.accounting.costs import Cost, exact
 from dpframe.noise import calibrate
 from dpframe.noise.discrete import (
     MAX_GAUSSIAN_SIGMA2,
@@ -248,7 +249,7 @@ def resolve(
     elif selects_partitions and mechanism != "gaussian":
         # Keys must be selected privately and no delta was given: spend a tenth
         # of the budget's delta (or what is left of it), recorded in the ledger.
-        dlt = min(budget.total.delta * SELECTION_DELTA_SHARE, budget.remaining.delta)
+        dlt = min(budget.total.cost.delta * SELECTION_DELTA_SHARE, budget.remaining.cost.delta)
     else:
         dlt = Fraction(0)
     if dlt >= 1:

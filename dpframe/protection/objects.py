@@ -311,7 +311,7 @@ class Protected:
         budget = self._protection.budget
         rate = self._rows.rate
         sampled = "" if rate == 1 else f"; a Poisson sample of the units at rate {float(rate):.4g}"
-        return (f"budget {budget.total.describe(budget.kind)} (remaining {budget.remaining.describe(budget.kind)}); "
+        return (f"budget {budget.total} (remaining {budget.remaining}); "
                 f"privacy unit: {self._protection.unit_description}{sampled}")
 
     # -- arithmetic, comparisons, logic: row-wise with constants or same-rows columns ----------

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.amplification import SampleAccount
-from dpframe.accounting.budget import Budget, Cost, exact
+from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
+from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.random import uniform_below
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
@@ -33,13 +34,15 @@ _RATE_BITS = 62
 @overload
 def protect(data: pd.DataFrame, *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
-            categories: Mapping[Any, Sequence[Any]] | None = ...) -> ProtectedFrame: ...
+            categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
+            ledger: LedgerLike = ..., extend: bool = ...) -> ProtectedFrame: ...
 
 
 @overload
 def protect(data: pd.Series[Any], *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
-            categories: Mapping[Any, Sequence[Any]] | None = ...) -> ProtectedSeries: ...
+            categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
+            ledger: LedgerLike = ..., extend: bool = ...) -> ProtectedSeries: ...
 
 
 def protect(
@@ -52,12 +55,20 @@ def protect(
     privacy_unit: str | None = None,
     max_contributions: int = 1,
     categories: Mapping[Any, Sequence[Any]] | None = None,
+    name: str | None = None,
+    ledger: LedgerLike = None,
+    extend: bool = False,
 ) -> ProtectedFrame | ProtectedSeries:
     """Protected data with a privacy budget; the original stays as it is.
 
-    ``epsilon`` (and ``delta``) or ``rho`` open a new budget; ``budget=``
-    shares an existing :class:`~dpframe.Budget` (tables about the same
-    people). With ``privacy_unit="user_id"`` the guarantee covers all of a
+    ``epsilon`` (and ``delta``) or ``rho`` give the budget's total. The budget
+    is kept in a persistent ledger (``ledger=``: a path or
+    :class:`~dpframe.Ledger`; default: docs/ledger.md) under the data's content
+    fingerprint and, with ``name=``, a name: protecting the same data (or
+    name) again, in any process, reconnects to its budget and says so
+    (:class:`~dpframe.ReconnectedWarning`); a different
+    total is refused unless ``extend=True`` raises it. ``budget=`` shares an
+    existing :class:`~dpframe.Budget` (tables about the same people). With ``privacy_unit="user_id"`` the guarantee covers all of a
     person's rows, and each query uses at most ``max_contributions`` of them.
     ``categories={column: [...]}`` declares a column's public categories (it
     becomes categorical; other values become missing). A categorical dtype
@@ -66,7 +77,8 @@ def protect(
 
     >>> import pandas as pd, dpframe
     >>> df = pd.DataFrame({"age": [23, 35, 47, 59], "city": ["Oslo", "Rome", "Oslo", "Lima"]})
-    >>> p = dpframe.protect(df, epsilon=1.0, categories={"city": ["Lima", "Oslo", "Rome", "Kyiv"]})
+    >>> p = dpframe.protect(df, epsilon=1.0, categories={"city": ["Lima", "Oslo", "Rome", "Kyiv"]},
+    ...                     ledger=dpframe.Ledger.in_memory())
     >>> list(p.dtypes["city"].categories)
     ['Lima', 'Oslo', 'Rome', 'Kyiv']
     >>> p.dp.budget
@@ -82,12 +94,17 @@ def protect(
     if UNPROTECTED_MARK in data.attrs:
         raise refusal("protect() of data from p.dp.unprotected()", "reprotect")
     if budget is not None:
-        if epsilon is not None or rho is not None or delta:
-            raise ValueError("pass either budget= or epsilon=/delta=/rho=, not both")
+        if epsilon is not None or rho is not None or delta or name is not None or ledger is not None or extend:
+            raise ValueError("pass either budget= or epsilon=/delta=/rho= (with name=, ledger=, extend=), not both")
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a dpframe.Budget, got {type(budget).__name__}")
     else:
-        budget = Budget(epsilon=epsilon, delta=delta, rho=rho)
+        kind, total = totals(epsilon, delta, rho)
+        if not isinstance(extend, bool):
+            raise TypeError(f"extend must be True or False, got {extend!r}")
+        store = resolve_ledger(ledger)
+        if name is not None:
+            check_name(name)
     if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
         raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
     names = list(data.columns) if isinstance(data, pd.DataFrame) else [data.name]
@@ -104,8 +121,10 @@ def protect(
         units = data[privacy_unit].to_numpy()
     elif max_contributions != 1:
         raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
-    data = _declare_categories(data, categories)
-    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(data, units),
+    declared = _declare_categories(data, categories)
+    if budget is None:  # last: every argument was checked before the ledger records anything
+        budget = budget_for_data(store, kind, total, name=name, data=data, extend=extend)
+    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units),
                                                         Protection(budget, max_contributions, privacy_unit))
     return protected
 

@@ -97,7 +97,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.accounting.budget import Cost
+from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.noise.random import RandomSource
 from dpframe.queries import kernels
@@ -339,8 +339,9 @@ def automatic_bounds(
 
     ``check(rest)`` must build the query's plan (with any placeholder bounds)
     so that every argument error is raised before anything is charged; then
-    the whole cost is checked against the budget, and only then is the bounds
-    step charged and run. The query charges ``rest`` itself.
+    the whole cost is charged at once (a reservation, write-ahead), and only
+    then are the bounds found. The query's own charge of ``rest`` draws from
+    the reservation.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.queries.plan import Target
@@ -350,13 +351,13 @@ def automatic_bounds(
     >>> with seeded_noise(0):
     ...     bounds, rest = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
-    >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon  # the query will spend rest
-    ((0.9375, 3.3125), Fraction(3, 4), Fraction(1, 4))
+    >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon.exact  # all charged first; the query draws rest
+    ((0.9375, 3.3125), Fraction(3, 4), Fraction(1, 1))
     """
     check_numeric(series, query)
     bounds_privacy, rest = split_privacy(privacy)
     check(rest)
-    target.require(bounds_privacy.cost, rest.cost, query=f"{query} with automatic bounds")
+    target.reserve(bounds_privacy.cost, rest.cost, query=f"{query} with automatic bounds")
     return private_bounds(target, series, bounds_privacy, query=query), rest
 
 
@@ -446,7 +447,7 @@ def range_queries(
                   detail=f"{len(checked)} ranges, threshold {threshold!r}; {svt.describe()}")
     release = Plan("range queries (release)", columns, target, release_privacy, {"count": noise},
                    rule=f"sequential composition over up to {count} released ranges")
-    target.require(svt_privacy.cost, release_privacy.cost, query="range_queries")
+    target.reserve(svt_privacy.cost, release_privacy.cost, query="range_queries")
     detect.charge()
     release.charge()
     mask = target.rows_in_use()

@@ -19,12 +19,37 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.accounting.amplification import SampleAccount
-from dpframe.accounting.budget import Cost
+from dpframe.accounting.costs import Cost
+from dpframe.accounting.ledger import Line
 from dpframe.errors import NotProtectedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.objects import parts
 from dpframe.protection.units import PandasObject, Protection, contribution_mask
+
+
+@dataclass
+class Reservation:
+    """What is left of a reserved release: to ask (``asked``) and, charged for it, in its ledger ``line``.
+
+    On a Poisson sample, the parts are charged the increments of the amplified
+    ε over the running total from ``before``; they add up to the reservation.
+    """
+
+    line: int
+    asked: Cost
+    charged: Cost
+    sample: SampleAccount | None = None
+    before: Fraction = Fraction(0)
+    drawn: Fraction = Fraction(0)  # the ε of the parts taken so far (unamplified)
+
+    def take(self, cost: Cost) -> Cost:
+        """Take a part of ``cost`` (which fits in ``asked``); return what it is charged."""
+        charged = cost if self.sample is None else self.sample.part(self.before, self.drawn, cost)
+        self.drawn += cost.epsilon
+        self.asked = self.asked - cost
+        self.charged = self.charged - charged
+        return charged
 
 
 @dataclass(frozen=True)
@@ -42,6 +67,7 @@ class Target:
     protection: Protection
     sample: SampleAccount | None = None
     receipts: list[Cost] = field(default_factory=list, compare=False)
+    reservations: list[Reservation] = field(default_factory=list, compare=False)
 
     @classmethod
     def of(cls, obj: Any) -> Target:
@@ -69,34 +95,58 @@ class Target:
 
     def column_target(self, name: Any) -> Target:
         """The target of one column of a frame target, for the same query (shared receipts)."""
-        return Target(self.column(name), self.protection, self.sample, self.receipts)
+        return Target(self.column(name), self.protection, self.sample, self.receipts, self.reservations)
 
     @property
     def _amplified(self) -> SampleAccount | None:
         # zCDP budgets are charged in full (module docstring of dpframe.accounting.amplification).
         return self.sample if self.protection.budget.kind == "approx" else None
 
-    def require(self, *costs: Cost, query: str) -> None:
-        """Refuse, charging nothing, unless releases of all ``costs`` on these rows fit the budget."""
-        account = self._amplified
-        total = sum(costs, Cost()) if account is None else account.preview(*costs)
-        self.protection.budget.require(total, query=query)
+    def reserve(self, *costs: Cost, query: str) -> None:
+        """Charge the parts of a release of several parts together, before any runs (write-ahead; all or none).
 
-    def charge(self, cost: Cost, *, query: str, columns: tuple[str, ...], mechanism: str, noise: str,
-               rule: str) -> Cost:
-        """Charge a release of ``cost`` on these rows (amplified on a sample); return and record what was charged."""
+        The parts' own charges (:meth:`charge`) then draw from the reservation
+        instead of charging again, each becoming its own ledger line.
+        """
+        total = sum(costs, Cost())
+        if total.is_zero or any(total.fits_in(r.asked) for r in self.reservations):
+            return  # nothing to charge, or a part of a release already reserved (discovery within synthesize)
         budget = self.protection.budget
         account = self._amplified
         if account is None:
-            note = "" if self.sample is None else f"; Poisson sample at rate q={float(self.sample.rate):.4g}, " \
-                                                  "charged in full (zCDP)"
+            line = budget.reserve(total, query=query, seeded=is_seeded())
+            self.reservations.append(Reservation(line, total, total))
+        else:
+            with account.reserving(total) as (charged, before):
+                line = budget.reserve(charged, query=query, seeded=is_seeded())
+            self.reservations.append(Reservation(line, total, charged, account, before))
+
+    def charge(self, cost: Cost, *, query: str, columns: tuple[str, ...], mechanism: str, noise: str,
+               rule: str) -> Cost:
+        """Charge a release of ``cost`` on these rows (amplified on a sample); return and record what was charged.
+
+        A part of a reserved release draws from its reservation (already charged).
+        """
+        budget = self.protection.budget
+        account = self._amplified
+        if self.sample is None:
+            note = ""
+        elif account is None:
+            note = f"; Poisson sample at rate q={float(self.sample.rate):.4g}, charged in full (zCDP)"
+        else:
+            note = (f"; Poisson sample at rate q={float(account.rate):.4g}: ε={float(cost.epsilon):.6g} charged "
+                    f"as the increase of ln(1 + q(e^E − 1)) over the sample's running total E, δ as qδ")
+        reservation = next((r for r in self.reservations if not cost.is_zero and cost.fits_in(r.asked)), None)
+        if reservation is not None:
+            charged = reservation.take(cost)
+            budget.draw(reservation.line, reservation.charged,
+                        Line(query, charged, columns, mechanism, noise, rule + note, is_seeded()))
+        elif account is None:
             budget.charge(cost, query=query, columns=columns, mechanism=mechanism, noise=noise, rule=rule + note,
                           seeded=is_seeded())
             charged = cost
         else:
             with account.charging(cost) as charged:
-                note = (f"; Poisson sample at rate q={float(account.rate):.4g}: ε={float(cost.epsilon):.6g} charged "
-                        f"as the increase of ln(1 + q(e^E − 1)) over the sample's running total E, δ as qδ")
                 budget.charge(charged, query=query, columns=columns, mechanism=mechanism, noise=noise,
                               rule=rule + note, seeded=is_seeded())
         self.receipts.append(charged)

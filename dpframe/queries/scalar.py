@@ -264,7 +264,7 @@ def with_bounds(
     >>> with seeded_noise(0):
     ...     moments, note = with_bounds("mean", target, target.column("x"), None, target.privacy(1.0, None, None, None), 1)
     >>> (moments.lo, moments.hi), "sparse vector" in note, p.dp.budget.ledger["query"].tolist()
-    ((9.75, 20.5), True, ['bounds for mean'])
+    ((9.75, 20.5), True, ['mean with automatic bounds (reserved)', 'bounds for mean'])
     """
     if bounds is None:
         (lo, hi), rest = automatic_bounds(

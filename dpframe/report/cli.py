@@ -22,7 +22,7 @@ from typing import Any, TextIO, cast
 
 import pandas as pd
 
-from dpframe.accounting.budget import exact
+from dpframe.accounting.costs import exact
 from dpframe.errors import DPFrameError
 
 HISTOGRAM_SHARE = Fraction(1, 5)
@@ -96,6 +96,14 @@ def whole_number(lowest: int, highest: int | None = None) -> Callable[[str], int
     return parse
 
 
+def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--name`` and ``--ledger``: which budget in which ledger the file's analysis spends (docs/ledger.md)."""
+    parser.add_argument("--name", default=None,
+                        help="the budget's name in the ledger (default: found by the file's content fingerprint)")
+    parser.add_argument("--ledger", default=None, metavar="PATH",
+                        help="the ledger file (default: $DPFRAME_LEDGER or the user's data directory)")
+
+
 def add_parser(sub: Any) -> None:
     """Add the ``describe`` subcommand to the ``dpframe`` command's subparsers."""
     parser = sub.add_parser(
@@ -110,6 +118,7 @@ def add_parser(sub: Any) -> None:
                         help="the budget's δ; a tenth of it selects the categories of text columns privately")
     parser.add_argument("--columns", nargs="+", metavar="COLUMN", help="describe only these columns")
     parser.add_argument("--sep", default=",", help="the CSV field separator (default ',')")
+    add_ledger_arguments(parser)
     parser.add_argument("--out", metavar="REPORT.html", help="also write a self-contained HTML report")
     parser.add_argument("--bins", type=whole_number(1, 1000), default=BINS,
                         help=f"histogram bins in the report (default {BINS})")
@@ -205,7 +214,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if len(frame) == 0:
             raise UserError(f"{args.path} is empty: it has no data rows")
         require_delta_for_text(frame, args.delta)
-        protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta)
+        protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta, name=args.name, ledger=args.ledger)
         total = exact(args.epsilon, "epsilon")
         numeric = [c for c in frame.columns
                    if pd.api.types.is_numeric_dtype(frame[c].dtype) and not pd.api.types.is_bool_dtype(frame[c].dtype)]
@@ -224,7 +233,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     from dpframe.report.html import formatted, render
 
     budget = protected.dp.budget
-    print(f"Private summary of {args.path} ({budget.total.describe(budget.kind)}):", file=out)
+    print(f"Private summary of {args.path} ({budget.total}):", file=out)
     with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_colwidth", 40):
         print(formatted(summary).to_string(), file=out)
         print("\nlower/upper bound: the clipping bounds used, not the data's extremes; 95% intervals in the "

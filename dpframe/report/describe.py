@@ -35,7 +35,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from dpframe.accounting.budget import Cost, exact
+from dpframe.accounting.costs import Cost, exact
 from dpframe.noise.mechanism import SELECTION_DELTA_SHARE, Privacy, resolve
 from dpframe.progress import Progress
 from dpframe.queries import partitioned, scalar
@@ -204,7 +204,7 @@ def _plan(
         if total_delta >= 1:
             raise ValueError(f"delta must be < 1, got {delta!r}")
     else:
-        total_delta = min(budget.total.delta * SELECTION_DELTA_SHARE, budget.remaining.delta) if selecting else Fraction(0)
+        total_delta = min(budget.total.cost.delta * SELECTION_DELTA_SHARE, budget.remaining.cost.delta) if selecting else Fraction(0)
     for plan in plans:
         if plan.kind != "object":
             continue
@@ -215,7 +215,7 @@ def _plan(
         require_selection(plan.partitioning, plan.counts_privacy)
         plan.counts_privacy.noise(target.contributions)
     parts = [cost for plan in plans for cost in _costs(plan)]
-    target.require(*parts, query="describe")
+    target.reserve(*parts, query="describe")
     return plans
 
 
@@ -335,7 +335,7 @@ def describe(
     ['count', 'unique', 'top', 'freq', 'mean', 'std', 'lower bound', '25%', '50%', '75%', 'upper bound']
     >>> d.loc["top", "smoker"], bool(abs(d.loc["mean", "age"] - 52.5) < 1), d.loc["upper bound", "age"]
     (False, True, 100.0)
-    >>> p.dp.budget.spent.epsilon
+    >>> p.dp.budget.spent.epsilon.exact
     Fraction(1, 1)
     """
     target = Target.of(protected)

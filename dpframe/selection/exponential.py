@@ -86,7 +86,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dpframe.accounting.budget import exact
+from dpframe.accounting.costs import exact
 from dpframe.noise.discrete import sample_bernoulli_exp
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 

@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dpframe.accounting.budget import exact
+from dpframe.accounting.costs import exact
 from dpframe.noise.discrete import sample_discrete_laplace
 from dpframe.noise.mechanism import round_up
 from dpframe.noise.random import RandomSource

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from dpframe.report.cli import (
     USER_ERRORS,
     UserError,
+    add_ledger_arguments,
     message,
     positive_epsilon,
     read,
@@ -52,6 +53,7 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--rows", type=whole_number(1), default=None, help="rows to generate (default: a noisy count)")
     parser.add_argument("--columns", nargs="+", metavar="COLUMN", help="synthesize only these columns")
     parser.add_argument("--sep", default=",", help="the CSV field separator (default ',')")
+    add_ledger_arguments(parser)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     >>> folder = Path(tempfile.mkdtemp())
     >>> pd.DataFrame({"x": range(1000)}).to_csv(folder / "in.csv", index=False)
     >>> args = argparse.Namespace(path=str(folder / "in.csv"), sep=",", columns=None, epsilon=1.0, delta=0.0,
-    ...                           method="mst", rows=5, out=str(folder / "syn.csv"))
+    ...                           method="mst", rows=5, out=str(folder / "syn.csv"), name=None, ledger=None)
     >>> run(args, out=io.StringIO(), err=io.StringIO()), len(pd.read_csv(folder / "syn.csv"))
     (0, 5)
     """
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             raise UserError(f"{args.path} has no data")
         frame = select_columns(frame, args.columns)
         require_delta_for_text(frame, args.delta)
-        protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta)
+        protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta, name=args.name, ledger=args.ledger)
         synthetic = protected.dp.synthesize(
             epsilon=args.epsilon, delta=args.delta or None, method=args.method, n=args.rows
         )
@@ -97,6 +99,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         return 1
     budget = protected.dp.budget
     print(f"wrote {len(synthetic):,} synthetic rows of {synthetic.shape[1]} columns to {args.out} "
-          f"({budget.spent.describe(budget.kind)})", file=out)
+          f"({budget.spent})", file=out)
     print(budget.ledger[["query", "columns", "mechanism", "epsilon", "delta"]].to_string(index=False), file=out)
     return 0

@@ -60,7 +60,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
-from dpframe.accounting.budget import Cost
+from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
@@ -614,7 +614,7 @@ class DomainPlan:
         shares = self.shares(privacy) if privacy is not None else {}
         if shares:
             assert privacy is not None
-            target.protection.budget.require(privacy.cost, query=f"finding the domains of {[str(c) for c in shares]}")
+            target.reserve(privacy.cost, query=f"finding the domains of {[str(c) for c in shares]}")
         domains: list[ColumnDomain] = []
         parts: list[Cost] = []
         for entry in self.entries:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from dpframe.accounting.budget import Cost
+from dpframe.accounting.costs import Cost
 from dpframe.noise.calibrate import zcdp_rho_for
 from dpframe.noise.mechanism import Privacy, laplace_epsilon, round_down
 from dpframe.noise.random import current_source
@@ -203,7 +203,7 @@ def synthesize(
     # checked before anything is charged.
     for spent in (Cost(), discovery.cost if discovery is not None else Cost()):
         _model_privacy(privacy, spent, target.contributions)
-    target.protection.budget.require(privacy.cost, query="synthesize")
+    target.reserve(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
         found = plan.discover(target, discovery)
         domains = found.domains

@@ -1,0 +1,214 @@
+"""Privacy amounts: exact fractions inside, plain floats outside.
+
+**The reading rule.** A float the user passes is read as the *simplest*
+rational number (smallest denominator) within a relative distance of
+:data:`READING_TOLERANCE` (10⁻¹²) of it, and the mechanism is calibrated
+with that same rational. So ``0.1`` is 1/10, ``1e-5 / 10`` is 1/10⁶ and
+``1.0 / 7`` is 1/7, and splitting a budget into equal float shares always
+fits it exactly. The reading never changes what is charged relative to
+what is calibrated: both use the rational, so no rounding can overspend.
+
+Amounts are added as exact fractions, so a thousand charges of 0.001 spend
+exactly 1. What the user reads back (:class:`Reading`) is made of
+:class:`Amount` values: floats that also carry the exact fraction, so they
+format with ``:.2f``, convert with ``float()`` and serialise to JSON.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+
+BudgetKind = Literal["approx", "zcdp"]
+
+# How far (relative) a float may sit from the rational it is read as: far above
+# floating-point error (1e-16 per operation), far below any deliberate difference.
+READING_TOLERANCE = Fraction(1, 10**12)
+
+
+def simplest_within(x: Fraction, tolerance: Fraction) -> Fraction:
+    """The rational with the smallest denominator in ``[x(1 − tolerance), x(1 + tolerance)]``, for ``x > 0``.
+
+    Continued fractions of the two ends, followed while they agree (the
+    Stern–Brocot descent), give the simplest number between them.
+
+    >>> simplest_within(Fraction(1e-5 / 10), Fraction(1, 10**12))
+    Fraction(1, 1000000)
+    >>> simplest_within(Fraction(0.1 + 0.2), Fraction(1, 10**12))
+    Fraction(3, 10)
+    """
+    low, high = x * (1 - tolerance), x * (1 + tolerance)
+    # Convergents h/k of the shared continued-fraction prefix.
+    h0, h1, k0, k1 = 0, 1, 1, 0
+    while True:
+        a = math.floor(low)
+        if a < low:  # low is not an integer: the interval may hold a smaller one
+            if a + 1 <= high:
+                a += 1
+                return Fraction(a * h1 + h0, a * k1 + k0)
+        else:
+            return Fraction(a * h1 + h0, a * k1 + k0)
+        h0, h1, k0, k1 = h1, a * h1 + h0, k1, a * k1 + k0
+        low, high = 1 / (high - a), 1 / (low - a)
+
+
+def exact(value: object, name: str, *, allow_zero: bool = False) -> Fraction:
+    """Validate a privacy parameter and return it as an exact fraction (module docstring: the reading rule).
+
+    >>> exact(0.1, "epsilon"), exact(1e-5 / 10, "delta"), exact(1 / 3, "epsilon")
+    (Fraction(1, 10), Fraction(1, 1000000), Fraction(1, 3))
+    >>> exact(-1, "epsilon")
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be > 0, got -1
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if isinstance(value, Amount):
+        result = value.exact
+    elif isinstance(value, Fraction):
+        result = value
+    elif isinstance(value, numbers.Integral):
+        result = Fraction(int(value))
+    else:
+        as_float = float(value)
+        if not math.isfinite(as_float):
+            raise ValueError(f"{name} must be finite, got {value!r}; pass a positive number such as 0.1")
+        result = Fraction(as_float)
+        if result > 0:
+            result = simplest_within(result, READING_TOLERANCE)
+    if result < 0 or (result == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {bound}, got {value!r}")
+    return result
+
+
+class Amount(float):
+    """A privacy amount as a float (for formatting, arithmetic and JSON) that keeps its exact value.
+
+    >>> a = Amount(Fraction(1, 3))
+    >>> f"{a:.2f}", a.exact, float(a) == 1 / 3
+    ('0.33', Fraction(1, 3), True)
+    """
+
+    exact: Fraction
+
+    def __new__(cls, value: Fraction) -> Amount:
+        amount = super().__new__(cls, float(value))
+        amount.exact = value
+        return amount
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Amount, (self.exact,))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one release costs: epsilon and delta, or rho for zCDP, as exact fractions.
+
+    >>> Cost(epsilon=Fraction(1, 10)) + Cost(epsilon=Fraction(2, 10))
+    Cost(epsilon=Fraction(3, 10), delta=Fraction(0, 1), rho=Fraction(0, 1))
+    """
+
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.epsilon + other.epsilon, self.delta + other.delta, self.rho + other.rho)
+
+    def __sub__(self, other: Cost) -> Cost:
+        return Cost(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
+
+    def fits_in(self, other: Cost) -> bool:
+        """True when every component of this cost is at most the other's.
+
+        >>> Cost(epsilon=Fraction(1, 2)).fits_in(Cost(epsilon=Fraction(1)))
+        True
+        """
+        return self.epsilon <= other.epsilon and self.delta <= other.delta and self.rho <= other.rho
+
+    @property
+    def is_zero(self) -> bool:
+        """True for a release that costs nothing."""
+        return not (self.epsilon or self.delta or self.rho)
+
+    def describe(self, kind: BudgetKind) -> str:
+        """A short human-readable form.
+
+        >>> Cost(epsilon=Fraction(1, 10)).describe("approx")
+        'ε=0.1, δ=0'
+        """
+        if kind == "zcdp":
+            return f"ρ={float(self.rho):.6g}"
+        return f"ε={float(self.epsilon):.6g}, δ={float(self.delta):.3g}"
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """The ε at which ρ-zCDP implies (ε, δ)-DP: ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3).
+
+    >>> round(zcdp_epsilon(0.5, 1e-6), 4)
+    5.7565
+    """
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+@dataclass(frozen=True, eq=False)
+class Reading:
+    """A budget amount as the user reads it: ``epsilon``, ``delta`` and ``rho`` are :class:`Amount` floats.
+
+    >>> import json
+    >>> r = Reading.of(Cost(epsilon=Fraction(2, 5)), "approx")
+    >>> f"{r.epsilon:.2f}", float(r.epsilon), json.dumps(r.as_dict())
+    ('0.40', 0.4, '{"epsilon": 0.4, "delta": 0.0, "rho": 0.0}')
+    """
+
+    epsilon: Amount
+    delta: Amount
+    rho: Amount
+    kind: BudgetKind
+
+    @classmethod
+    def of(cls, cost: Cost, kind: BudgetKind) -> Reading:
+        """The reading of an exact cost."""
+        return cls(Amount(cost.epsilon), Amount(cost.delta), Amount(cost.rho), kind)
+
+    @property
+    def cost(self) -> Cost:
+        """The exact amounts."""
+        return Cost(self.epsilon.exact, self.delta.exact, self.rho.exact)
+
+    def as_dict(self) -> dict[str, float]:
+        """``{"epsilon": ..., "delta": ..., "rho": ...}`` as plain floats (JSON-ready)."""
+        return {"epsilon": float(self.epsilon), "delta": float(self.delta), "rho": float(self.rho)}
+
+    def as_approx(self, delta: float) -> tuple[float, float]:
+        """``(ε, δ)``: a zCDP amount converted at the chosen ``delta`` (:func:`zcdp_epsilon`); (ε, δ) as is otherwise.
+
+        >>> Reading.of(Cost(rho=Fraction(1, 2)), "zcdp").as_approx(1e-6)[0] > 5
+        True
+        """
+        if self.kind == "zcdp":
+            return zcdp_epsilon(float(self.rho), delta), delta
+        return float(self.epsilon), float(self.delta)
+
+    def __eq__(self, other: object) -> bool:
+        """Exact comparison with another reading or a :class:`Cost`."""
+        if isinstance(other, Reading):
+            return self.cost == other.cost
+        if isinstance(other, Cost):
+            return self.cost == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.cost)
+
+    def __str__(self) -> str:
+        return self.cost.describe(self.kind)

@@ -1,0 +1,472 @@
+"""The persistent ledger: every budget and every charge, in an embedded SQLite database.
+
+Where it lives (docs/ledger.md): ``protect(ledger=path)``, else the
+``DPFRAME_LEDGER`` environment variable, else ``dpframe/ledger.sqlite`` in the
+user's data directory. ``DPFRAME_LEDGER=:memory:`` (or
+:meth:`Ledger.in_memory`) keeps it in memory, forgotten when the process ends.
+
+Why it is sound across processes: a charge is one ``BEGIN IMMEDIATE``
+transaction (SQLite's write lock) that reads the budget's total and spending,
+refuses if the release does not fit, and otherwise writes every line of the
+release and the new spending, all or nothing. It is committed with
+``synchronous=FULL`` before the release reads any data, so a crash after the
+charge never refunds it, and two processes spending one budget serialise on
+the lock and can never overspend. Amounts are stored as exact fractions
+(text ``"p/q"``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import threading
+import uuid
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dpframe.accounting.costs import BudgetKind, Cost
+from dpframe.errors import BudgetExceededError, LedgerError
+
+LEDGER_VARIABLE = "DPFRAME_LEDGER"
+IN_MEMORY = ":memory:"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS budgets (
+    id TEXT PRIMARY KEY, name TEXT UNIQUE, kind TEXT NOT NULL, created TEXT NOT NULL,
+    total_epsilon TEXT NOT NULL, total_delta TEXT NOT NULL, total_rho TEXT NOT NULL,
+    spent_epsilon TEXT NOT NULL, spent_delta TEXT NOT NULL, spent_rho TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fingerprints (
+    fingerprint TEXT PRIMARY KEY, budget_id TEXT NOT NULL REFERENCES budgets(id), rows INTEGER, columns TEXT,
+    added TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS charges (
+    line INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL REFERENCES budgets(id), time TEXT NOT NULL,
+    query TEXT NOT NULL, columns TEXT NOT NULL, mechanism TEXT NOT NULL,
+    epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL,
+    noise TEXT NOT NULL, rule TEXT NOT NULL, seeded INTEGER NOT NULL, process INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS charges_by_budget ON charges(budget_id, line);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
+    detail TEXT NOT NULL);
+"""
+
+LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
+
+
+def default_location() -> str:
+    """``$DPFRAME_LEDGER`` if set, else ``ledger.sqlite`` in the user's data directory for dpframe.
+
+    The data directory follows each platform's convention: ``$XDG_DATA_HOME``
+    or ``~/.local/share`` on Linux, ``~/Library/Application Support`` on
+    macOS, ``%LOCALAPPDATA%`` on Windows.
+    """
+    configured = os.environ.get(LEDGER_VARIABLE)
+    if configured:
+        return configured
+    home = Path.home()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return str(base / "dpframe" / "ledger.sqlite")
+
+
+def _text(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _cost(epsilon: str, delta: str, rho: str) -> Cost:
+    return Cost(Fraction(epsilon), Fraction(delta), Fraction(rho))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+@dataclass(frozen=True)
+class Line:
+    """One ledger line: a measurement of a release, what it cost and how it was made."""
+
+    query: str
+    cost: Cost
+    columns: tuple[str, ...] = ()
+    mechanism: str = ""
+    noise: str = ""
+    rule: str = "sequential composition"
+    seeded: bool = False
+
+
+@dataclass(frozen=True)
+class BudgetRecord:
+    """A budget as the ledger keeps it."""
+
+    id: str
+    name: str | None
+    kind: BudgetKind
+    created: str
+    total: Cost
+    spent: Cost
+
+    @property
+    def label(self) -> str:
+        """The budget's name in quotes, or the start of its id."""
+        return repr(self.name) if self.name else self.id[:12]
+
+
+# Open ledgers of this process, one per file, so every handle on a budget shares a connection and lock.
+_OPEN: weakref.WeakValueDictionary[tuple[int, str], Ledger] = weakref.WeakValueDictionary()
+_IN_MEMORY: weakref.WeakValueDictionary[str, Ledger] = weakref.WeakValueDictionary()
+_OPENING = threading.Lock()
+
+
+class Ledger:
+    """An embedded SQLite ledger of budgets and charges (module docstring).
+
+    >>> ledger = Ledger.in_memory()
+    >>> ledger
+    Ledger(in memory: forgotten when this process ends)
+    >>> record = ledger.create("approx", Cost(epsilon=Fraction(1)), name="census")
+    >>> ledger.charge(record.id, [Line("count", Cost(epsilon=Fraction(1, 4)))])  # the numbers of its lines
+    [1]
+    >>> ledger.record(record.id).spent.epsilon
+    Fraction(1, 4)
+    """
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self.is_in_memory = location == IN_MEMORY
+        self._process = os.getpid()
+        self._lock = threading.RLock()
+        if not self.is_in_memory:
+            folder = Path(location).expanduser().parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise LedgerError(f"cannot create the ledger's folder {folder}: {error}; set {LEDGER_VARIABLE} "
+                                  "or pass protect(ledger=...) to put it somewhere writable") from None
+        self._connection = self._connect()
+        with self._transaction() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()
+            if row is None:
+                db.execute("INSERT INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
+                row = db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()
+        self.id: str = row[0]
+        if self.is_in_memory:
+            _IN_MEMORY[self.id] = self
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.location if self.is_in_memory else str(Path(self.location).expanduser())
+        try:
+            connection = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+            if not self.is_in_memory:
+                connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as error:
+            raise LedgerError(f"cannot open the ledger at {self.location}: {error}; is it a dpframe ledger "
+                              f"(an SQLite file)? Set {LEDGER_VARIABLE} or pass protect(ledger=...) to use "
+                              "another") from None
+        return connection
+
+    # -- opening -----------------------------------------------------------------
+    @classmethod
+    def at(cls, location: str | os.PathLike[str]) -> Ledger:
+        """The ledger in the file at ``location`` (created if missing); ``":memory:"`` is this process's in-memory one."""
+        key = str(location) if str(location) == IN_MEMORY else str(Path(location).expanduser().resolve())
+        with _OPENING:
+            ledger = _OPEN.get((os.getpid(), key))
+            if ledger is None:
+                ledger = cls(key)
+                _OPEN[(os.getpid(), key)] = ledger
+                if ledger.is_in_memory:
+                    _PROCESS_MEMORY.append(ledger)  # kept alive: DPFRAME_LEDGER=:memory: lasts the process
+        return ledger
+
+    @classmethod
+    def default(cls) -> Ledger:
+        """The ledger at :func:`default_location`."""
+        return cls.at(default_location())
+
+    @classmethod
+    def in_memory(cls) -> Ledger:
+        """A new ledger in memory, for tests and throwaway work: its budgets are forgotten when it is."""
+        return cls(IN_MEMORY)
+
+    @classmethod
+    def find(cls, ledger_id: str, location: str) -> Ledger:
+        """The ledger a pickled budget refers to: at its recorded location, or at the default one if it moved there."""
+        if location == IN_MEMORY:
+            ledger = _IN_MEMORY.get(ledger_id)
+            if ledger is None or ledger._process != os.getpid():
+                raise LedgerError("this budget lived in an in-memory ledger of another process (or one that is gone); "
+                                  "its spending is not known here, so it cannot be used. Keep budgets you pickle in "
+                                  "a ledger file")
+            return ledger
+        for candidate in (location, default_location()):
+            if candidate == IN_MEMORY or not Path(candidate).expanduser().exists():
+                continue
+            ledger = cls.at(candidate)
+            if ledger.id == ledger_id:
+                return ledger
+        raise LedgerError(f"the ledger of this budget (id {ledger_id}, last at {location}) is not there; if it was "
+                          f"moved, point {LEDGER_VARIABLE} at its new place")
+
+    # -- transactions --------------------------------------------------------------
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction holding SQLite's write lock from the start (``BEGIN IMMEDIATE``)."""
+        with self._lock:
+            if self._process != os.getpid():
+                if self.is_in_memory:
+                    raise LedgerError("an in-memory ledger belongs to the process that made it; a forked process "
+                                      "cannot spend from it. Use a ledger file")
+                self._connection = self._connect()
+                self._process = os.getpid()
+            db = self._connection
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        # One statement in autocommit mode reads one consistent snapshot (WAL); no write lock needed.
+        with self._lock:
+            if self._process != os.getpid():
+                with self._transaction():
+                    pass  # reconnects (or refuses) after a fork
+            return self._connection.execute(sql, parameters).fetchall()
+
+    # -- budgets -------------------------------------------------------------------
+    def create(self, kind: BudgetKind, total: Cost, *, name: str | None = None,
+               fingerprint: tuple[str, int, str] | None = None) -> BudgetRecord:
+        """A new budget (with an optional unique name and data fingerprint)."""
+        with self._transaction() as db:
+            return self._create(db, kind, total, name, fingerprint)
+
+    def _create(self, db: sqlite3.Connection, kind: BudgetKind, total: Cost, name: str | None,
+                fingerprint: tuple[str, int, str] | None) -> BudgetRecord:
+        if name is not None and db.execute("SELECT 1 FROM budgets WHERE name = ?", (name,)).fetchone():
+            raise LedgerError(f"a budget named {name!r} already exists in {self}")
+        budget_id, created, zero = uuid.uuid4().hex, _now(), _text(Fraction(0))
+        db.execute("INSERT INTO budgets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _text(total.rho),
+                    zero, zero, zero))
+        self._event(db, budget_id, "created", f"total {total.describe(kind)}")
+        if fingerprint is not None:
+            self._link(db, budget_id, fingerprint)
+        return BudgetRecord(budget_id, name, kind, created, total, Cost())
+
+    def open_budget(self, kind: BudgetKind, total: Cost, *, name: str | None,
+                    fingerprint: tuple[str, int, str] | None, extend: bool) -> tuple[BudgetRecord, bool]:
+        """The budget of this name or data (by name, else by fingerprint), created if new; and whether it existed.
+
+        Refuses (LedgerError) when the data is already protected under another
+        budget, when the kind differs, or when the asked total differs from the
+        recorded one (a larger total only with ``extend=True``, recorded).
+        """
+        with self._transaction() as db:
+            by_data = None if fingerprint is None else db.execute(
+                "SELECT budget_id FROM fingerprints WHERE fingerprint = ?", (fingerprint[0],)).fetchone()
+            by_name = (db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
+                       if name is not None else None)
+            if by_data is not None and by_name is not None and by_data[0] != by_name[0]:
+                other = self._record(db, by_data[0])
+                raise LedgerError(f"this data is already protected under budget {other.label}; a second budget over "
+                                  f"the same people would spend twice. Use name={other.name!r} (or omit name=)"
+                                  if other.name else "this data is already protected under another budget "
+                                  f"({other.label}); omit name= to reconnect to it")
+            if by_data is None and by_name is None:
+                return self._create(db, kind, total, name, fingerprint), False
+            if by_data is not None and by_name is None and name is not None:
+                other = self._record(db, by_data[0])
+                raise LedgerError(f"this data is already protected under budget {other.label}; a second budget over "
+                                  f"the same people would spend twice. Reconnect with name={other.name!r}"
+                                  if other.name else f"this data is already protected under budget {other.label}; "
+                                  f"omit name= to reconnect, or name it with dpframe budget rename")
+            found = by_name or by_data
+            assert found is not None
+            budget_id = found[0]
+            record = self._record(db, budget_id)
+            if record.kind != kind:
+                raise LedgerError(f"budget {record.label} is a {record.kind} budget ({record.total.describe(kind)}); "
+                                  "protect this data with the same kind of budget to reconnect")
+            if total != record.total:
+                if not (extend and record.total.fits_in(total)):
+                    raise LedgerError(
+                        f"this data's budget {record.label} has total {record.total.describe(kind)} "
+                        f"({record.spent.describe(kind)} spent); pass that total to reconnect"
+                        + ("" if extend else ", or extend=True with a larger one to raise it (recorded in the ledger)")
+                    )
+                db.execute("UPDATE budgets SET total_epsilon = ?, total_delta = ?, total_rho = ? WHERE id = ?",
+                           (_text(total.epsilon), _text(total.delta), _text(total.rho), budget_id))
+                self._event(db, budget_id, "extended",
+                            f"total {record.total.describe(kind)} -> {total.describe(kind)}")
+                record = self._record(db, budget_id)
+            if by_data is None and fingerprint is not None:
+                self._link(db, budget_id, fingerprint)
+            self._event(db, budget_id, "reconnected", "by name" if fingerprint is None else f"data {fingerprint[0][:12]}")
+            return record, True
+
+    def record(self, budget_id: str) -> BudgetRecord:
+        """The budget's current state (raises LedgerError if it is not in this ledger)."""
+        with self._transaction() as db:
+            return self._record(db, budget_id)
+
+    def lookup(self, name_or_id: str) -> BudgetRecord:
+        """The budget with this name, id or unique id prefix."""
+        rows = self._read("SELECT id FROM budgets WHERE name = ? OR id = ? OR id LIKE ?",
+                          (name_or_id, name_or_id, f"{name_or_id}%"))
+        ids = sorted({row[0] for row in rows})
+        if len(ids) != 1:
+            known = ", ".join(self.budgets()["budget"].astype(str)) or "none"
+            raise LedgerError(f"{'no' if not ids else 'more than one'} budget {name_or_id!r} in {self}; budgets: "
+                              f"{known}")
+        return self.record(ids[0])
+
+    def _record(self, db: sqlite3.Connection, budget_id: str) -> BudgetRecord:
+        row = db.execute("SELECT id, name, kind, created, total_epsilon, total_delta, total_rho, spent_epsilon, "
+                         "spent_delta, spent_rho FROM budgets WHERE id = ?", (budget_id,)).fetchone()
+        if row is None:
+            raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
+        return BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+
+    def _link(self, db: sqlite3.Connection, budget_id: str, fingerprint: tuple[str, int, str]) -> None:
+        db.execute("INSERT INTO fingerprints VALUES (?, ?, ?, ?, ?)", (*fingerprint[:1], budget_id, *fingerprint[1:],
+                                                                       _now()))
+
+    def _event(self, db: sqlite3.Connection, budget_id: str, event: str, detail: str) -> None:
+        db.execute("INSERT INTO events (budget_id, time, event, detail) VALUES (?, ?, ?, ?)",
+                   (budget_id, _now(), event, detail))
+
+    def extend(self, budget_id: str, total: Cost) -> None:
+        """Raise a budget's total (never lower it); recorded as an event."""
+        with self._transaction() as db:
+            record = self._record(db, budget_id)
+            if total == record.total:
+                return
+            if not record.total.fits_in(total):
+                raise ValueError(f"a budget can only be extended: {total.describe(record.kind)} is below its total "
+                                 f"{record.total.describe(record.kind)} in some part")
+            db.execute("UPDATE budgets SET total_epsilon = ?, total_delta = ?, total_rho = ? WHERE id = ?",
+                       (_text(total.epsilon), _text(total.delta), _text(total.rho), budget_id))
+            self._event(db, budget_id, "extended", f"total {record.total.describe(record.kind)} -> "
+                                                   f"{total.describe(record.kind)}")
+
+    def rename(self, budget_id: str, name: str | None) -> None:
+        """Give a budget a (unique) name, or remove its name with None."""
+        with self._transaction() as db:
+            if name is not None and db.execute("SELECT 1 FROM budgets WHERE name = ? AND id != ?",
+                                               (name, budget_id)).fetchone():
+                raise LedgerError(f"a budget named {name!r} already exists in {self}")
+            old = self._record(db, budget_id).name
+            db.execute("UPDATE budgets SET name = ? WHERE id = ?", (name, budget_id))
+            self._event(db, budget_id, "renamed", f"{old!r} -> {name!r}")
+
+    def delete(self, budget_id: str) -> None:
+        """Forget a budget, its charges and its fingerprints: the same data protected again starts afresh."""
+        with self._transaction() as db:
+            self._record(db, budget_id)
+            for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
+                                  ("budgets", "id")):
+                db.execute(f"DELETE FROM {table} WHERE {column} = ?", (budget_id,))
+
+    # -- charging ------------------------------------------------------------------
+    def charge(self, budget_id: str, lines: Sequence[Line]) -> list[int]:
+        """Write all ``lines`` of a release, or none: BudgetExceededError if their sum does not fit what remains.
+
+        Committed durably before returning; returns the lines' numbers.
+        """
+        total_cost = sum((line.cost for line in lines), Cost())
+        with self._transaction() as db:
+            record = self._record(db, budget_id)
+            remaining = record.total - record.spent
+            if not total_cost.fits_in(remaining):
+                query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
+                raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
+                                          f"{remaining.describe(record.kind)} remains; nothing was charged")
+            numbers = [self._insert(db, budget_id, line) for line in lines]
+            spent = record.spent + total_cost
+            db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
+                       (_text(spent.epsilon), _text(spent.delta), _text(spent.rho), budget_id))
+        return numbers
+
+    def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line) -> int:
+        cursor = db.execute(
+            "INSERT INTO charges (budget_id, time, query, columns, mechanism, epsilon, delta, rho, noise, rule, "
+            "seeded, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (budget_id, _now(), line.query, ", ".join(line.columns), line.mechanism, _text(line.cost.epsilon),
+             _text(line.cost.delta), _text(line.cost.rho), line.noise, line.rule, int(line.seeded), os.getpid()),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def draw(self, budget_id: str, reserved: int, left: Cost, line: Line) -> None:
+        """Turn part of a reserved line into a described one: the reserved line keeps ``left`` (removed at zero).
+
+        The budget's spending does not change: the part was charged when the line was reserved.
+        """
+        with self._transaction() as db:
+            self._insert(db, budget_id, line)
+            if left.is_zero:
+                db.execute("DELETE FROM charges WHERE line = ? AND budget_id = ?", (reserved, budget_id))
+            else:
+                db.execute("UPDATE charges SET epsilon = ?, delta = ?, rho = ? WHERE line = ? AND budget_id = ?",
+                           (_text(left.epsilon), _text(left.delta), _text(left.rho), reserved, budget_id))
+
+    # -- reading -------------------------------------------------------------------
+    def lines(self, budget_id: str) -> pd.DataFrame:
+        """The budget's ledger lines, oldest first."""
+        rows = self._read("SELECT time, query, columns, mechanism, epsilon, delta, rho, noise, rule, seeded "
+                          "FROM charges WHERE budget_id = ? ORDER BY line", (budget_id,))
+        frame = pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+        frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
+        for column in ("epsilon", "delta", "rho"):
+            frame[column] = frame[column].map(lambda text: float(Fraction(text))).astype(float)
+        frame["seeded"] = frame["seeded"].astype(bool)
+        return frame
+
+    def count_lines(self, budget_id: str) -> int:
+        """How many ledger lines the budget has."""
+        return int(self._read("SELECT COUNT(*) FROM charges WHERE budget_id = ?", (budget_id,))[0][0])
+
+    def events(self, budget_id: str) -> pd.DataFrame:
+        """When the budget was created, reconnected to, extended or renamed."""
+        rows = self._read("SELECT time, event, detail FROM events WHERE budget_id = ? ORDER BY seq", (budget_id,))
+        return pd.DataFrame(rows, columns=["time", "event", "detail"])
+
+    def budgets(self) -> pd.DataFrame:
+        """One row per budget: name (or id), kind, totals, spending and number of lines."""
+        rows = self._read("SELECT b.id, b.name, b.kind, b.created, b.total_epsilon, b.total_delta, b.total_rho, "
+                          "b.spent_epsilon, b.spent_delta, b.spent_rho, COUNT(c.line) FROM budgets b "
+                          "LEFT JOIN charges c ON c.budget_id = b.id GROUP BY b.id ORDER BY b.created")
+        out = []
+        for row in rows:
+            record = BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+            out.append({"budget": record.label, "id": record.id, "kind": record.kind, "created": record.created,
+                        "total": record.total.describe(record.kind), "spent": record.spent.describe(record.kind),
+                        "remaining": (record.total - record.spent).describe(record.kind), "lines": row[10]})
+        return pd.DataFrame(out, columns=["budget", "id", "kind", "created", "total", "spent", "remaining", "lines"])
+
+    def __repr__(self) -> str:
+        if self.is_in_memory:
+            return "Ledger(in memory: forgotten when this process ends)"
+        return f"Ledger({self.location})"
+
+
+# The process-wide in-memory ledger of DPFRAME_LEDGER=:memory:, kept for the life of the process.
+_PROCESS_MEMORY: list[Ledger] = []
+
