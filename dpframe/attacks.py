@@ -461,10 +461,11 @@ def differencing_attack(
         plain_rest = float(flags[~mask].sum())
         true_value = float(flags[mask].sum())
 
-    import dpframe  # noqa: F401  (registers .dp)
+    import dpframe
 
     demo = pd.DataFrame({"value": values.to_numpy(), "rest": ~mask})
-    protected = demo.dp.protect(epsilon=2 * epsilon)
+    # A demonstration of the mechanism, not an analysis: its own throwaway ledger, so it can be repeated.
+    protected = demo.dp.protect(epsilon=2 * epsilon, ledger=dpframe.Ledger.in_memory())
     rest = protected[protected["rest"]]
     if aggregate == "sum":
         dp_total = protected["value"].dp.sum(bounds=bounds, epsilon=epsilon, mechanism=mechanism)

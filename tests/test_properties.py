@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from dpframe import Ledger
 import dpframe  # noqa: F401
+from dpframe.accounting.costs import exact as read_exactly
 from dpframe import BudgetExceededError, Cost
 from dpframe.protection import unit_ids
 from dpframe.queries.plan import Target
@@ -146,9 +147,9 @@ epsilons = st.one_of(
 
 def check_invariants(frame: pd.DataFrame, ledger_rows: int) -> None:
     budget = frame.dp.budget
-    spent, total = budget.spent, budget.total
+    spent, total = budget.spent.cost, budget.total.cost
     assert spent.fits_in(total)
-    assert budget.remaining == total - spent
+    assert budget.remaining.cost == total - spent
     ledger = budget.ledger
     assert len(ledger) == ledger_rows
     for column in ("epsilon", "delta", "rho"):
@@ -171,8 +172,8 @@ def step(
     name = data.draw(st.sampled_from(QUERIES), label="query")
     privacy = data.draw(privacy_strategy, label="privacy")
     cost = expected_cost(budget.kind, privacy)
-    before = budget.spent
-    fits = cost.fits_in(budget.remaining)
+    before = budget.spent.cost
+    fits = cost.fits_in(budget.remaining.cost)
     try:
         ran = run_query(frame, name, privacy)
     except BudgetExceededError:
@@ -191,7 +192,7 @@ def step(
 
 def expected_cost(kind: str, privacy: dict[str, Any]) -> Cost:
     def exact(value: float) -> Fraction:
-        return Fraction(repr(value))
+        return read_exactly(value, "amount", allow_zero=True)  # the documented reading rule
 
     if kind == "zcdp":
         if "rho" in privacy:
