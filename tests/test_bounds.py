@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpframe import BudgetExceededError
+from dpframe import BudgetExceededError, Ledger
 from dpframe.queries import bounds as B
 from dpframe.testing import NotPrivateWarning, seeded_noise
 
@@ -89,7 +89,8 @@ def _seeded() -> Any:
 
 
 def auto_mean(data: np.ndarray, epsilon: float = HUGE, **protect: Any) -> Any:
-    p = pd.DataFrame({"x": data}).dp.protect(epsilon=1e12, **protect)
+    # Each call is a fresh experiment on its own budget, not a second release from the first one's.
+    p = pd.DataFrame({"x": data}).dp.protect(epsilon=1e12, ledger=Ledger.in_memory(), **protect)
     return p["x"].dp.mean(epsilon=epsilon)
 
 

@@ -229,8 +229,9 @@ def test_random_sessions_never_overspend_approx(
             frame, rows = step(frame, data, approx_privacy, rows)
             check_invariants(frame, rows)
     budget = frame.dp.budget
-    assert budget.spent.epsilon.exact <= Fraction(repr(total))
-    assert budget.spent.delta.exact <= Fraction(repr(total_delta))
+    assert budget.total.epsilon.exact == read_exactly(total, "total", allow_zero=True)
+    assert budget.spent.epsilon.exact <= budget.total.epsilon.exact
+    assert budget.spent.delta.exact <= read_exactly(total_delta, "total", allow_zero=True)
 
 
 @SETTINGS
@@ -243,7 +244,7 @@ def test_random_sessions_never_overspend_zcdp(data: st.DataObject, total: float)
             frame, rows = step(frame, data, zcdp_privacy, rows)
             check_invariants(frame, rows)
     budget = frame.dp.budget
-    assert budget.spent.rho.exact <= Fraction(repr(total))
+    assert budget.spent.rho.exact <= read_exactly(total, "total", allow_zero=True)
     assert budget.spent.epsilon.exact == 0 and budget.spent.delta.exact == 0
 
 

@@ -202,7 +202,7 @@ REFUSED: list[tuple[str, str, Derivation]] = [
     ("unknown", "convert_dtypes", lambda d: d.convert_dtypes()),
 ]
 
-OTHER = pd.DataFrame({"h": np.arange(2000)}).dp.protect(epsilon=1.0)
+OTHER = pd.DataFrame({"h": np.arange(2000)}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
 
 
 @pytest.mark.parametrize("key, name, derive", REFUSED, ids=[f"{k}: {n}" for k, n, _ in REFUSED])
@@ -271,7 +271,7 @@ def test_user_level_privacy_bounds_contributions(seeded: None) -> None:
     assert abs(noisy - _bounded(visits["user"].to_numpy(), 3)) <= 10
     # The sensitivity scales with k: the noise of a user-level count is k times the row-level one.
     user_level = p.dp.count(epsilon=0.05)
-    row_level = visits.dp.protect(epsilon=100.0).dp.count(epsilon=0.05)
+    row_level = visits.dp.protect(epsilon=100.0, ledger=dpframe.Ledger.in_memory()).dp.count(epsilon=0.05)
     assert user_level.std == pytest.approx(3 * row_level.std, rel=0.01)
 
 
@@ -728,7 +728,7 @@ def test_no_error_shows_whether_some_row_matches(seeded: None) -> None:
     """Lists (unhashable) as labels or keys become missing instead of raising; partition is refused."""
     for threshold in (0, 1000):  # some salaries above it, or none
         base = pd.DataFrame({"salary": [10.0, 50.0, 100.0], "k": ["x", "y", "z"]})
-        p = base.dp.protect(epsilon=1e9)
+        p = base.dp.protect(epsilon=1e9, ledger=dpframe.Ledger.in_memory())
         keyed = p.assign(k=p["salary"].map(lambda v, t=threshold: [v] if v > t else "x"))
         keyed.set_index("k").dp.count(epsilon=1.0)
         keyed.merge(pd.DataFrame({"k": pd.Series(["x"], dtype=object), "v": [1]}), on="k").dp.count(epsilon=1.0)

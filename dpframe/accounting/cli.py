@@ -33,7 +33,8 @@ def add_parser(sub: Any) -> None:
     'json'
     """
     parser = sub.add_parser("budget", help="list, show or export the budgets in the ledger",
-                            description=__doc__.split("\n\n")[0] if __doc__ else None)
+                            description="The ledger from the command line: list its budgets, show one, or export "
+                                        "one's lines as CSV or JSON. Reading the ledger spends nothing.")
     actions = parser.add_subparsers(dest="action", required=True)
     ledger_help = "the ledger file (default: $DPFRAME_LEDGER or the user's data directory)"
     listing = actions.add_parser("list", help="every budget: total, spent, remaining, lines")

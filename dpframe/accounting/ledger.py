@@ -446,7 +446,9 @@ class Ledger:
     def events(self, budget_id: str) -> pd.DataFrame:
         """When the budget was created, reconnected to, extended or renamed."""
         rows = self._read("SELECT time, event, detail FROM events WHERE budget_id = ? ORDER BY seq", (budget_id,))
-        return pd.DataFrame(rows, columns=["time", "event", "detail"])
+        frame = pd.DataFrame(rows, columns=["time", "event", "detail"])
+        frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
+        return frame
 
     def budgets(self) -> pd.DataFrame:
         """One row per budget: name (or id), kind, totals, spending and number of lines."""
