@@ -8,8 +8,9 @@ Usage::
 The frame has a float, an integer and a low-cardinality text column (as read
 from CSV: pandas' ``str`` dtype). Timings are medians: ``pd.read_csv`` of the
 frame written to CSV, :func:`dpframe.accounting.fingerprint.fingerprint` of
-the frame read back (target: under a fifth of the read), and one charge (a
-durable SQLite transaction in a ledger file) with and without a query around it.
+the frame read back (target: under a fifth of the read), one charge (a
+durable SQLite transaction in a ledger file) with and without a query around it,
+and a small count on a ledger file against the same count on an in-memory ledger.
 """
 
 from __future__ import annotations
@@ -67,8 +68,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     charge = median_seconds(lambda: budget.charge(cost, query="benchmark"), max(args.repeats, 200))
     p = frame.dp.protect(budget=budget)
     mean = median_seconds(lambda: p["x"].dp.mean(bounds=(-3, 3), epsilon=1.0), args.repeats)
+    # What durability costs a query: the same small count on a ledger file and on an in-memory ledger.
+    small = frame.head(1000)
+    on_file = small.dp.protect(epsilon=1e9, ledger=dpframe.Ledger.at(folder / "small.sqlite"))
+    in_memory = small.dp.protect(epsilon=1e9, ledger=dpframe.Ledger.in_memory())
+    count_file = median_seconds(lambda: on_file.dp.count(epsilon=1.0), max(args.repeats, 200))
+    count_memory = median_seconds(lambda: in_memory.dp.count(epsilon=1.0), max(args.repeats, 200))
     results = {"read_csv s": read, "fingerprint s": hashed, "fingerprint / read_csv": hashed / read,
-               "charge ms": charge * 1e3, "mean (with its charge) ms": mean * 1e3}
+               "charge ms": charge * 1e3, "mean (with its charge) ms": mean * 1e3,
+               "count, 1000 rows, file ms": count_file * 1e3, "count, 1000 rows, memory ms": count_memory * 1e3}
     print(f"rows {n:,}  repeats {args.repeats}  (median wall time)")
     for name, value in results.items():
         print(f"{name:28s} {value:10.4f}")

@@ -375,6 +375,20 @@ def test_fingerprints_depend_on_content_only() -> None:
     assert fingerprint(df["s"]) != fingerprint(df[["s"]])
 
 
+def test_fingerprints_do_not_depend_on_threading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large frames are hashed in pieces on threads; the digest is the one a single thread computes."""
+    from dpframe.accounting import fingerprint as module
+
+    n = 1_200_000  # 9.6 MB per float column: two pieces
+    df = pd.DataFrame({"x": np.arange(n, dtype=float), "s": np.array(["a", "b", "c"], dtype=object)[np.arange(n) % 3],
+                       "c": pd.Categorical.from_codes(np.arange(n) % 2, ["u", "v"])}).set_index("x", drop=False)
+    threaded = fingerprint(df)
+    monkeypatch.setattr(module, "_PARALLEL_CELLS", 10**12)
+    assert fingerprint(df) == threaded
+    monkeypatch.setattr(module, "_PARALLEL_CELLS", 1)
+    assert fingerprint(df.assign(x=df["x"].where(df["x"] != n - 1, 0.5))) != threaded
+
+
 # -- the command line ------------------------------------------------------------------------------------
 
 

@@ -3,7 +3,9 @@
 The digest is SHA-256 over the frame's type, shape, column names, index
 names and dtypes, then every column and index level:
 
-- numbers, booleans, datetimes and timedeltas with numpy dtypes: their raw bytes;
+- numbers, booleans, datetimes and timedeltas with numpy dtypes: their raw bytes
+  (in pieces of :data:`_PIECE_BYTES`, hashed separately and then together, so
+  that large columns are hashed on all cores);
 - categoricals: the codes and, recursively, the categories;
 - object and Python-stored string columns: each distinct value's position of
   first appearance (its code, per row) and the distinct values themselves. The
@@ -25,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -35,6 +38,8 @@ import pandas as pd
 _RAW_KINDS = "biufcmM"
 # From this many cells on, columns are hashed on several threads.
 _PARALLEL_CELLS = 1_000_000
+# Raw column bytes are hashed in pieces of this size (part of the digest's definition: never change it).
+_PIECE_BYTES = 1 << 23
 
 
 def fingerprint(data: pd.DataFrame | pd.Series[Any]) -> str:
@@ -55,24 +60,54 @@ def fingerprint(data: pd.DataFrame | pd.Series[Any]) -> str:
     else:
         levels = [index.get_level_values(level) for level in range(index.nlevels)]
     parts = [frame.iloc[:, i] for i in range(frame.shape[1])] + levels
+    # Jobs: grouping a non-raw column, or hashing one piece of raw bytes. The slow grouping jobs go
+    # first so the work spreads evenly over the threads; the digests then combine in column order.
+    raws = [_raw_bytes(part) for part in parts]
+    pieces = [None if raw is None else _pieces(raw) for raw in raws]
+    jobs: list[tuple[Callable[[Any], bytes], Any]] = [(_digest, part) for part, raw in zip(parts, raws) if raw is None]
+    jobs += [(_sha256, piece) for column in pieces if column is not None for piece in column]
     # Hashing and grouping integers release the GIL: large frames use the machine's cores.
-    if frame.size >= _PARALLEL_CELLS and len(parts) > 1:
-        with ThreadPoolExecutor(max_workers=min(len(parts), os.cpu_count() or 1)) as pool:
-            digests = list(pool.map(_digest, parts))
+    if frame.size >= _PARALLEL_CELLS and len(jobs) > 1:
+        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+            results = list(pool.map(lambda job: job[0](job[1]), jobs))
     else:
-        digests = [_digest(part) for part in parts]
-    for part_digest in digests:
-        digest.update(part_digest)
+        results = [job(argument) for job, argument in jobs]
+    grouped = iter(results[: sum(raw is None for raw in raws)])
+    hashed = iter(results[sum(raw is None for raw in raws):])
+    for part, column in zip(parts, pieces):
+        digest.update(next(grouped) if column is None else _combine(part.dtype, [next(hashed) for _ in column]))
     return digest.hexdigest()
+
+
+def _sha256(data: memoryview) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _raw_bytes(values: pd.Series[Any] | pd.Index[Any]) -> memoryview | None:
+    """The values' bytes if they are the values themselves (numpy numbers, booleans, times), else None."""
+    dtype = values.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in _RAW_KINDS:
+        return _bytes(values.to_numpy())
+    return None
+
+
+def _pieces(raw: memoryview) -> list[memoryview]:
+    return [raw[start:start + _PIECE_BYTES] for start in range(0, len(raw), _PIECE_BYTES)] or [raw]
+
+
+def _combine(dtype: Any, piece_digests: list[bytes]) -> bytes:
+    """The digest of a raw column from its pieces' digests."""
+    return hashlib.sha256(str(dtype).encode() + b"".join(piece_digests)).digest()
 
 
 def _digest(values: pd.Series[Any] | pd.Index[Any]) -> bytes:
     """The digest of one column or index level."""
     dtype = values.dtype
+    raw = _raw_bytes(values)
+    if raw is not None:
+        return _combine(dtype, [_sha256(piece) for piece in _pieces(raw)])
     digest = hashlib.sha256(str(dtype).encode())
-    if isinstance(dtype, np.dtype) and dtype.kind in _RAW_KINDS:
-        digest.update(_bytes(values.to_numpy()))
-    elif isinstance(dtype, pd.CategoricalDtype):
+    if isinstance(dtype, pd.CategoricalDtype):
         digest.update(_bytes(pd.Categorical(values).codes))
         digest.update(_digest(dtype.categories))
     elif dtype == object or (isinstance(dtype, pd.StringDtype) and dtype.storage == "python"):
@@ -103,7 +138,9 @@ def _value_codes(objects: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], n
     except TypeError:  # unhashable values (lists, dicts): grouped by their type and repr
         by_value, distinct = pd.factorize(np.array([f"{type(v).__qualname__}:{v!r}" for v in representatives],
                                                    dtype=object))
-    return by_value.astype(np.int64, copy=False)[by_object], np.asarray(distinct, dtype=object)
+    # The narrowest integer type that holds the codes: fewer bytes to gather and to hash.
+    narrow = np.min_scalar_type(-max(len(distinct), 1))
+    return by_value.astype(narrow)[by_object], np.asarray(distinct, dtype=object)
 
 
 def _first_positions(codes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
