@@ -462,8 +462,8 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         delta: float | None = None,
         rho: float | None = None,
         mechanism: str | None = None,
-    ) -> DPFloat:
-        """Noisy sum of the values clipped to ``bounds``.
+    ) -> DPFloat | DPInt:
+        """Noisy sum of the values clipped to ``bounds``: a ``DPInt`` for integer and boolean columns.
 
         Without ``bounds``, they are chosen privately with the sparse vector
         technique over a logarithmic grid, spending a quarter of the query's

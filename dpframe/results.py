@@ -79,12 +79,29 @@ class _Released:
         """What this answer cost the budget."""
         return self.release.cost
 
-    def _describe(self, value: str) -> str:
+    def _describe(self, value: float) -> str:
         lo, hi = self.ci
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
+        shown = justified(value, self.std)
         if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
-            return f"{value} ({self.mechanism}, {cost}; no interval)"
-        return f"{value} (95% CI {lo:.6g} to {hi:.6g}; {self.mechanism}, {cost})"
+            return f"{shown} ({self.mechanism}, {cost}; no interval)"
+        return f"{shown} (95% CI {justified(lo, self.std)} to {justified(hi, self.std)}; {self.mechanism}, {cost})"
+
+
+def justified(value: float, std: float) -> str:
+    """``value`` with the digits its noise justifies: down to the second significant digit of ``std``.
+
+    Integers stay whole; without a finite positive ``std`` the value is shown in full.
+
+    >>> justified(0.4946313830662, 0.0124), justified(41.18734, 0.0516), justified(123456.7, 350.0)
+    ('0.495', '41.187', '123460')
+    >>> justified(17, 4.2), justified(2.5, float("nan"))
+    ('17', '2.5')
+    """
+    if isinstance(value, int) or not (math.isfinite(std) and std > 0 and math.isfinite(value)):
+        return repr(value)
+    decimals = 1 - math.floor(math.log10(std))
+    return f"{round(value, decimals):.{max(decimals, 0)}f}"
 
 
 class DPFloat(_Released, float):
@@ -107,7 +124,10 @@ class DPFloat(_Released, float):
         return obj
 
     def __repr__(self) -> str:
-        return self._describe(float.__repr__(self))
+        return self._describe(float(self))
+
+    # The plain number, so that print(), f-strings and files hold numbers, not the description.
+    __str__ = float.__repr__
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (DPFloat, (float(self), self.release))
@@ -130,7 +150,9 @@ class DPInt(_Released, int):
         return obj
 
     def __repr__(self) -> str:
-        return self._describe(int.__repr__(self))
+        return self._describe(int(self))
+
+    __str__ = int.__repr__
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (DPInt, (int(self), self.release))

@@ -73,8 +73,12 @@ def count(target: Target, privacy: Privacy) -> DPInt:
     return DPInt(value, release)
 
 
-def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat:
-    """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None)."""
+def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat | DPInt:
+    """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None).
+
+    The sum of an integer or boolean column is released as an integer (rounded: post-processing; its
+    interval widened by the half unit, so it still covers).
+    """
     check_numeric(series, "sum")
     total, note = privacy, ""
     if bounds is None:
@@ -96,11 +100,15 @@ def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Pr
     released = grid.to_release_grid(sums.sums)[0] + noise.sample(1)[0]
     value = float(released) * step
     half = noise.halfwidth(LEVEL) * step
+    whole = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    if whole:
+        value = float(round(value))
+        half = math.ceil(half + 0.5)
     release = Release(
         "sum", plan.columns, plan.mechanism, target.spent, noise.std * step, value - half, value + half, LEVEL, (lo, hi),
         note,
     )
-    return DPFloat(value, release)
+    return DPInt(int(value), release) if whole else DPFloat(value, release)
 
 
 class Moments:

@@ -1,0 +1,56 @@
+"""Honest answers (issue 12): released numbers behave like numbers and never look more certain than they are."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+import dpframe  # noqa: F401
+from dpframe import Ledger
+from dpframe.results import DPFloat, DPInt, justified
+from dpframe.testing import seeded_noise
+
+
+def people(n: int = 2000) -> pd.DataFrame:
+    rng = np.random.default_rng(12)
+    return pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.lognormal(10, 1, n),
+                         "smoker": rng.random(n) < 0.2})
+
+
+def test_released_numbers_print_and_serialise_as_plain_numbers() -> None:
+    p = people().dp.protect(epsilon=10.0, ledger=Ledger.in_memory())
+    with seeded_noise(1):
+        m = p["income"].dp.mean(bounds=(0, 1e6), epsilon=1.0)
+        n = p.dp.count(epsilon=1.0)
+    assert str(m) == repr(float(m)) and f"{m}" == str(float(m)) and f"{m:.1f}" == f"{float(m):.1f}"
+    assert str(n) == str(int(n)) and json.loads(json.dumps({"m": m, "n": n})) == {"m": float(m), "n": int(n)}
+    csv = pd.DataFrame({"m": [m], "n": [n]}).to_csv(index=False)
+    assert "CI" not in csv and csv.splitlines()[1] == f"{float(m)!r},{int(n)}"
+    # The rich text is the repr, rounded to the digits the noise justifies.
+    assert repr(m).startswith(justified(float(m), m.std) + " (95% CI ") and "CI" in repr(n)
+
+
+def test_justified_digits_follow_the_noise() -> None:
+    assert justified(0.4946313830662, 0.0124) == "0.495"
+    assert justified(-1234.5678, 3.0) == "-1234.6"
+    assert justified(987654.0, 25_000.0) == "988000"
+    assert justified(5.0, 0.0) == "5.0"
+
+
+def test_sums_of_integer_and_boolean_columns_are_integers_whose_intervals_cover() -> None:
+    data = people()
+    truth = {"age": int(data["age"].sum()), "smoker": int(data["smoker"].sum())}
+    covered = {"age": 0, "smoker": 0}
+    runs = 300
+    for _ in range(runs):
+        p = data.dp.protect(epsilon=2.0, ledger=Ledger.in_memory())
+        for column, bounds in (("age", (0, 100)), ("smoker", (0, 1))):
+            s = p[column].dp.sum(bounds=bounds, epsilon=1.0)
+            assert isinstance(s, DPInt) and "." not in str(s)
+            covered[column] += s.ci[0] <= truth[column] <= s.ci[1]
+    # Nominal 95%: with 300 runs, below 88% has probability < 1e-6 for a correct interval.
+    assert all(c / runs >= 0.88 for c in covered.values()), covered
+    p = data.dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+    assert isinstance(p["income"].dp.sum(bounds=(0, 1e6), epsilon=0.5), DPFloat)
