@@ -14,6 +14,7 @@ from dpframe.accounting import Budget, Cost, Ledger
 from dpframe.errors import (
     AlreadyProtectedError,
     BudgetExceededError,
+    ClippingWarning,
     DPFrameError,
     LedgerError,
     NotProtectedError,
@@ -21,7 +22,7 @@ from dpframe.errors import (
     RefusedError,
 )
 from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
-from dpframe.results import DPFloat, DPInt, Release
+from dpframe.results import Clipping, DPFloat, DPInt, Release
 
 register()
 
@@ -31,6 +32,8 @@ __all__ = [
     "AlreadyProtectedError",
     "Budget",
     "BudgetExceededError",
+    "Clipping",
+    "ClippingWarning",
     "Cost",
     "DPFloat",
     "DPFrameError",

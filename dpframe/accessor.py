@@ -462,12 +462,16 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         delta: float | None = None,
         rho: float | None = None,
         mechanism: str | None = None,
+        clipping: bool | None = None,
     ) -> DPFloat | DPInt:
         """Noisy sum of the values clipped to ``bounds``: a ``DPInt`` for integer and boolean columns.
 
         Without ``bounds``, they are chosen privately with the sparse vector
         technique over a logarithmic grid, spending a quarter of the query's
         budget (its own ledger line); the result reports them in ``.release.bounds``.
+        ``clipping`` (default: with automatic bounds only) spends a tenth of the
+        budget counting the values the bounds clip (``.release.clipping``) and
+        warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [1.0] * 1000}).dp.protect(epsilon=1.0)
@@ -476,7 +480,8 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         True
         """
         target = self._target()
-        return scalar.bounded_sum(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism))
+        return scalar.bounded_sum(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism),
+                                  clipping)
 
     def mean(
         self,
@@ -486,12 +491,16 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         delta: float | None = None,
         rho: float | None = None,
         mechanism: str | None = None,
+        clipping: bool | None = None,
     ) -> DPFloat:
         """Noisy mean of the values clipped to ``bounds`` (noisy sum / noisy count).
 
         Without ``bounds``, they are chosen privately with the sparse vector
         technique over a logarithmic grid, spending a quarter of the query's
         budget (its own ledger line); the result reports them in ``.release.bounds``.
+        ``clipping`` (default: with automatic bounds only) spends a tenth of the
+        budget counting the values the bounds clip (``.release.clipping``) and
+        warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [20, 40, 60] * 1000}).dp.protect(epsilon=1.0)
@@ -500,7 +509,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         (True, True)
         """
         target = self._target()
-        return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism))
+        return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), clipping)
 
     def var(
         self,
@@ -511,12 +520,16 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         delta: float | None = None,
         rho: float | None = None,
         mechanism: str | None = None,
+        clipping: bool | None = None,
     ) -> DPFloat:
         """Noisy variance of the values clipped to ``bounds``.
 
         Without ``bounds``, they are chosen privately with the sparse vector
         technique over a logarithmic grid, spending a quarter of the query's
         budget (its own ledger line); the result reports them in ``.release.bounds``.
+        ``clipping`` (default: with automatic bounds only) spends a tenth of the
+        budget counting the values the bounds clip (``.release.clipping``) and
+        warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [0.0, 10.0] * 5000}).dp.protect(epsilon=1.0)
@@ -525,7 +538,8 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         True
         """
         target = self._target()
-        return scalar.var(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
+        return scalar.var(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof,
+                          clipping)
 
     def std(
         self,
@@ -536,12 +550,16 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         delta: float | None = None,
         rho: float | None = None,
         mechanism: str | None = None,
+        clipping: bool | None = None,
     ) -> DPFloat:
         """Noisy standard deviation of the values clipped to ``bounds``.
 
         Without ``bounds``, they are chosen privately with the sparse vector
         technique over a logarithmic grid, spending a quarter of the query's
         budget (its own ledger line); the result reports them in ``.release.bounds``.
+        ``clipping`` (default: with automatic bounds only) spends a tenth of the
+        budget counting the values the bounds clip (``.release.clipping``) and
+        warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"x": [0.0, 10.0] * 5000}).dp.protect(epsilon=1.0)
@@ -549,7 +567,8 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         True
         """
         target = self._target()
-        return scalar.std(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof)
+        return scalar.std(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof,
+                          clipping)
 
     def histogram(
         self,

@@ -6,6 +6,9 @@ values in the private data, so an error cannot leak a record.
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 
 class DPFrameError(Exception):
     """Base class of every dpframe error."""
@@ -88,3 +91,20 @@ class ReconnectedWarning(UserWarning):
     Its spending so far counts: a restart, a new kernel or another process
     cannot spend the same budget again. The message says what was spent.
     """
+
+
+class ClippingWarning(UserWarning):
+    """A noticeable share of the values lay outside the bounds and was clipped (``Release.clipping``).
+
+    The answer and its interval are then for the clipped values, which can be
+    far from the statistic of the data as it is. Declare ``bounds=`` that
+    contain the data, from knowledge of the domain rather than from the data.
+    """
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Issue a warning at the caller's first line outside dpframe, so it points at the user's code."""
+    frame, level = inspect.currentframe(), 0
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "dpframe":
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level + 1)

@@ -22,6 +22,67 @@ from dpframe.accounting.costs import Cost
 Cells = Union[float, "pd.Series[float]", pd.DataFrame]
 
 
+# A clipped share of the values this large, beyond what the counts' noise explains, is worth a warning.
+NOTICEABLE_CLIPPING = 0.01
+# ... where "beyond the noise" means more than this many standard deviations of the two counts' sum.
+CLIPPING_NOISE_MARGIN = 2.0
+
+
+@dataclass(frozen=True)
+class Clipping:
+    """Noisy counts of the values a query's bounds clipped (``Release.clipping``): visible, not silent.
+
+    ``below``, ``within`` and ``above`` partition the non-missing values, so
+    they were measured together at one cost (parallel composition); each has
+    noise standard deviation ``std`` and 95% half-width ``reach``. They are the
+    raw noisy counts (unbiased, possibly negative); :meth:`describe` shows
+    negative ones as 0.
+
+    >>> c = Clipping(0.0, 3.25, below=-12, within=5700, above=660, std=14.1, reach=30, chosen_privately=True)
+    >>> round(c.share, 3), c.noticeable
+    (0.102, True)
+    >>> c.describe()
+    'about 660 values above 3.25 and 0 below 0 (10.4% of about 6360; noisy counts, ±30 each)'
+    """
+
+    lower: float
+    upper: float
+    below: float
+    within: float
+    above: float
+    std: float
+    reach: float
+    chosen_privately: bool
+
+    @property
+    def total(self) -> float:
+        """The noisy number of values."""
+        return self.below + self.within + self.above
+
+    @property
+    def share(self) -> float:
+        """The noisy share of the values that were clipped."""
+        return (self.below + self.above) / max(self.total, 1.0)
+
+    @property
+    def noticeable(self) -> bool:
+        """At least :data:`NOTICEABLE_CLIPPING` of the values clipped, and more than the noise explains.
+
+        "More than the noise" is over :data:`CLIPPING_NOISE_MARGIN` standard
+        deviations of the sum of the two noisy counts, so that, with nothing
+        clipped, noise alone rarely warns.
+        """
+        clipped = self.below + self.above
+        return clipped > CLIPPING_NOISE_MARGIN * math.sqrt(2) * self.std and self.share >= NOTICEABLE_CLIPPING
+
+    def describe(self) -> str:
+        """The counts in words (negative noisy counts shown as 0)."""
+        below, within, above = (max(count, 0.0) for count in (self.below, self.within, self.above))
+        share = (below + above) / max(below + within + above, 1.0)
+        return (f"about {above:.0f} values above {self.upper:g} and {below:.0f} below {self.lower:g} "
+                f"({share:.1%} of about {below + within + above:.0f}; noisy counts, ±{self.reach:.0f} each)")
+
+
 @dataclass(frozen=True, eq=False)
 class Release:
     """How a released value was made and how accurate it is.
@@ -43,6 +104,7 @@ class Release:
     level: float = 0.95
     bounds: tuple[float, float] | None = None
     note: str = ""
+    clipping: Clipping | None = None
 
     def __repr__(self) -> str:
         # Selections (mode, top_k, quantiles) release a choice, with no interval around it.
@@ -85,7 +147,13 @@ class _Released:
         shown = justified(value, self.std)
         if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
             return f"{shown} ({self.mechanism}, {cost}; no interval)"
-        return f"{shown} (95% CI {justified(lo, self.std)} to {justified(hi, self.std)}; {self.mechanism}, {cost})"
+        # The interval covers the statistic of the clipped values: say so, with what the bounds clipped.
+        bounds = self.release.bounds
+        clipped = "" if bounds is None else f" of the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
+        clipping = self.release.clipping
+        counted = "" if clipping is None else f"; {clipping.describe()}"
+        return (f"{shown} (95% CI {justified(lo, self.std)} to {justified(hi, self.std)}{clipped}; "
+                f"{self.mechanism}, {cost}{counted})")
 
 
 def justified(value: float, std: float) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import dpframe  # noqa: F401
-from dpframe import Ledger
+from dpframe import BudgetExceededError, ClippingWarning, Ledger
 from dpframe.results import DPFloat, DPInt, justified
 from dpframe.testing import seeded_noise
 
@@ -54,3 +56,36 @@ def test_sums_of_integer_and_boolean_columns_are_integers_whose_intervals_cover(
     assert all(c / runs >= 0.88 for c in covered.values()), covered
     p = data.dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
     assert isinstance(p["income"].dp.sum(bounds=(0, 1e6), epsilon=0.5), DPFloat)
+
+
+def test_clipping_is_counted_shown_and_warned_about() -> None:
+    data = pd.DataFrame({"x": np.r_[np.full(1000, 1.0), np.full(1000, 50.0)]})
+    p = data.dp.protect(epsilon=10.0, ledger=Ledger.in_memory())
+    with pytest.warns(ClippingWarning, match=r"about \d+ values above 10 .* declared"):
+        m = p["x"].dp.mean(bounds=(0, 10), epsilon=1.0, clipping=True)
+    clipping = m.release.clipping
+    assert clipping is not None and not clipping.chosen_privately and clipping.noticeable
+    assert abs(clipping.above - 1000) < 60 and abs(clipping.total - 2000) < 100  # ±30 each at 95%
+    assert "of the values clipped to [0, 10]" in repr(m) and "values above 10" in repr(m)
+    lines = p.dp.budget.ledger
+    assert lines["query"].tolist() == ["clipped values for mean", "mean"]
+    assert lines["epsilon"].tolist() == pytest.approx([0.1, 0.9]) and m.cost.epsilon == 1
+    # Declared bounds that clip nothing: counted on request, no warning; not counted by default.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClippingWarning)
+        quiet = p["x"].dp.mean(bounds=(0, 100), epsilon=1.0, clipping=True)
+        assert quiet.release.clipping is not None and not quiet.release.clipping.noticeable
+        assert p["x"].dp.sum(bounds=(0, 100), epsilon=1.0).release.clipping is None
+    # Automatic bounds always count what they clip.
+    auto = p["x"].dp.mean(epsilon=1.0)
+    assert auto.release.clipping is not None and auto.release.clipping.chosen_privately
+
+
+def test_arguments_are_checked_before_the_clipping_is_charged() -> None:
+    p = people().dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+    for bad in ((10, 0), (0, float("inf"))):
+        with pytest.raises(ValueError):
+            p["age"].dp.mean(bounds=bad, epsilon=0.5, clipping=True)
+    with pytest.raises(BudgetExceededError):
+        p["age"].dp.mean(bounds=(0, 100), epsilon=2.0, clipping=True)
+    assert p.dp.budget.spent.epsilon.exact == 0

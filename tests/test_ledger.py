@@ -329,13 +329,13 @@ def test_a_release_of_several_parts_is_charged_before_it_runs(monkeypatch: pytes
         return choose(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(bounds, "choose_bounds", meanwhile)
-    answer = p["x"].dp.mean(epsilon=0.5)  # automatic bounds: two parts, reserved together
+    answer = p["x"].dp.mean(epsilon=0.5)  # automatic bounds: three parts, reserved together
     assert answer.cost.epsilon == Fraction(1, 2)
     lines = budget.ledger
-    # Both parts were charged before the other analyst's spend, which therefore could not take the second.
+    # All parts were charged before the other analyst's spend, which therefore could not take the later ones.
     # Fully drawn, the reservation line is gone.
-    assert lines["query"].tolist() == ["bounds for mean", "someone else", "mean"]
-    assert lines["epsilon"].tolist() == pytest.approx([0.125, 0.5, 0.375])
+    assert lines["query"].tolist() == ["bounds for mean", "someone else", "clipped values for mean", "mean"]
+    assert lines["epsilon"].tolist() == pytest.approx([0.125, 0.5, 0.05, 0.325])
 
 
 def test_a_release_that_does_not_fit_charges_none_of_its_parts() -> None:
@@ -350,7 +350,7 @@ def test_a_sample_charges_reserved_parts_their_amplified_increments() -> None:
     sample = p.dp.sample(0.1)
     sample["x"].dp.mean(epsilon=1.0)
     lines = p.dp.budget.ledger
-    assert len(lines) == 2
+    assert len(lines) == 3
     from dpframe.accounting.amplification import amplified_epsilon
 
     assert lines["epsilon"].sum() == pytest.approx(float(amplified_epsilon(Fraction(1), Fraction(1, 10))))

@@ -17,7 +17,6 @@ Amounts are exact fractions (:mod:`dpframe.accounting.costs`).
 from __future__ import annotations
 
 import os
-import warnings
 import weakref
 from typing import Any
 
@@ -26,7 +25,7 @@ import pandas as pd
 from dpframe.accounting.costs import BudgetKind, Cost, Reading, exact, zcdp_epsilon
 from dpframe.accounting.fingerprint import fingerprint
 from dpframe.accounting.ledger import BudgetRecord, Ledger, Line
-from dpframe.errors import ReconnectedWarning
+from dpframe.errors import ReconnectedWarning, warn
 
 # The δ at which a zCDP budget is also shown as (ε, δ) in its repr and HTML view.
 DISPLAY_DELTA = 1e-6
@@ -300,10 +299,10 @@ def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str |
                                         extend=extend)
     budget = Budget._bind(store, record)
     if existed:
-        warnings.warn(
+        warn(
             f"reconnected to the budget of this data, {record.label} in {store!r}: {record.spent.describe(kind)} of "
             f"{record.total.describe(kind)} already spent in {store.count_lines(record.id)} ledger line(s)",
-            ReconnectedWarning, stacklevel=3,
+            ReconnectedWarning,
         )
     return budget
 

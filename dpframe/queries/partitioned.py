@@ -245,7 +245,7 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
             raise ValueError(f"bins must be >= 1, got {bins}")
         if bounds is None:
             k = target.contributions
-            found, privacy = automatic_bounds(target, series, privacy, "histogram", lambda rest: rest.noise(k))
+            found, privacy, _ = automatic_bounds(target, series, privacy, "histogram", lambda rest: rest.noise(k))
             note += "; " + bounds_note(found, total)
             lo, hi = found
         else:
@@ -393,7 +393,7 @@ class GroupBy:
             def check(rest: Privacy) -> None:
                 rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
 
-            bounds, privacy = automatic_bounds(target, series, privacy, "groupby sum", check)
+            bounds, privacy, _ = automatic_bounds(target, series, privacy, "groupby sum", check)
             note = bounds_note(bounds, total)
         lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, target.contributions, privacy)
@@ -459,7 +459,7 @@ class GroupBy:
     ) -> pd.Series[Any]:
         order = 2 if query in ("var", "std") else 1
         rule = "parallel composition over groups" + ("" if self._partitioning.public else ", private group selection")
-        moments, note = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
+        moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
         moments.plan.charge()
         mask = target.rows_in_use()
         codes, cells = self._partitioning.codes(target, mask)

@@ -29,9 +29,9 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note
+from dpframe.queries.bounds import bounds_note, resolve_bounds, warn_if_clipped
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
-from dpframe.results import DPFloat, DPInt, Release
+from dpframe.results import Clipping, DPFloat, DPInt, Release
 
 LEVEL = 0.95
 
@@ -73,23 +73,27 @@ def count(target: Target, privacy: Privacy) -> DPInt:
     return DPInt(value, release)
 
 
-def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat | DPInt:
+def bounded_sum(
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None
+) -> DPFloat | DPInt:
     """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None).
 
+    ``clipping`` (default: with automatic bounds only) counts the values the
+    bounds clip (``Release.clipping``) and warns when they are a noticeable share.
     The sum of an integer or boolean column is released as an integer (rounded: post-processing; its
     interval widened by the half unit, so it still covers).
     """
     check_numeric(series, "sum")
-    total, note = privacy, ""
-    if bounds is None:
-        k = target.contributions
+    k = target.contributions
 
-        def check(rest: Privacy) -> None:
-            rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
+    def check(rest: Privacy) -> None:
+        lo, hi = (-1.0, 1.0) if bounds is None else check_bounds(bounds)
+        rest.noise(SumGrid.choose(lo, hi, k, rest).sensitivity)
 
-        bounds, privacy = automatic_bounds(target, series, privacy, "sum", check)
-        note = bounds_note(bounds, total)
-    lo, hi = check_bounds(bounds)
+    total = privacy
+    (lo, hi), privacy, clipped = resolve_bounds(target, series, bounds, privacy, "sum", check,
+                                                clipping=bounds is None if clipping is None else clipping)
+    note = "" if bounds is not None else bounds_note((lo, hi), total)
     grid = SumGrid.choose(lo, hi, target.contributions, privacy)
     noise = privacy.noise(grid.sensitivity)
     step = grid.release_step
@@ -106,8 +110,9 @@ def bounded_sum(target: Target, series: pd.Series[Any], bounds: Any, privacy: Pr
         half = math.ceil(half + 0.5)
     release = Release(
         "sum", plan.columns, plan.mechanism, target.spent, noise.std * step, value - half, value + half, LEVEL, (lo, hi),
-        note,
+        note, clipped,
     )
+    warn_if_clipped(clipped, "sum", series.name)
     return DPInt(int(value), release) if whole else DPFloat(value, release)
 
 
@@ -262,50 +267,64 @@ def with_bounds(
     order: int,
     rule: str = "sequential composition",
     ddof: int = 1,
-) -> tuple[Moments, str]:
-    """The query's :class:`Moments`, first finding bounds privately when ``bounds`` is None; and a note.
+    clipping: bool = False,
+) -> tuple[Moments, str, Clipping | None]:
+    """The query's :class:`Moments` (bounds found privately when ``bounds`` is None), a note, and the clipping.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
     >>> p = pd.DataFrame({"x": [10.0, 20.0] * 500}).dp.protect(epsilon=1.0)
     >>> target = Target.of(p)
     >>> with seeded_noise(0):
-    ...     moments, note = with_bounds("mean", target, target.column("x"), None, target.privacy(1.0, None, None, None), 1)
-    >>> (moments.lo, moments.hi), "sparse vector" in note, p.dp.budget.ledger["query"].tolist()
-    ((9.75, 20.5), True, ['mean with automatic bounds (reserved)', 'bounds for mean'])
+    ...     moments, note, clipped = with_bounds("mean", target, target.column("x"), None,
+    ...                                          target.privacy(1.0, None, None, None), 1, clipping=True)
+    >>> (moments.lo, moments.hi), "sparse vector" in note, clipped.noticeable
+    ((9.75, 20.5), True, False)
+    >>> p.dp.budget.ledger["query"].tolist()
+    ['mean with automatic bounds (reserved)', 'bounds for mean', 'clipped values for mean']
     """
-    if bounds is None:
-        (lo, hi), rest = automatic_bounds(
-            target, series, privacy, query,
-            lambda rest: Moments(target, series, (0.0, 1.0), rest, query, order, rule, ddof),
-        )
-        return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), "; " + bounds_note((lo, hi), privacy)
-    return Moments(target, series, bounds, privacy, query, order, rule, ddof), ""
+
+    def check(rest: Privacy) -> None:
+        Moments(target, series, (0.0, 1.0) if bounds is None else bounds, rest, query, order, rule, ddof)
+
+    (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping)
+    note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
+    return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), note, clipped
 
 
 def _moment_query(
-    query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
+    query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1,
+    clipping: bool | None = None,
 ) -> DPFloat:
-    moments, note = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof)
+    moments, note, clipped = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof,
+                                         clipping=bounds is None if clipping is None else clipping)
     estimate = moment_result(query, moments, moments.measure())
     lower, upper = estimate.interval(*value_range(query, moments))
     release = Release(
         query, moments.plan.columns, moments.plan.mechanism, target.spent, float(estimate.std[0]),
         float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)" + note,
+        clipped,
     )
+    warn_if_clipped(clipped, query, series.name)
     return DPFloat(float(estimate.value[0]), release)
 
 
-def mean(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat:
-    """Noisy mean of the values clipped to ``bounds``."""
-    return _moment_query("mean", target, series, bounds, privacy)
+def mean(
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None
+) -> DPFloat:
+    """Noisy mean of the values clipped to ``bounds`` (``clipping``: as :func:`bounded_sum`)."""
+    return _moment_query("mean", target, series, bounds, privacy, clipping=clipping)
 
 
-def var(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1) -> DPFloat:
-    """Noisy variance of the values clipped to ``bounds``."""
-    return _moment_query("var", target, series, bounds, privacy, ddof)
+def var(
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1, clipping: bool | None = None
+) -> DPFloat:
+    """Noisy variance of the values clipped to ``bounds`` (``clipping``: as :func:`bounded_sum`)."""
+    return _moment_query("var", target, series, bounds, privacy, ddof, clipping)
 
 
-def std(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1) -> DPFloat:
-    """Noisy standard deviation: the square root of the noisy variance."""
-    return _moment_query("std", target, series, bounds, privacy, ddof)
+def std(
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1, clipping: bool | None = None
+) -> DPFloat:
+    """Noisy standard deviation: the square root of the noisy variance (``clipping``: as :func:`bounded_sum`)."""
+    return _moment_query("std", target, series, bounds, privacy, ddof, clipping)

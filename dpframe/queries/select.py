@@ -410,7 +410,7 @@ def quantile(
     bounds_text = ""
     if bounds is None:
         # Bounds first, privately, with their documented share; the quantiles get the rest.
-        (lo, hi), rest = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
+        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
         bounds_text = "; " + bounds_note((lo, hi), privacy)
         privacy = rest
     else:
