@@ -330,7 +330,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> p = pd.DataFrame({"x": [1.0, 2.0] * 500, "c": ["a", "b"] * 500}).dp.protect(epsilon=1.0)
         >>> d = p.dp.describe(epsilon=0.5, bounds={"x": (0, 3)}, keys={"c": ["a", "b"]})
         >>> d.shape, p.dp.budget.spent.epsilon.exact
-        ((11, 2), Fraction(1, 2))
+        ((12, 2), Fraction(1, 2))
         """
         from dpframe.report.describe import describe
 

@@ -137,6 +137,12 @@ class _Released:
         return self.release.mechanism
 
     @property
+    def unreliable(self) -> bool:
+        """Whether the noise is as large as the answer (:func:`is_unreliable`): read it as noise, not as a value."""
+        lo, hi = self.ci
+        return is_unreliable(float(self), lo, hi)  # type: ignore[arg-type]
+
+    @property
     def cost(self) -> Cost:
         """What this answer cost the budget."""
         return self.release.cost
@@ -152,8 +158,21 @@ class _Released:
         clipped = "" if bounds is None else f" of the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
         clipping = self.release.clipping
         counted = "" if clipping is None else f"; {clipping.describe()}"
-        return (f"{shown} (95% CI {justified(lo, self.std)} to {justified(hi, self.std)}{clipped}; "
+        warning = "UNRELIABLE, the noise is as large as the value: " if self.unreliable else ""
+        return (f"{shown} ({warning}95% CI {justified(lo, self.std)} to {justified(hi, self.std)}{clipped}; "
                 f"{self.mechanism}, {cost}{counted})")
+
+
+def is_unreliable(value: float, lower: float, upper: float) -> bool:
+    """Whether an answer's 95% interval reaches as far from it as zero is: the noise is as large as the value.
+
+    Such an answer does not even have a known sign; it is marked, not hidden.
+
+    >>> is_unreliable(-442.0, -900.0, 16.0), is_unreliable(41.2, 41.1, 41.3), is_unreliable(0.0, 0.0, 0.0)
+    (True, False, False)
+    """
+    reach = max(value - lower, upper - value)
+    return reach > 0 and reach >= abs(value)
 
 
 def justified(value: float, std: float) -> str:

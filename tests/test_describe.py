@@ -27,23 +27,25 @@ def test_shape_and_labels_match_pandas(frame: pd.DataFrame, seeded: None) -> Non
     d = p.dp.describe(epsilon=2.0)
     expected = frame.describe(include="all")
     renamed = [{"min": "lower bound", "max": "upper bound"}.get(r, r) for r in expected.index]
-    assert list(d.index) == renamed
+    assert list(d.index) == renamed + ["unreliable"]  # pandas' rows, then which statistics are noise
     assert list(d.columns) == list(expected.columns)
     release = d.attrs["dp"]
     for part in (release.std, release.lower, release.upper):
         assert part.shape == d.shape and list(part.index) == list(d.index)
     # NaN exactly where pandas has none.
-    assert (d.isna().to_numpy() == expected.isna().to_numpy()).all()
+    assert (d.iloc[:-1].isna().to_numpy() == expected.isna().to_numpy()).all()
 
 
 def test_only_numeric_or_only_categorical(frame: pd.DataFrame, seeded: None) -> None:
     p = frame.dp.protect(epsilon=10.0)
     numeric = p[["age", "income"]].dp.describe(epsilon=1.0)
-    assert list(numeric.index) == ["count", "mean", "std", "lower bound", "25%", "50%", "75%", "upper bound"]
+    assert list(numeric.index) == ["count", "mean", "std", "lower bound", "25%", "50%", "75%", "upper bound",
+                                   "unreliable"]
     categorical = p[["sex", "smoker"]].dp.describe(epsilon=1.0)
-    assert list(categorical.index) == ["count", "unique", "top", "freq"]
+    assert list(categorical.index) == ["count", "unique", "top", "freq", "unreliable"]
     custom = p[["age"]].dp.describe(epsilon=1.0, percentiles=[0.1, 0.9])
-    assert list(custom.index) == ["count", "mean", "std", "lower bound", "10%", "50%", "90%", "upper bound"]
+    assert list(custom.index) == ["count", "mean", "std", "lower bound", "10%", "50%", "90%", "upper bound",
+                                  "unreliable"]
 
 
 def test_values_close_to_the_truth_at_large_epsilon(frame: pd.DataFrame, seeded: None) -> None:

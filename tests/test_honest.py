@@ -89,3 +89,53 @@ def test_arguments_are_checked_before_the_clipping_is_charged() -> None:
     with pytest.raises(BudgetExceededError):
         p["age"].dp.mean(bounds=(0, 100), epsilon=2.0, clipping=True)
     assert p.dp.budget.spent.epsilon.exact == 0
+
+
+def awkward_frames() -> dict[str, pd.DataFrame]:
+    """Small, all-missing, constant, skewed and zero-inflated data, as users load it."""
+    import statsmodels.api as sm
+
+    fair = sm.datasets.fair.load_pandas().data
+    rng = np.random.default_rng(3)
+    return {
+        "fair, 219 rows": fair.sample(219, random_state=0)[["rate_marriage", "age", "affairs"]],
+        "tiny": pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 5.0]}),
+        "all missing and constant": pd.DataFrame({"gone": [np.nan] * 300, "same": [7.0] * 300}),
+        "zero-inflated": pd.DataFrame({"claims": np.where(rng.random(2000) < 0.9, 0.0, rng.lognormal(8, 2, 2000))}),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::dpframe.ClippingWarning")
+def test_describe_never_shows_absurd_values_without_the_unreliable_mark() -> None:
+    for name, frame in awkward_frames().items():
+        for seed in range(3):
+            p = frame.dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+            with seeded_noise(seed):
+                d = p.dp.describe(epsilon=1.0, progress=False)
+            release = d.attrs["dp"]
+            for column in frame.columns:
+                marked = str(d.loc["unreliable", column]).split(", ")
+                assert d.loc["count", column] >= 0, (name, column)
+                percentiles = d.loc[["25%", "50%", "75%"], column].astype(float).to_numpy()
+                assert (np.diff(percentiles) >= 0).all(), (name, column, percentiles)
+                for row in ("count", "mean", "std"):
+                    value, lower, upper = (float(x.loc[row, column]) for x in (d, release.lower, release.upper))
+                    if max(value - lower, upper - value) >= abs(value) > 0:
+                        assert row in marked, (name, column, row, value, lower, upper)
+                values = frame[column].dropna()
+                mean = float(d.loc["mean", column])
+                if "mean" not in marked:  # an unmarked mean is a mean of this data: within its range, give or take
+                    span = float(values.max() - values.min()) if len(values) else 0.0
+                    assert values.min() - span - 1 <= mean <= values.max() + span + 1, (name, column, mean)
+            if name == "all missing and constant":
+                assert "count" in str(d.loc["unreliable", "gone"])  # no values: it says so
+
+
+def test_an_answer_drowned_in_noise_is_marked() -> None:
+    p = pd.DataFrame({"x": range(5)}).dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+    with seeded_noise(4):
+        n = p.dp.count(epsilon=0.1)
+    assert n.unreliable and "UNRELIABLE" in repr(n)
+    big = people().dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+    m = big["age"].dp.mean(bounds=(0, 100), epsilon=0.5)
+    assert not m.unreliable and "UNRELIABLE" not in repr(m)

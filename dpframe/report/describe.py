@@ -44,7 +44,7 @@ from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
 from dpframe.queries.partitioned import Partitioning, require_selection
 from dpframe.queries.plan import Target, check_bounds
 from dpframe.queries.scalar import LEVEL, Moments, moment_result
-from dpframe.results import Release, with_release
+from dpframe.results import Release, is_unreliable, with_release
 
 __all__ = [
     "BOUNDS_SHARE",
@@ -245,8 +245,8 @@ def _numeric(target: Target, plan: _Column, levels: list[float]) -> dict[str, Ce
     nan = math.nan
     count = float(measured["count"][0])
     count_half = moments.noise["count"].halfwidth(LEVEL)
-    out: dict[str, Cell] = {
-        "count": {"value": round(count), "std": moments.stds()["count"], "lower": count - count_half,
+    out: dict[str, Cell] = {  # a count below 0 is shown as 0 (post-processing); its interval stays
+        "count": {"value": max(round(count), 0), "std": moments.stds()["count"], "lower": count - count_half,
                   "upper": count + count_half},
     }
     mean = moments.mean(measured)
@@ -266,9 +266,21 @@ def _numeric(target: Target, plan: _Column, levels: list[float]) -> dict[str, Ce
             query="describe quantiles",
         )
         assert isinstance(answers, pd.Series)
-        for level in levels:
-            out[percentile_label(level)] = {"value": float(answers[level]), "std": nan, "lower": nan, "upper": nan}
+        # Sorted across levels (post-processing), so a higher percentile is never below a lower one.
+        for level, value in zip(sorted(levels), np.sort(answers[sorted(levels)].to_numpy(dtype=float))):
+            out[percentile_label(level)] = {"value": float(value), "std": nan, "lower": nan, "upper": nan}
+    statistics = ["count", "mean", "std"]
+    unreliable = [row for row in statistics if is_unreliable(out[row]["value"], out[row]["lower"], out[row]["upper"])]
+    if "count" in unreliable or "mean" in unreliable:  # the percentiles rest on the same few (or no) values
+        unreliable += [percentile_label(level) for level in sorted(levels) if plan.quantile_epsilon > 0]
+    out["unreliable"] = _unreliable_cell(unreliable)
     return out
+
+
+def _unreliable_cell(rows: list[str]) -> dict[str, Any]:
+    """The ``unreliable`` row: the statistics whose noise is as large as their value, or ``""``."""
+    nan = math.nan
+    return {"value": ", ".join(rows), "std": nan, "lower": nan, "upper": nan}
 
 
 def _categorical(target: Target, plan: _Column) -> dict[str, Any]:
@@ -296,6 +308,12 @@ def _categorical(target: Target, plan: _Column) -> dict[str, Any]:
     else:
         out["top"] = {"value": nan, "std": nan, "lower": nan, "upper": nan}
         out["freq"] = {"value": nan, "std": nan, "lower": nan, "upper": nan}
+    unreliable = [row for row in ("count", "freq")
+                  if not math.isnan(out[row]["lower"]) and is_unreliable(out[row]["value"], out[row]["lower"],
+                                                                         out[row]["upper"])]
+    if "count" in unreliable:  # too few values to tell: the top category is noise too
+        unreliable += [row for row in ("top", "freq") if row not in unreliable]
+    out["unreliable"] = _unreliable_cell(unreliable)
     return out
 
 
@@ -314,7 +332,10 @@ def describe(
 
     Rows: ``count``, ``unique``, ``top``, ``freq`` (categorical columns),
     ``mean``, ``std``, ``lower bound``, the percentiles, ``upper bound``
-    (numeric columns); NaN where a statistic does not apply. The bounds rows
+    (numeric columns); NaN where a statistic does not apply; and
+    ``unreliable``, naming the column's statistics whose noise is as large as
+    their value (:func:`~dpframe.results.is_unreliable`), or ``""``. Counts
+    are shown at least 0 and percentiles sorted (post-processing). The bounds rows
     are the **clipping bounds** used (declared in ``bounds=`` or chosen
     privately), not the data's minimum and maximum. ``unique`` is the number of
     public categories (declared, categorical dtype or boolean) or of privately
@@ -332,7 +353,9 @@ def describe(
     >>> with seeded_noise(0):
     ...     d = p.dp.describe(epsilon=1.0, bounds={"age": (0, 100)})
     >>> list(d.index)
-    ['count', 'unique', 'top', 'freq', 'mean', 'std', 'lower bound', '25%', '50%', '75%', 'upper bound']
+    ['count', 'unique', 'top', 'freq', 'mean', 'std', 'lower bound', '25%', '50%', '75%', 'upper bound', 'unreliable']
+    >>> d.loc["unreliable"].tolist()
+    ['', '']
     >>> d.loc["top", "smoker"], bool(abs(d.loc["mean", "age"] - 52.5) < 1), d.loc["upper bound", "age"]
     (False, True, 100.0)
     >>> p.dp.budget.spent.epsilon.exact
@@ -361,6 +384,7 @@ def describe(
         rows.append("count")
     if any(p.kind == "numeric" for p in plans):
         rows += list(NUMERIC_ROWS) + [percentile_label(q) for q in levels] + ["upper bound"]
+    rows.append("unreliable")
     names = [p.name for p in plans]
 
     def frame(field: str, dtype: Any) -> pd.DataFrame:
@@ -376,7 +400,9 @@ def describe(
         "lower/upper bound rows are the clipping bounds used (declared: "
         f"{declared or 'none'}; chosen privately by the sparse vector technique: {chosen or 'none'}), "
         "not the data's extremes; percentiles have no value interval (exponential mechanism); "
-        "count, mean, std and freq intervals are 95% intervals of the noise"
+        "count, mean, std and freq intervals are 95% intervals of the noise; the unreliable row names the "
+        "statistics whose noise is as large as their value (and the percentiles and top category that rest "
+        "on such a count or mean)"
     )
     mechanisms = sorted({"discrete Laplace"} | ({"sparse vector"} if chosen else set())
                         | ({"exponential mechanism (Smith 2011)"} if levels and any(p.kind == "numeric" for p in plans)
