@@ -205,11 +205,27 @@ def test_histogram_without_bounds(p: pd.DataFrame, people: pd.DataFrame) -> None
     h = p["age"].dp.histogram(bins=6, epsilon=HUGE / 1e5)
     release = h.attrs["dp"]
     lo, hi = release.bounds
-    assert len(h) == 6 and h.index[0].left == lo and h.index[-1].right == hi
+    # Six inner bins over the bounds chosen, and two open-ended ones for the values beyond them.
+    assert len(h) == 8 and h.index[1].left == lo and h.index[-2].right == hi
+    assert h.index[0].left == -np.inf and h.index[-1].right == np.inf and "open-ended" in release.note
     assert lo <= people["age"].min() and hi >= people["age"].max()
     assert int(h.sum()) == pytest.approx(len(people), abs=5)
+    assert abs(h.iloc[0]) <= 2 and abs(h.iloc[-1]) <= 2  # nobody is beyond these bounds
     assert p.dp.budget.ledger["query"].tolist() == ["bounds for histogram", "histogram"]
     assert release.cost.epsilon == 10
+
+
+def test_a_histogram_whose_edges_the_data_chose_leaves_nobody_out() -> None:
+    rng = np.random.default_rng(8)
+    incomes = pd.DataFrame({"income": np.r_[rng.lognormal(10, 0.5, 5000), np.full(100, 1e9)]})
+    p = incomes.dp.protect(epsilon=10.0, ledger=Ledger.in_memory())
+    with seeded_noise(3):
+        h = p["income"].dp.histogram(bins=10, epsilon=1.0)
+    lo, hi = h.attrs["dp"].bounds
+    beyond = int((incomes["income"] < lo).sum() + (incomes["income"] > hi).sum())
+    assert beyond > 0  # the bounds chosen clip the 1e9 outliers
+    assert abs(int(h.iloc[0]) + int(h.iloc[-1]) - beyond) <= 20  # discrete Laplace, scale 1/0.75 per bin
+    assert abs(int(h.sum()) - len(incomes)) <= 40
 
 
 @pytest.fixture

@@ -235,8 +235,12 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``.
 
     With a number of bins and ``bounds=None``, a quarter of the budget first
-    finds the bounds privately (:mod:`dpframe.queries.bounds`); values beyond
-    them are not counted, as with explicit bounds.
+    finds the bounds privately (:mod:`dpframe.queries.bounds`), and two
+    open-ended bins, below and above them, count the values beyond: nobody
+    is left out of a histogram whose edges the data chose. (With declared
+    edges or bounds, values beyond them are not counted, as in numpy.)
+    The outer bins are more bins of the same partition (each value in one
+    bin), so they cost nothing more.
     """
     check_numeric(series, "histogram")
     total, note, found = privacy, "last bin includes its right edge", None
@@ -266,7 +270,13 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     plan.charge()
     mask = target.rows_in_use()
     values = kernels.as_float_array(series)
-    counts = kernels.histogram_counts(values if mask is None else values[mask], edges)
+    values = values if mask is None else values[mask]
+    counts = kernels.histogram_counts(values, edges)
+    if found is not None:  # the open-ended outer bins; the last inner bin keeps its right edge
+        counts = np.r_[np.count_nonzero(values < edges[0]), counts, np.count_nonzero(values > edges[-1])]
+        edges = np.r_[-np.inf, edges, np.inf]
+        note += ("; the first and last bins are open-ended and count the values beyond the bounds (the last one "
+                 "those above its left edge, which the bin before it includes)")
     noisy = counts + noise.sample(len(counts))
     index = pd.IntervalIndex.from_breaks(edges, closed="left", name=series.name)
     result = pd.Series(noisy, index=index, name="count")
