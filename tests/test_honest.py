@@ -139,3 +139,20 @@ def test_an_answer_drowned_in_noise_is_marked() -> None:
     big = people().dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
     m = big["age"].dp.mean(bounds=(0, 100), epsilon=0.5)
     assert not m.unreliable and "UNRELIABLE" not in repr(m)
+
+
+def test_an_exhausted_delta_is_reported_as_such_and_charges_nothing() -> None:
+    data = pd.DataFrame({"city": np.array(["Oslo", "Rome", "Lima"], dtype=object)[np.arange(3000) % 3]})
+    p = data.dp.protect(epsilon=10.0, delta=1e-5, ledger=Ledger.in_memory())
+    for _ in range(10):  # each takes a tenth of the budget's delta, shown in its cost and the ledger
+        counts = p["city"].dp.value_counts(epsilon=0.1)
+        assert counts.attrs["dp"].cost.delta == pytest.approx(1e-6)
+    assert p.dp.budget.remaining.delta.exact == 0
+    spent = p.dp.budget.spent.epsilon.exact
+    with pytest.raises(BudgetExceededError, match="delta .* is spent"):
+        p["city"].dp.value_counts(epsilon=0.1)
+    with pytest.raises(BudgetExceededError, match="delta .* is spent"):
+        p.dp.describe(epsilon=0.1, progress=False)
+    assert p.dp.budget.spent.epsilon.exact == spent
+    # Declared categories need no delta.
+    assert len(p["city"].dp.value_counts(epsilon=0.1, keys=["Oslo", "Rome", "Lima"])) == 3

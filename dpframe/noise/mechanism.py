@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.costs import Cost, exact
+from dpframe.errors import BudgetExceededError
 from dpframe.noise import calibrate
 from dpframe.noise.discrete import (
     MAX_GAUSSIAN_SIGMA2,
@@ -200,6 +201,26 @@ def _discrete_gaussian_sigma2(epsilon: float, delta: float, sensitivity: int) ->
     return calibrate.discrete_gaussian_sigma2(epsilon, delta, sensitivity, bits=_NOISE_BITS)
 
 
+def selection_delta(budget: Budget) -> Fraction:
+    """The delta a query that selects its categories privately takes when none is given: said, never silent.
+
+    A tenth of the budget's delta (or what is left of it), recorded in the
+    ledger and in the result's cost. A budget whose delta is spent says so
+    (BudgetExceededError), rather than that the categories are not public.
+
+    >>> selection_delta(Budget(epsilon=1.0, delta=1e-5))
+    Fraction(1, 1000000)
+    """
+    total, remaining = budget.total.cost.delta, budget.remaining.cost.delta
+    if total > 0 and remaining == 0:
+        raise BudgetExceededError(
+            f"selecting categories privately needs delta, and this budget's delta ({float(total):g}) is spent; "
+            "nothing was charged. Declare the categories (keys=[...] or a categorical dtype), or extend the "
+            "budget's delta"
+        )
+    return min(total * SELECTION_DELTA_SHARE, remaining)
+
+
 def resolve(
     budget: Budget,
     epsilon: float | None,
@@ -247,9 +268,7 @@ def resolve(
     if delta is not None:
         dlt = exact(delta, "delta", allow_zero=True)
     elif selects_partitions and mechanism != "gaussian":
-        # Keys must be selected privately and no delta was given: spend a tenth
-        # of the budget's delta (or what is left of it), recorded in the ledger.
-        dlt = min(budget.total.cost.delta * SELECTION_DELTA_SHARE, budget.remaining.cost.delta)
+        dlt = selection_delta(budget)
     else:
         dlt = Fraction(0)
     if dlt >= 1:

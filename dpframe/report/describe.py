@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.costs import Cost, exact
-from dpframe.noise.mechanism import SELECTION_DELTA_SHARE, Privacy, resolve
+from dpframe.noise.mechanism import Privacy, resolve, selection_delta
 from dpframe.progress import Progress
 from dpframe.queries import partitioned, scalar
 from dpframe.queries import select as selection
@@ -204,7 +204,7 @@ def _plan(
         if total_delta >= 1:
             raise ValueError(f"delta must be < 1, got {delta!r}")
     else:
-        total_delta = min(budget.total.cost.delta * SELECTION_DELTA_SHARE, budget.remaining.cost.delta) if selecting else Fraction(0)
+        total_delta = selection_delta(budget) if selecting else Fraction(0)
     for plan in plans:
         if plan.kind != "object":
             continue
