@@ -24,7 +24,7 @@ from dpframe.queries import select as selection
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
 from dpframe.queries.select import DPChoice
-from dpframe.results import DPFloat, DPInt
+from dpframe.results import DPFloat, DPInt, Release, current_release
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -135,6 +135,22 @@ class _Accessor(Generic[PT]):
     def _plain(self, operation: str) -> Any:
         refuse_protected(self._obj, operation)
         return self._obj
+
+    @property
+    def release(self) -> Release | None:
+        """How these released values were made and how accurate they are; None when they carry no release.
+
+        Also None when the values changed after release: pandas copies ``attrs``
+        through arithmetic, so ``(h / h.sum()).attrs["dp"]`` still holds the
+        counts' release, which does not describe the proportions.
+
+        >>> import pandas as pd, dpframe
+        >>> h = pd.DataFrame({"x": [1.0, 2.0] * 50}).dp.protect(epsilon=1.0)["x"].dp.histogram(bins=[0, 1.5, 3],
+        ...                                                                                 epsilon=0.5)
+        >>> h.dp.release.query, (h / h.sum()).dp.release
+        ('histogram', None)
+        """
+        return current_release(self._obj)
 
     def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """Bar chart of a released result (histogram, value counts, crosstab) with 95% error bars.

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.results import Release
+from dpframe.results import Release, current_release
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -50,8 +50,14 @@ p.dp.crosstab(...)): this data carries no release in .attrs["dp"]
     hint = "only released results can be plotted (e.g. s.dp.histogram(...), s.dp.value_counts(...), p.dp.crosstab(...))"
     if not isinstance(result, (pd.Series, pd.DataFrame)):
         raise TypeError(f"{hint}: got {type(result).__name__}")
-    release = result.attrs.get("dp")
-    if not isinstance(release, Release):
+    release = current_release(result)
+    if release is None and isinstance(result.attrs.get("dp"), Release):
+        raise TypeError(
+            "these values were changed after they were released (e.g. by arithmetic, such as h / h.sum()), so the "
+            "release pandas carried along in .attrs does not describe them and its intervals would be wrong; "
+            "plot the released result itself, or these values with pandas (.plot.bar()) and no error bars"
+        )
+    if release is None:
         raise TypeError(f'{hint}: this data carries no release in .attrs["dp"]')
     return release
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 import pandas as pd
@@ -105,6 +105,9 @@ class Release:
     bounds: tuple[float, float] | None = None
     note: str = ""
     clipping: Clipping | None = None
+    # The released Series/DataFrame as released: pandas copies attrs through arithmetic, and a release
+    # describes only the values it was made for (current_release).
+    released: pd.Series | pd.DataFrame | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         # Selections (mode, top_k, quantiles) release a choice, with no interval around it.
@@ -246,6 +249,38 @@ class DPInt(_Released, int):
 
 
 def with_release(obj: pd.Series | pd.DataFrame, release: Release) -> Any:
-    """Attach ``release`` as ``obj.attrs["dp"]`` (results never carry a budget)."""
-    obj.attrs = {"dp": release}
+    """Attach ``release`` as ``obj.attrs["dp"]``, with a copy of ``obj`` as released (results never carry a budget)."""
+    snapshot = obj.copy()
+    snapshot.attrs = {}
+    obj.attrs = {"dp": replace(release, released=snapshot)}
     return obj
+
+
+def current_release(obj: Any) -> Release | None:
+    """The release that describes ``obj``'s values, or None: none attached, or the values changed since.
+
+    pandas copies ``attrs`` through arithmetic and most methods, so ``h / h.sum()``
+    still carries the counts' release; its intervals are not the proportions'.
+    A release applies only while the values are those it was made for.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1.0, 2.0] * 50}).dp.protect(epsilon=1.0)
+    >>> h = p["x"].dp.histogram(bins=[0, 1.5, 3], epsilon=0.5)
+    >>> current_release(h) is h.attrs["dp"], current_release(h.copy()) is not None
+    (True, True)
+    >>> current_release(h / h.sum()) is None, "dp" in (h / h.sum()).attrs
+    (True, True)
+    """
+    if not isinstance(obj, (pd.Series, pd.DataFrame)):
+        return None
+    release = obj.attrs.get("dp")
+    if not isinstance(release, Release) or release.released is None:
+        return None
+    released = release.released
+    if isinstance(obj, pd.Series) and isinstance(released, pd.Series):
+        same = obj.index.equals(released.index) and obj.equals(released)
+    elif isinstance(obj, pd.DataFrame) and isinstance(released, pd.DataFrame):
+        same = obj.index.equals(released.index) and obj.columns.equals(released.columns) and obj.equals(released)
+    else:
+        same = False
+    return release if same else None

@@ -156,3 +156,18 @@ def test_an_exhausted_delta_is_reported_as_such_and_charges_nothing() -> None:
     assert p.dp.budget.spent.epsilon.exact == spent
     # Declared categories need no delta.
     assert len(p["city"].dp.value_counts(epsilon=0.1, keys=["Oslo", "Rome", "Lima"])) == 3
+
+
+def test_changed_values_lose_their_release_instead_of_carrying_stale_intervals() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    p = people().dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+    h = p["age"].dp.histogram(bins=range(10, 100, 10), epsilon=0.5)
+    assert h.dp.release is h.attrs["dp"] and h.copy().dp.release is not None
+    assert len(h.dp.plot().patches) == len(h)
+    shares = h / h.sum()
+    assert "dp" in shares.attrs and shares.dp.release is None  # pandas carried it; dpframe does not use it
+    with pytest.raises(TypeError, match="changed after they were released"):
+        shares.dp.plot()
+    assert (h + 0).dp.release is not None  # the same values: still described

@@ -9,9 +9,12 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 import pandas as pd
+
+from dpframe.results import current_release
 
 
 def format_value(value: Any) -> str:
@@ -37,7 +40,7 @@ def formatted(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _table(summary: pd.DataFrame) -> str:
-    release = summary.attrs.get("dp")
+    release = current_release(summary)
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in summary.columns)
     body = []
     for row in summary.index:
@@ -45,7 +48,7 @@ def _table(summary: pd.DataFrame) -> str:
         for column in summary.columns:
             text = html.escape(format_value(summary.loc[row, column]))
             if release is not None:
-                lo, hi = release.lower.loc[row, column], release.upper.loc[row, column]
+                lo, hi = cast(pd.DataFrame, release.lower).loc[row, column], cast(pd.DataFrame, release.upper).loc[row, column]
                 if not (math.isnan(lo) or math.isnan(hi)):
                     text += f'<br><span class="ci">[{lo:.4g}, {hi:.4g}]</span>'
             cells.append(f"<td>{text}</td>")
@@ -62,10 +65,10 @@ def svg_histogram(hist: pd.Series[Any], *, width: int = 520, height: int = 220) 
     >>> svg.startswith("<svg"), svg.count("<rect"), svg.count("<line") >= 4
     (True, 4, True)
     """
-    release = hist.attrs.get("dp")
+    release = current_release(hist)
     values = [float(v) for v in hist.to_numpy()]
-    lower = [float(v) for v in release.lower] if release is not None else values
-    upper = [float(v) for v in release.upper] if release is not None else values
+    lower = [float(v) for v in np.asarray(release.lower, dtype=float)] if release is not None else values
+    upper = [float(v) for v in np.asarray(release.upper, dtype=float)] if release is not None else values
     top = max([*upper, *values, 1.0])
     left, bottom, pad = 50, 30, 10
     plot_w, plot_h = width - left - pad, height - bottom - pad
@@ -135,7 +138,7 @@ def render(
         "<h2>Private summary</h2>",
         _table(summary),
     ]
-    release = summary.attrs.get("dp")
+    release = current_release(summary)
     for note in (*(() if release is None else (release.note,)), *notes):
         sections.append(f'<p class="note">{html.escape(note)}</p>')
     if histograms:
