@@ -24,6 +24,8 @@ from dpframe.queries import select as selection
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
 from dpframe.queries.select import DPChoice
+from dpframe.queries.preview import Preview
+from dpframe.queries.preview import preview as preview_query
 from dpframe.results import DPFloat, DPInt, Release, current_release
 
 if TYPE_CHECKING:
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
 Categories = Mapping[Any, Sequence[Any]] | None
 PT = TypeVar("PT", ProtectedFrame, ProtectedSeries)
 
+
+# Queries that can be previewed: those that plan noisy measurements before charging.
+PREVIEWABLE = frozenset({"count", "sum", "mean", "var", "std", "histogram", "value_counts", "crosstab", "mode",
+                         "top_k", "quantile", "median", "describe"})
 
 class _Accessor(Generic[PT]):
     """What frames and series share: the budget, counting, sampling, and the curator's way out."""
@@ -135,6 +141,26 @@ class _Accessor(Generic[PT]):
     def _plain(self, operation: str) -> Any:
         refuse_protected(self._obj, operation)
         return self._obj
+
+    def preview(self, query: str, /, **arguments: Any) -> Preview:
+        """What ``query`` with these ``arguments`` would cost and how accurate it would be: nothing charged, no data read.
+
+        ``query`` names a method of this accessor (``"count"``, ``"mean"``,
+        ``"histogram"``, ...); the arguments are that method's. They are
+        validated as the query would validate them. See
+        :mod:`dpframe.queries.preview`.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [30, 40]}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+        >>> accuracy = p.dp.preview("count", epsilon=0.1)
+        >>> float(accuracy.measurements.loc["count", "95% half-width"]), p.dp.budget.spent.epsilon.exact
+        (30.0, Fraction(0, 1))
+        """
+        method = getattr(self, query, None) if query in PREVIEWABLE else None
+        if method is None:
+            raise ValueError(f"cannot preview {query!r} on a {type(self._obj).__name__}: choose one of "
+                             f"{sorted(q for q in PREVIEWABLE if hasattr(self, q))}")
+        return preview_query(lambda: method(**arguments))
 
     @property
     def release(self) -> Release | None:

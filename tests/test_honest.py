@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -171,3 +172,25 @@ def test_changed_values_lose_their_release_instead_of_carrying_stale_intervals()
     with pytest.raises(TypeError, match="changed after they were released"):
         shares.dp.plot()
     assert (h + 0).dp.release is not None  # the same values: still described
+
+
+def test_previews_give_the_accuracy_without_charging_or_reading() -> None:
+    p = people().dp.protect(epsilon=2.0, delta=1e-6, ledger=Ledger.in_memory())
+    count = p.dp.preview("count", epsilon=0.5)
+    real_count = p.dp.count(epsilon=0.5)
+    assert count.measurements.loc["count", "95% half-width"] == (real_count.ci[1] - real_count.ci[0]) / 2
+    spent = p.dp.budget.spent.epsilon.exact
+    mean = p["age"].dp.preview("mean", bounds=(0, 100), epsilon=0.4)
+    real = p["age"].dp.mean(bounds=(0, 100), epsilon=0.4)
+    # The previewed half-width at the real count is the real interval's (the count term aside).
+    assert mean.mean_halfwidth(len(people())) == pytest.approx((real.ci[1] - real.ci[0]) / 2, rel=0.05)
+    assert p.dp.budget.spent.epsilon.exact == spent + Fraction(2, 5)  # only the real query was charged
+    hist = p["age"].dp.preview("histogram", bins=[0, 50, 100], epsilon=0.3)
+    assert hist.measurements.index.tolist() == ["count"] and "nothing charged" in repr(hist)
+    auto = p["income"].dp.preview("mean", epsilon=0.3)  # automatic bounds: known cost, accuracy unknown
+    assert auto.cost.epsilon == Fraction(3, 10) and "bounds=" in auto.note and auto.measurements.empty
+    with pytest.raises(ValueError, match="bounds"):  # argument errors as the query would raise them
+        p["age"].dp.preview("mean", bounds=(10, 0), epsilon=0.3)
+    with pytest.raises(ValueError, match="cannot preview"):
+        p.dp.preview("unprotected")
+    assert p.dp.budget.spent.epsilon.exact == spent + Fraction(2, 5)

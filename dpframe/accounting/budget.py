@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from dpframe.accounting.costs import BudgetKind, Cost, Reading, exact, zcdp_epsilon
+from dpframe.accounting.dryrun import stop_if_dry_run
 from dpframe.accounting.fingerprint import fingerprint
 from dpframe.accounting.ledger import BudgetRecord, Ledger, Line
 from dpframe.errors import ReconnectedWarning, warn
@@ -196,6 +197,7 @@ class Budget:
         ...
         dpframe.errors.BudgetExceededError: count needs ε=1, δ=0 but only ε=0.5, δ=0 remains; nothing was charged
         """
+        stop_if_dry_run(cost, query)  # the backstop: a preview never charges
         self._check_currency(cost)
         line = Line(query, cost, columns, mechanism, noise, rule, seeded)
         return self._store.charge(self._id, [line])[0]
@@ -206,6 +208,7 @@ class Budget:
         The parts then :meth:`draw` from it; what a failed release did not
         draw stays charged (write-ahead: a charge is never refunded).
         """
+        stop_if_dry_run(cost, query)
         self._check_currency(cost)
         line = Line(f"{query} (reserved)", cost, mechanism="reserved",
                     rule="write-ahead: every part of one release is charged together, before any data is read",

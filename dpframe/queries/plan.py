@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.costs import Cost
+from dpframe.accounting.dryrun import stop_if_dry_run
 from dpframe.accounting.ledger import Line
 from dpframe.errors import NotProtectedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
@@ -213,6 +214,7 @@ class Plan:
 
     def charge(self) -> Cost:
         """Spend the measurement's cost, or raise BudgetExceededError having spent nothing; return what was charged."""
+        stop_if_dry_run(self.privacy.cost, self.query, self)  # a preview stops here, with the plan
         description = self.detail or "; ".join(
             f"{name} σ={spec.std * self.unit.get(name, 1.0):.4g}" for name, spec in self.noise.items()
         )
