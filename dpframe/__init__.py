@@ -22,13 +22,14 @@ from dpframe.errors import (
     RefusedError,
 )
 from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
-from dpframe.results import Clipping, DPFloat, DPInt, Release
+from dpframe.results import OTHER, Clipping, DPFloat, DPInt, Release
 
 register()
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "OTHER",
     "AlreadyProtectedError",
     "Budget",
     "BudgetExceededError",

@@ -71,8 +71,9 @@ def test_clipping_is_counted_shown_and_warned_about() -> None:
     lines = p.dp.budget.ledger
     assert lines["query"].tolist() == ["clipped values for mean", "mean"]
     assert lines["epsilon"].tolist() == pytest.approx([0.1, 0.9]) and m.cost.epsilon == 1
-    # Declared bounds that clip nothing: counted on request, no warning; not counted by default.
-    with warnings.catch_warnings():
+    # Declared bounds that clip nothing: counted on request, no warning (seeded: noise alone warns in about 1 run
+    # in 200); not counted by default.
+    with warnings.catch_warnings(), seeded_noise(3):
         warnings.simplefilter("error", ClippingWarning)
         quiet = p["x"].dp.mean(bounds=(0, 100), epsilon=1.0, clipping=True)
         assert quiet.release.clipping is not None and not quiet.release.clipping.noticeable
@@ -194,3 +195,59 @@ def test_previews_give_the_accuracy_without_charging_or_reading() -> None:
     with pytest.raises(ValueError, match="cannot preview"):
         p.dp.preview("unprotected")
     assert p.dp.budget.spent.epsilon.exact == spent + Fraction(2, 5)
+
+
+def skewed_categories() -> pd.Series:
+    """Race-like: three large groups, two of ~250 people, one of 40 and 30 people alone in theirs."""
+    sizes = {"white": 5000, "black": 800, "asian": 300, "amer-indian": 250, "other": 250, "pacific": 40}
+    values = [name for name, size in sizes.items() for _ in range(size)] + [f"solo-{i}" for i in range(30)]
+    return pd.Series(values, name="race")
+
+
+def test_categories_not_released_are_counted_together_and_covered() -> None:
+    race = skewed_categories()
+    truth = race.value_counts()
+    p = race.to_frame().dp.protect(epsilon=1e6, delta=1e-3, ledger=Ledger.in_memory())
+    runs, covered = 300, 0
+    for _ in range(runs):
+        vc = p["race"].dp.value_counts(epsilon=0.1, delta=1e-6)
+        assert vc.index[-1] == dpframe.OTHER and dpframe.OTHER not in vc.index[:-1]
+        released = vc.index[:-1]
+        # Every category of at least 2% of the rows is released (here) -- and never silently missing.
+        assert set(truth[truth >= 0.02 * len(race)].index) <= set(released)
+        remainder = len(race) - int(truth[released].sum())
+        release = vc.attrs["dp"]
+        covered += release.lower[dpframe.OTHER] <= remainder <= release.upper[dpframe.OTHER]
+    # Nominal 95%: with 300 runs, below 88% has probability < 1e-6 for a correct interval.
+    assert covered / runs >= 0.88, covered
+    ledger = p.dp.budget.ledger.tail(2)
+    assert ledger["query"].tolist() == ["value_counts", "rows in categories not released by value_counts"]
+    assert ledger["epsilon"].tolist() == pytest.approx([0.09, 0.01]) and ledger["delta"].tolist() == [1e-6, 0]
+    assert "'other (not released)' counts the rows of all the others" in release.note
+
+
+def test_remainder_with_proportions_sorting_and_group_by() -> None:
+    race = skewed_categories()
+    frame = race.to_frame().assign(smoker=np.arange(len(race)) % 3 == 0)
+    p = frame.dp.protect(epsilon=1e6, delta=1e-3, ledger=Ledger.in_memory())
+    with seeded_noise(5):
+        shares = p["race"].dp.value_counts(normalize=True, epsilon=1.0, delta=1e-6)
+        unsorted = p["race"].dp.value_counts(sort=False, epsilon=1.0, delta=1e-6)
+        groups = p.dp.groupby(["race", "smoker"]).count(epsilon=1.0, delta=1e-6)
+        declared = p["race"].dp.value_counts(keys=["white", "black"], epsilon=1.0)
+    assert shares.sum() == pytest.approx(1.0) and shares.index[-1] == dpframe.OTHER
+    assert list(shares.iloc[:-1]) == sorted(shares.iloc[:-1], reverse=True)
+    assert list(unsorted.index[:-1]) == sorted(unsorted.index[:-1])  # released in an order of their own
+    assert groups.index[-1] == (dpframe.OTHER, dpframe.OTHER) and groups.index.names == ["race", "smoker"]
+    assert dpframe.OTHER not in declared.index  # declared categories: no selection, nothing left over
+
+
+def test_crosstab_says_how_many_cells_were_not_released() -> None:
+    race = skewed_categories()
+    frame = race.to_frame().assign(smoker=np.where(np.arange(len(race)) % 50 == 0, "yes", "no"))
+    p = frame.dp.protect(epsilon=1e6, delta=1e-3, ledger=Ledger.in_memory())
+    with seeded_noise(2):
+        table = p.dp.crosstab("race", "smoker", epsilon=1.0, delta=1e-6)
+    missing = int(table.isna().to_numpy().sum())
+    assert missing > 0  # e.g. smokers among the 250 'other': about 5 people
+    assert f"{missing} of the table's {table.size} cells were not released" in table.attrs["dp"].note

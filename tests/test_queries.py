@@ -20,7 +20,7 @@ import pytest
 
 from dpframe import Ledger
 import dpframe
-from dpframe import BudgetExceededError, Cost, DPFloat, DPInt, NotProtectedError, Release
+from dpframe import OTHER, BudgetExceededError, Cost, DPFloat, DPInt, NotProtectedError, Release
 from dpframe.testing import NotPrivateWarning
 
 pytestmark = pytest.mark.usefixtures("seeded")
@@ -368,9 +368,14 @@ def test_value_counts_private_selection(rare: pd.DataFrame) -> None:
         vc = p["c"].dp.value_counts(epsilon=1.0, delta=1e-6)
         assert {"common", "usual", "frequent"} <= set(vc.index)
         assert not any(str(k).startswith("rare") for k in vc.index)
+        assert vc.index[-1] == "other (not released)" and abs(vc.iloc[-1] - 50) < 150
     ledger = p.dp.budget.ledger
-    assert (ledger["delta"] == 1e-6).all()
-    assert ledger["rule"].str.contains("private partition selection").all()
+    counts = ledger[ledger["query"] == "value_counts"]
+    remainders = ledger[ledger["query"] == "rows in categories not released by value_counts"]
+    assert len(counts) == len(remainders) == 20
+    assert (counts["delta"] == 1e-6).all() and (remainders["delta"] == 0).all()
+    assert counts["rule"].str.contains("private partition selection").all()
+    assert counts["epsilon"].sum() + remainders["epsilon"].sum() == pytest.approx(20.0)
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -406,9 +411,9 @@ def test_value_counts_selection_needs_delta(people: pd.DataFrame, p: pd.DataFram
 def test_selection_without_delta_spends_a_tenth_of_the_budget_delta(people: pd.DataFrame) -> None:
     p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0, delta=1e-5)
     counts = p["edu"].dp.value_counts(epsilon=1.0)
-    assert set(counts.index) == {"HS", "BA", "MA"}
+    assert set(counts.index) == {"HS", "BA", "MA", OTHER}
     ledger = p.dp.budget.ledger
-    assert ledger["delta"].iloc[-1] == pytest.approx(1e-6)
+    assert ledger["delta"].iloc[-2] == pytest.approx(1e-6)  # the counts; the remainder's line spends no delta
     p.dp.crosstab("edu", "sex", epsilon=1.0)
     assert p.dp.budget.spent.delta.exact == Fraction(2, 10**6)
 
@@ -429,7 +434,7 @@ def test_value_counts_unhashable_values_do_not_raise(people: pd.DataFrame, decla
     else:
         vc = p["tags"].dp.value_counts(epsilon=1.0, delta=1e-6)
     assert isinstance(vc, pd.Series)
-    assert len(p.dp.budget.ledger) == 1
+    assert len(p.dp.budget.ledger) == (1 if declared else 2)  # selected categories: the counts and the remainder
     mixed = pd.DataFrame({"t": [[1], "a", "a", {"k": 1}, "b"] * 200}).dp.protect(ledger=Ledger.in_memory(), epsilon=1e7)
     counts = mixed["t"].dp.value_counts(keys=["a", "b"], epsilon=HUGE, sort=False)
     assert counts.tolist() == [400, 200]
@@ -575,7 +580,10 @@ def test_groupby_private_selection(rare: pd.DataFrame) -> None:
             result = getattr(g, method)("x", bounds=(0, 10), epsilon=3.0, delta=1e-6)
         assert {"common", "usual", "frequent"} <= set(result.index), method
         assert not any(str(k).startswith("rare") for k in result.index), method
-    assert p.dp.budget.ledger["rule"].str.contains("private").all()
+    ledger = p.dp.budget.ledger
+    remainder = ledger["query"] == "rows in categories not released by groupby count"
+    assert remainder.sum() == 1 and ledger["rule"][~remainder].str.contains("private").all()
+    assert ledger["rule"][remainder].str.contains("outside the released categories").all()
     truth = df.groupby("c")["x"].mean()
     means = p.dp.groupby("c").mean("x", bounds=(0, 10), epsilon=100.0, delta=1e-6)
     assert means["common"] == pytest.approx(truth["common"], abs=0.05)
@@ -742,16 +750,19 @@ def test_ledger_one_row_per_query(p: pd.DataFrame) -> None:
     p.dp.count(epsilon=0.9, delta=1e-5)
     ledger = p.dp.budget.ledger
     assert ledger["query"].tolist() == [
-        "count", "sum", "mean", "var", "std", "histogram", "value_counts", "value_counts", "crosstab",
+        "count", "sum", "mean", "var", "std", "histogram", "value_counts", "value_counts",
+        "rows in categories not released by value_counts", "crosstab",
         "groupby count", "groupby mean", "count",
     ]
-    assert ledger["epsilon"].tolist() == [0.1, 0.2, 0.3, 0.25, 0.25, 0.4, 0.5, 0.5, 0.6, 0.7, 0.8, 0.9]
-    assert ledger["delta"].tolist() == [0] * 7 + [1e-6, 0, 0, 0, 1e-5]
+    assert ledger["epsilon"].tolist() == pytest.approx([0.1, 0.2, 0.3, 0.25, 0.25, 0.4, 0.5, 0.45, 0.05, 0.6, 0.7, 0.8, 0.9])
+    assert ledger["delta"].tolist() == [0] * 7 + [1e-6, 0, 0, 0, 0, 1e-5]
     sequential = ledger["query"].isin(["count", "sum", "mean", "var", "std"])
     assert ledger.loc[sequential, "rule"].str.contains("sequential").all()
-    assert ledger.loc[~sequential, "rule"].str.contains("parallel composition").all()
+    remainder = ledger["query"].str.startswith("rows in categories not released")
+    assert ledger.loc[~sequential & ~remainder, "rule"].str.contains("parallel composition").all()
+    assert ledger.loc[remainder, "rule"].str.contains("sequential composition").all()
     assert ledger["seeded"].all()  # the seeded fixture is on
-    assert ledger.loc[1, "columns"] == "age" and ledger.loc[8, "columns"] == "sex, smoker"
+    assert ledger.loc[1, "columns"] == "age" and ledger.loc[9, "columns"] == "sex, smoker"
     assert p.dp.budget.spent.epsilon.exact == Fraction(55, 10)
     assert p.dp.budget.spent.delta.exact == Fraction(11, 10**6)
     assert ledger["epsilon"].sum() == pytest.approx(5.5)
@@ -1046,6 +1057,6 @@ def test_privately_selected_keys_come_in_an_order_independent_of_the_data(people
     """Order of first appearance is private: selected keys are released sorted by value."""
     for frame in (people.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3), people.iloc[::-1].dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3)):
         counts = frame["edu"].dp.value_counts(epsilon=1.0, sort=False)
-        assert list(counts.index) == ["BA", "HS", "MA"]
+        assert list(counts.index) == ["BA", "HS", "MA", OTHER]
         groups = frame.dp.groupby("edu").mean("age", bounds=(0, 125), epsilon=1.0)
         assert list(groups.index) == ["BA", "HS", "MA"]

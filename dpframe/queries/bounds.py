@@ -116,6 +116,8 @@ __all__ = [
     "clip_counts",
     "measure_clipping",
     "private_bounds",
+    "pure_share",
+    "query_share",
     "range_queries",
     "resolve_bounds",
     "split_privacy",
@@ -286,7 +288,7 @@ def split_privacy(privacy: Privacy, *, clipping: bool = False) -> tuple[Privacy,
     """
     counted = CLIPPING_SHARE if clipping else Fraction(0)
     return (pure_share(privacy, BOUNDS_SHARE), pure_share(privacy, counted) if clipping else None,
-            _rest(privacy, 1 - BOUNDS_SHARE - counted))
+            query_share(privacy, 1 - BOUNDS_SHARE - counted))
 
 
 def pure_share(privacy: Privacy, weight: Fraction) -> Privacy:
@@ -297,8 +299,8 @@ def pure_share(privacy: Privacy, weight: Fraction) -> Privacy:
     return Privacy("approx", "laplace", privacy.epsilon * weight, Fraction(0), Fraction(0))
 
 
-def _rest(privacy: Privacy, weight: Fraction) -> Privacy:
-    # What the query keeps: its mechanism, ``weight`` of epsilon (or rho), and all of delta.
+def query_share(privacy: Privacy, weight: Fraction) -> Privacy:
+    """What the main query keeps when other steps take shares: its mechanism, ``weight`` of epsilon (or rho), all of delta."""
     if privacy.kind == "zcdp":
         return privacy.share(weight)
     return Privacy("approx", privacy.mechanism, privacy.epsilon * weight, privacy.delta, Fraction(0))
@@ -474,7 +476,7 @@ def resolve_bounds(
     if not clipping:
         return declared, privacy, None
     check_numeric(series, query)
-    counts, rest = pure_share(privacy, CLIPPING_SHARE), _rest(privacy, 1 - CLIPPING_SHARE)
+    counts, rest = pure_share(privacy, CLIPPING_SHARE), query_share(privacy, 1 - CLIPPING_SHARE)
     check(rest)
     target.reserve(counts.cost, rest.cost, query=f"{query} with its clipping counted")
     return declared, rest, measure_clipping(target, series, declared, counts, query=query)

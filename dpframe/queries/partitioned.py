@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,10 +28,10 @@ from numpy.typing import NDArray
 from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note
+from dpframe.queries.bounds import automatic_bounds, bounds_note, pure_share, query_share
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
-from dpframe.results import Release, with_release
+from dpframe.results import OTHER, Release, with_release
 
 KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
 
@@ -170,6 +171,33 @@ def require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
         )
 
 
+# The share of a privately selected count query's budget that counts the rows of the categories it did not
+# release, so that none vanish without a word (the "other (not released)" entry). A tenth: the counts keep 9/10,
+# so their noise and the selection threshold grow by a ninth.
+REMAINDER_SHARE = Fraction(1, 10)
+
+
+@dataclass(frozen=True)
+class Remainder:
+    """The rows whose categories a private selection did not release, counted together with their own noise."""
+
+    count: float
+    noise: NoiseSpec
+
+
+@dataclass(frozen=True)
+class CountRelease:
+    """What :func:`release_counts` released: the noisy counts of ``cells``, their noise, the plan, the remainder."""
+
+    noisy: NDArray[np.float64]
+    cells: pd.Index[Any]
+    noise: NoiseSpec
+    plan: Plan
+    remainder: Remainder | None = None
+    # The smallest noisy count a privately selected cell needed to be released (None for public cells).
+    threshold: int | None = None
+
+
 def release_counts(
     query: str,
     target: Target,
@@ -177,10 +205,19 @@ def release_counts(
     privacy: Privacy,
     columns: tuple[str, ...],
     rule: str | None = None,
-) -> tuple[NDArray[np.float64], pd.Index[Any], NoiseSpec, Plan]:
+    *,
+    remainder: bool = False,
+) -> CountRelease:
     """Charge and release noisy counts per partition (selecting partitions privately if needed).
 
     ``rule`` replaces the ledger's default description of the composition.
+    With ``remainder=True`` and categories selected privately,
+    :data:`REMAINDER_SHARE` of the budget (pure epsilon, its own ledger line,
+    reserved with the counts) then counts the rows of every category that was
+    not released. Summing the unreleased noisy counts would not be private
+    (how many of them there are depends on the data); a second count, of the
+    rows outside the *released* categories -- a public set once released --
+    has sensitivity ``max_contributions`` and composes sequentially.
 
     >>> import dpframe
     >>> from dpframe.testing import seeded_noise
@@ -188,16 +225,25 @@ def release_counts(
     >>> target = Target.of(p)
     >>> privacy = target.privacy(1.0, 1e-6, None, None, selects_partitions=True)
     >>> with seeded_noise(0):
-    ...     noisy, cells, noise, plan = release_counts("value_counts", target, Partitioning.of(target, ["c"], None),
-    ...                                                privacy, ("c",))
-    >>> list(cells), plan.rule  # "z" (one row) is not released
+    ...     counts = release_counts("value_counts", target, Partitioning.of(target, ["c"], None), privacy, ("c",),
+    ...                             remainder=True)
+    >>> list(counts.cells), counts.plan.rule  # "z" (one row) is not released
     (['a', 'b'], 'parallel composition over partitions, private partition selection')
+    >>> counts.remainder.noise.std > counts.noise.std  # z's row, counted at a tenth of the budget
+    True
     """
     require_selection(partitioning, privacy)
-    noise = privacy.noise(target.contributions)
+    k = target.contributions
+    counting, rest = privacy, None
+    if remainder and not partitioning.public:
+        counting, rest = query_share(privacy, 1 - REMAINDER_SHARE), pure_share(privacy, REMAINDER_SHARE)
+        rest_noise = rest.noise(k)  # argument errors before the reservation
+    noise = counting.noise(k)
+    if rest is not None:
+        target.reserve(counting.cost, rest.cost, query=f"{query} and its remainder")
     if rule is None:
         rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
-    plan = Plan(query, columns, target, privacy, {"count": noise}, rule=rule)
+    plan = Plan(query, columns, target, counting, {"count": noise}, rule=rule)
     plan.charge()
     mask = target.rows_in_use()
     if partitioning.public:
@@ -205,16 +251,20 @@ def release_counts(
         cells = partitioning.index()
         parts, sizes, _ = partitioning.column_codes(target)
         exact = kernels.count_cells(parts, sizes, mask, len(cells))
-    else:
-        codes, cells = partitioning.codes(target, mask)
-        exact = kernels.count_cells([codes], [len(cells)], None, len(cells))
+        return CountRelease((exact + noise.sample(len(cells))).astype(np.float64), cells, noise, plan)
+    codes, cells = partitioning.codes(target, mask)
+    exact = kernels.count_cells([codes], [len(cells)], None, len(cells))
     noisy = (exact + noise.sample(len(cells))).astype(np.float64)
-    if not partitioning.public:
-        keep = noisy >= selection_threshold(noise, target.contributions, float(privacy.delta))
-        noisy, cells = noisy[keep], cells[keep]
-        order = public_order(cells)
-        noisy, cells = noisy[order], cells[order]
-    return noisy, cells, noise, plan
+    threshold = selection_threshold(noise, k, float(counting.delta))
+    keep = noisy >= threshold
+    other = None
+    if rest is not None:
+        Plan(f"rows in categories not released by {query}", columns, target, rest, {"count": rest_noise},
+             rule="sequential composition: counts the rows outside the released categories").charge()
+        other = Remainder(float(exact[~keep].sum() + rest_noise.sample(1)[0]), rest_noise)
+    noisy, cells = noisy[keep], cells[keep]
+    order = public_order(cells)
+    return CountRelease(noisy[order], cells[order], noise, plan, other, threshold)
 
 
 def _count_release(
@@ -284,6 +334,35 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
+def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[Any], Release]:
+    """The released counts as integers, with the :data:`OTHER` entry last when there is a remainder."""
+    cells, values = counts.cells, counts.noisy
+    stds, halves = np.full(len(values), counts.noise.std), np.full(len(values), counts.noise.halfwidth(LEVEL))
+    note = ""
+    if counts.threshold is not None:
+        note = (f"categories released by private partition selection (noisy count >= {counts.threshold}); the "
+                "others are not shown")
+    if counts.remainder is not None:
+        label: Any = OTHER if cells.nlevels == 1 else (OTHER,) * cells.nlevels
+        cells = cells.append(pd.Index([label], tupleize_cols=False) if cells.nlevels == 1
+                             else pd.MultiIndex.from_tuples([label], names=cells.names))
+        values = np.r_[values, counts.remainder.count]
+        stds = np.r_[stds, counts.remainder.noise.std]
+        halves = np.r_[halves, counts.remainder.noise.halfwidth(LEVEL)]
+        note = (f"categories released by private partition selection (noisy count >= {counts.threshold}); "
+                f"{OTHER!r} counts the rows of all the others together, with {float(REMAINDER_SHARE):.0%} of the "
+                "budget (its own ledger line)")
+    cells = cells.set_names(counts.cells.names)
+    result = pd.Series(values.astype(np.int64), index=cells, name=name)
+    plan = counts.plan
+    release = Release(
+        plan.query, plan.columns, plan.mechanism, plan.target.spent,
+        counts.noise.std if counts.remainder is None else pd.Series(stds, index=cells),
+        result - halves, result + halves, LEVEL, None, note,
+    )
+    return result, release
+
+
 def value_counts(
     target: Target,
     series: pd.Series[Any],
@@ -291,33 +370,56 @@ def value_counts(
     privacy: Privacy,
     normalize: bool,
     sort: bool,
+    *,
+    remainder: bool = True,
 ) -> pd.Series[Any]:
-    """Noisy count of each category, like ``Series.value_counts``."""
-    noisy, cells, noise, plan = release_counts("value_counts", target, partitioning, privacy, (str(series.name),))
-    result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
-    release = _count_release(plan, noise, result.copy())
+    """Noisy count of each category, like ``Series.value_counts``.
+
+    Privately selected categories end with an :data:`OTHER` entry counting
+    the rows of the categories not released (see :func:`release_counts`);
+    ``sort`` keeps it last. ``remainder=False`` leaves it out and spends
+    the whole budget on the counts (``describe``'s top and unique).
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"c": ["a"] * 900 + ["b"] * 300 + list("cdefghij")}).dp.protect(epsilon=1.0, delta=1e-6)
+    >>> with seeded_noise(0):
+    ...     vc = p["c"].dp.value_counts(epsilon=1.0)
+    >>> list(vc.index), bool(abs(vc[OTHER] - 8) < 60)
+    (['a', 'b', 'other (not released)'], True)
+    """
+    counts = release_counts("value_counts", target, partitioning, privacy, (str(series.name),), remainder=remainder)
+    result, release = _counts_with_remainder(counts, "count")
     if normalize:
-        # Post-processing: proportions of the (non-negative) noisy counts; the
+        # Post-processing: proportions of the (non-negative) noisy counts, the remainder included; the
         # intervals are the count intervals scaled by the same noisy total.
         total = max(float(result.clip(lower=0).sum()), 1.0)
-        result = (result.clip(lower=0) / total).rename("proportion")
-        half = noise.halfwidth(LEVEL) / total
-        release = Release(
-            plan.query, plan.columns, plan.mechanism, target.spent, noise.std / total,
-            (result - half).clip(lower=0), (result + half).clip(upper=1), LEVEL, None,
-            "proportions of noisy counts; intervals scaled by the noisy total",
-        )
+        proportions = (result.clip(lower=0) / total).rename("proportion")
+        half = (release.upper - release.lower) / 2 / total
+        release = replace(release, std=release.std / total, lower=(proportions - half).clip(lower=0),
+                          upper=(proportions + half).clip(upper=1),
+                          note="; ".join(filter(None, [release.note, "proportions of noisy counts; intervals "
+                                                                     "scaled by the noisy total"])))
+        result = proportions
     if sort:
-        result = result.sort_values(ascending=False, kind="stable")
+        released = result.drop(OTHER) if counts.remainder is not None else result
+        order = released.sort_values(ascending=False, kind="stable").index
+        result = result.reindex(order.append(result.index[len(released):]))
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
 def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitioning, privacy: Privacy) -> pd.DataFrame:
-    """Noisy contingency table of two columns, like ``pd.crosstab``."""
-    noisy, cells, noise, plan = release_counts(
-        "crosstab", target, partitioning, privacy, (str(index), str(columns))
-    )
+    """Noisy contingency table of two columns, like ``pd.crosstab``.
+
+    With categories selected privately, a cell appears only if its noisy count
+    reached the selection threshold: the others are ``<NA>`` (unknown, not
+    zero) and the release's note says how many of the table's cells that is
+    (rows or columns with no released cell at all are not shown).
+    """
+    counts = release_counts("crosstab", target, partitioning, privacy, (str(index), str(columns)))
+    noisy, cells, noise, plan = counts.noisy, counts.cells, counts.noise, counts.plan
     assert isinstance(cells, pd.MultiIndex)
+    note = ""
     if partitioning.public:
         rows, cols = partitioning.keys
         assert rows is not None and cols is not None
@@ -326,9 +428,12 @@ def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitionin
             index=rows.rename(index), columns=cols.rename(columns),
         )
     else:
-        # Unselected cells are unknown, not zero.
         table = pd.Series(noisy.astype(np.int64), index=cells).astype("Int64").unstack()
-    release = _count_release(plan, noise, table.copy())
+        suppressed = int(table.isna().to_numpy().sum())
+        note = (f"cells released by private partition selection (noisy count >= {counts.threshold}): "
+                f"{suppressed} of the table's {table.size} cells were not released and show <NA>; rows and "
+                "columns with no released cell are not shown")
+    release = _count_release(plan, noise, table.copy(), note)
     return with_release(table, release)  # type: ignore[no-any-return]
 
 
@@ -369,11 +474,10 @@ class GroupBy:
         ([False, True], True)
         """
         privacy = self._privacy(epsilon, delta, rho, mechanism)
-        noisy, cells, noise, plan = release_counts(
-            "groupby count", self._target.fresh(), self._partitioning, privacy, tuple(map(str, self._by))
-        )
-        result = pd.Series(noisy.astype(np.int64), index=cells, name="count")
-        return with_release(result, _count_release(plan, noise, result.copy()))  # type: ignore[no-any-return]
+        counts = release_counts("groupby count", self._target.fresh(), self._partitioning, privacy,
+                                tuple(map(str, self._by)), remainder=True)
+        result, release = _counts_with_remainder(counts, "count")
+        return with_release(result, release)  # type: ignore[no-any-return]
 
     def sum(
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
@@ -484,6 +588,8 @@ class GroupBy:
             ranked = public_order(cells)
             measured = {name: value[keep][ranked] for name, value in measured.items()}
             cells = cells[ranked]
+            note += (f"; groups released by private partition selection (noisy count >= {threshold}); the others "
+                     "are not shown (groupby(...).count() counts their rows together)")
         if query == "sum":
             # Selected groups: the sum of deviations plus the noisy count times the centre.
             ones = np.ones(len(cells))

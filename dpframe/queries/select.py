@@ -37,7 +37,7 @@ from dpframe.protection.rowwise import passed_on, quiet
 from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
 from dpframe.queries.bounds import automatic_bounds, bounds_note
-from dpframe.queries.partitioned import Partitioning, release_counts, require_selection, selection_threshold
+from dpframe.queries.partitioned import Partitioning, release_counts, require_selection
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
@@ -193,11 +193,11 @@ def _categories_selected(
 ) -> pd.Series[Any]:
     """Undeclared categories: noisy counts with private partition selection, then the largest (post-processing)."""
     count = 1 if k is None else em.check_k(k)
-    noisy, cells, noise, plan = release_counts(
+    counts = release_counts(
         query, target, partitioning, privacy, (str(series.name),),
         rule="parallel composition over categories, private partition selection; the largest released counts",
     )
-    threshold = selection_threshold(noise, target.contributions, float(privacy.delta))
+    noisy, cells, noise, plan, threshold = counts.noisy, counts.cells, counts.noise, counts.plan, counts.threshold
     # Ties are broken at random: the order of the observed categories follows the data.
     tie_break = current_source().words(len(cells))
     order = np.lexsort((tie_break, -noisy))[:count]

@@ -626,10 +626,10 @@ class DomainPlan:
                 parts += costs
             else:
                 partitioning = Partitioning((entry.name,), (None,))
-                _, cells, _, _ = release_counts(
+                released = release_counts(
                     f"categories for {QUERY}", target, partitioning, shares[entry.name], (str(entry.name),)
                 )
-                keys = pd.Index(cells, dtype=entry.dtype, name=None)
+                keys = pd.Index(released.cells, dtype=entry.dtype, name=None)
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
                 parts.append(shares[entry.name].cost)
         return Discovery(domains, sum(parts, Cost()))
