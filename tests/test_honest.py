@@ -146,8 +146,8 @@ def test_an_answer_drowned_in_noise_is_marked() -> None:
 def test_an_exhausted_delta_is_reported_as_such_and_charges_nothing() -> None:
     data = pd.DataFrame({"city": np.array(["Oslo", "Rome", "Lima"], dtype=object)[np.arange(3000) % 3]})
     p = data.dp.protect(epsilon=10.0, delta=1e-5, ledger=Ledger.in_memory())
-    for _ in range(10):  # each takes a tenth of the budget's delta, shown in its cost and the ledger
-        counts = p["city"].dp.value_counts(epsilon=0.1)
+    for i in range(10):  # each new column's selection takes a tenth of the budget's delta, shown in its cost
+        counts = p.assign(**{f"city{i}": p["city"]})[f"city{i}"].dp.value_counts(epsilon=0.1)
         assert counts.attrs["dp"].cost.delta == pytest.approx(1e-6)
     assert p.dp.budget.remaining.delta.exact == 0
     spent = p.dp.budget.spent.epsilon.exact
@@ -156,6 +156,8 @@ def test_an_exhausted_delta_is_reported_as_such_and_charges_nothing() -> None:
     with pytest.raises(BudgetExceededError, match="delta .* is spent"):
         p.dp.describe(epsilon=0.1, progress=False)
     assert p.dp.budget.spent.epsilon.exact == spent
+    again = p.assign(city0=p["city"])["city0"].dp.value_counts(epsilon=0.1)  # released before: public, no delta
+    assert len(again) == 4 and again.attrs["dp"].cost.delta == 0
     # Declared categories need no delta.
     assert len(p["city"].dp.value_counts(epsilon=0.1, keys=["Oslo", "Rome", "Lima"])) == 3
 
@@ -207,9 +209,9 @@ def skewed_categories() -> pd.Series:
 def test_categories_not_released_are_counted_together_and_covered() -> None:
     race = skewed_categories()
     truth = race.value_counts()
-    p = race.to_frame().dp.protect(epsilon=1e6, delta=1e-3, ledger=Ledger.in_memory())
     runs, covered = 300, 0
-    for _ in range(runs):
+    for _ in range(runs):  # a protection each: a second query would reuse the categories the first released
+        p = race.to_frame().dp.protect(epsilon=1e6, delta=1e-3, ledger=Ledger.in_memory())
         vc = p["race"].dp.value_counts(epsilon=0.1, delta=1e-6)
         assert vc.index[-1] == dpframe.OTHER and dpframe.OTHER not in vc.index[:-1]
         released = vc.index[:-1]
@@ -251,3 +253,22 @@ def test_crosstab_says_how_many_cells_were_not_released() -> None:
     missing = int(table.isna().to_numpy().sum())
     assert missing > 0  # e.g. smokers among the 250 'other': about 5 people
     assert f"{missing} of the table's {table.size} cells were not released" in table.attrs["dp"].note
+
+
+def test_released_categories_are_remembered_and_reused_at_no_cost() -> None:
+    race = skewed_categories()
+    p = race.to_frame().dp.protect(epsilon=100.0, delta=1e-3, ledger=Ledger.in_memory())
+    with seeded_noise(4):
+        first = p["race"].dp.value_counts(epsilon=1.0)
+        again = p["race"].dp.value_counts(epsilon=1.0)
+        subset = p[p["race"] != "white"]["race"].dp.value_counts(epsilon=1.0)
+        top = p["race"].dp.top_k(2, epsilon=1.0)
+    assert first.attrs["dp"].cost.delta == pytest.approx(1e-4)  # a tenth of the budget's delta, to select
+    assert set(again.index) == set(first.index) and again.attrs["dp"].cost.delta == 0
+    assert "released by an earlier private selection" in again.attrs["dp"].note
+    assert set(subset.index) == set(first.index) and abs(subset["white"]) < 60  # the keys, not the data's
+    assert list(top) == ["white", "black"] and top.attrs["dp"].cost.delta == 0
+    assert p.dp.budget.spent.delta.exact == Fraction(1, 10**4)
+    # Another column selects its own.
+    renamed = p.assign(group=p["race"])["group"].dp.value_counts(epsilon=1.0)
+    assert renamed.attrs["dp"].cost.delta == pytest.approx(1e-4)

@@ -369,13 +369,19 @@ def test_value_counts_private_selection(rare: pd.DataFrame) -> None:
         assert {"common", "usual", "frequent"} <= set(vc.index)
         assert not any(str(k).startswith("rare") for k in vc.index)
         assert vc.index[-1] == "other (not released)" and abs(vc.iloc[-1] - 50) < 150
+    # The first selects (delta, and a tenth of epsilon for the remainder); the rest reuse its categories.
     ledger = p.dp.budget.ledger
-    counts = ledger[ledger["query"] == "value_counts"]
-    remainders = ledger[ledger["query"] == "rows in categories not released by value_counts"]
-    assert len(counts) == len(remainders) == 20
-    assert (counts["delta"] == 1e-6).all() and (remainders["delta"] == 0).all()
-    assert counts["rule"].str.contains("private partition selection").all()
-    assert counts["epsilon"].sum() + remainders["epsilon"].sum() == pytest.approx(20.0)
+    assert ledger["query"].tolist() == ["value_counts", "rows in categories not released by value_counts"] + [
+        "value_counts"] * 19
+    assert "private partition selection" in ledger["rule"][0]
+    assert ledger["rule"][2:].str.contains("categories released earlier").all()
+    assert ledger["epsilon"].tolist() == pytest.approx([0.9, 0.1] + [1.0] * 19)
+    # With public categories, a delta given selects the Gaussian mechanism, as with declared keys.
+    assert ledger["mechanism"][2:].str.contains("Gaussian").all()
+    fresh = rare.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, delta=1e-3)
+    for _ in range(5):
+        fresh["c"].dp.value_counts(epsilon=1.0)  # the first takes a tenth of the budget's delta; then none
+    assert fresh.dp.budget.ledger["delta"].tolist() == [1e-4, 0] + [0] * 4
 
 
 @pytest.mark.parametrize("k", [2, 3])
@@ -414,7 +420,9 @@ def test_selection_without_delta_spends_a_tenth_of_the_budget_delta(people: pd.D
     assert set(counts.index) == {"HS", "BA", "MA", OTHER}
     ledger = p.dp.budget.ledger
     assert ledger["delta"].iloc[-2] == pytest.approx(1e-6)  # the counts; the remainder's line spends no delta
-    p.dp.crosstab("edu", "sex", epsilon=1.0)
+    p.dp.crosstab("edu", "smoker", epsilon=1.0)  # edu's categories are public now: no delta
+    assert p.dp.budget.spent.delta.exact == Fraction(1, 10**6)
+    p.dp.crosstab("tags", "sex", epsilon=1.0)  # a new selection
     assert p.dp.budget.spent.delta.exact == Fraction(2, 10**6)
 
 
@@ -580,10 +588,10 @@ def test_groupby_private_selection(rare: pd.DataFrame) -> None:
             result = getattr(g, method)("x", bounds=(0, 10), epsilon=3.0, delta=1e-6)
         assert {"common", "usual", "frequent"} <= set(result.index), method
         assert not any(str(k).startswith("rare") for k in result.index), method
-    ledger = p.dp.budget.ledger
-    remainder = ledger["query"] == "rows in categories not released by groupby count"
-    assert remainder.sum() == 1 and ledger["rule"][~remainder].str.contains("private").all()
-    assert ledger["rule"][remainder].str.contains("outside the released categories").all()
+    ledger = p.dp.budget.ledger  # the count selects; the others use the categories it released
+    assert ledger["query"][1] == "rows in categories not released by groupby count"
+    assert "private" in ledger["rule"][0] and "outside the released categories" in ledger["rule"][1]
+    assert not ledger["rule"][2:].str.contains("private").any()
     truth = df.groupby("c")["x"].mean()
     means = p.dp.groupby("c").mean("x", bounds=(0, 10), epsilon=100.0, delta=1e-6)
     assert means["common"] == pytest.approx(truth["common"], abs=0.05)

@@ -41,6 +41,15 @@ class Protection:
     max_contributions: int = 1
     privacy_unit: str | None = None
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # Categories released by private partition selection, by column label: public once released
+    # (post-processing), so later queries on a column of that name use them as declared keys, at no cost.
+    released_categories: dict[Any, pd.Index[Any]] = field(default_factory=dict, repr=False)
+
+    def remember_categories(self, column: Any, keys: pd.Index[Any]) -> None:
+        """Add privately released ``keys`` to what is public about ``column`` (sorted as released)."""
+        known = self.released_categories.get(column)
+        merged = keys if known is None else known.append(keys.difference(known, sort=False))
+        self.released_categories[column] = merged.rename(None)
 
     @property
     def unit_description(self) -> str:

@@ -42,10 +42,18 @@ class Partitioning:
 
     columns: tuple[Any, ...]
     keys: tuple[pd.Index[Any] | None, ...]
+    # Which columns' keys are categories released earlier by private selection (remembered, not declared):
+    # their queries count the rows outside them too, so that a value not seen then is not dropped silently.
+    remembered: tuple[bool, ...] = ()
 
     @classmethod
     def of(cls, target: Target, columns: Sequence[Any], keys: KeySpec) -> Partitioning:
-        """Validate the columns and find their public keys (None where there are none)."""
+        """Validate the columns and find their public keys (None where there are none).
+
+        Public keys are declared, a categorical dtype's, booleans', or the
+        categories an earlier query on this protection released by private
+        selection for a column of the same label.
+        """
         if isinstance(keys, Mapping):
             unknown = set(keys) - set(columns)
             if unknown:
@@ -57,8 +65,25 @@ class Partitioning:
             declared = [keys]
         else:
             declared = [None] * len(columns)
-        found = tuple(public_keys(target.column(c), d) for c, d in zip(columns, declared))
-        return cls(tuple(columns), found)
+        found = [public_keys(target.column(c), d) for c, d in zip(columns, declared)]
+        released = target.protection.released_categories
+        remembered = tuple(k is None and c in released for c, k in zip(columns, found))
+        found = [released[c] if again else k for c, k, again in zip(columns, found, remembered)]
+        return cls(tuple(columns), tuple(found), remembered)
+
+    def remember(self, target: Target, cells: pd.Index[Any]) -> None:
+        """After a private selection: each selected column's released keys become public on this protection."""
+        for level, (column, keys) in enumerate(zip(self.columns, self.keys)):
+            if keys is None:
+                values = cells if cells.nlevels == 1 else cells.get_level_values(level)
+                target.protection.remember_categories(column, pd.Index(values.unique()))
+
+    def in_use_outside_keys(self, target: Target, counted: int, mask: NDArray[np.bool_] | None) -> int:
+        """Rows in use with a value in every column but outside the keys: all such rows minus the ``counted``."""
+        present = np.ones(len(target.obj), dtype=bool) if mask is None else mask.copy()
+        for column in self.columns:
+            present &= target.column(column).notna().to_numpy()
+        return int(np.count_nonzero(present)) - counted
 
     @property
     def public(self) -> bool:
@@ -235,6 +260,8 @@ def release_counts(
     require_selection(partitioning, privacy)
     k = target.contributions
     counting, rest = privacy, None
+    if remainder and partitioning.public and any(partitioning.remembered):
+        return _counts_on_remembered(query, target, partitioning, privacy, columns, rule)
     if remainder and not partitioning.public:
         counting, rest = query_share(privacy, 1 - REMAINDER_SHARE), pure_share(privacy, REMAINDER_SHARE)
         rest_noise = rest.noise(k)  # argument errors before the reservation
@@ -264,7 +291,31 @@ def release_counts(
         other = Remainder(float(exact[~keep].sum() + rest_noise.sample(1)[0]), rest_noise)
     noisy, cells = noisy[keep], cells[keep]
     order = public_order(cells)
+    partitioning.remember(target, cells[order])
     return CountRelease(noisy[order], cells[order], noise, plan, other, threshold)
+
+
+def _counts_on_remembered(
+    query: str, target: Target, partitioning: Partitioning, privacy: Privacy, columns: tuple[str, ...],
+    rule: str | None,
+) -> CountRelease:
+    """Counts on categories released earlier, with one more cell of the same partition for the rows outside them.
+
+    Each row in use is in one key cell, in the remainder or missing, so the
+    remainder is one more disjoint cell at no further cost (parallel composition).
+    """
+    noise = privacy.noise(target.contributions)
+    plan = Plan(query, columns, target, privacy, {"count": noise},
+                rule=rule or "parallel composition over partitions (categories released earlier) and the rest")
+    plan.charge()
+    mask = target.rows_in_use()
+    cells = partitioning.index()
+    parts, sizes, _ = partitioning.column_codes(target)
+    exact = kernels.count_cells(parts, sizes, mask, len(cells))
+    outside = partitioning.in_use_outside_keys(target, int(exact.sum()), mask)
+    draws = noise.sample(len(cells) + 1)
+    other = Remainder(float(outside + draws[-1]), noise)
+    return CountRelease((exact + draws[:-1]).astype(np.float64), cells, noise, plan, other)
 
 
 def _count_release(
@@ -349,9 +400,13 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
         values = np.r_[values, counts.remainder.count]
         stds = np.r_[stds, counts.remainder.noise.std]
         halves = np.r_[halves, counts.remainder.noise.halfwidth(LEVEL)]
-        note = (f"categories released by private partition selection (noisy count >= {counts.threshold}); "
-                f"{OTHER!r} counts the rows of all the others together, with {float(REMAINDER_SHARE):.0%} of the "
-                "budget (its own ledger line)")
+        if counts.threshold is None:
+            note = (f"categories released by an earlier private selection (public since); {OTHER!r} counts the "
+                    "rows with any other value, in the same measurement")
+        else:
+            note = (f"categories released by private partition selection (noisy count >= {counts.threshold}); "
+                    f"{OTHER!r} counts the rows of all the others together, with {float(REMAINDER_SHARE):.0%} of "
+                    "the budget (its own ledger line)")
     cells = cells.set_names(counts.cells.names)
     result = pd.Series(values.astype(np.int64), index=cells, name=name)
     plan = counts.plan
@@ -588,6 +643,7 @@ class GroupBy:
             ranked = public_order(cells)
             measured = {name: value[keep][ranked] for name, value in measured.items()}
             cells = cells[ranked]
+            self._partitioning.remember(target, cells)
             note += (f"; groups released by private partition selection (noisy count >= {threshold}); the others "
                      "are not shown (groupby(...).count() counts their rows together)")
         if query == "sum":

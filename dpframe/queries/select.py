@@ -163,9 +163,11 @@ def _categories(
         require_selection(partitioning, privacy)
         return _categories_selected(query, series, target, partitioning, privacy, k)
     chosen = _mechanism(mechanism)
-    privacy = pure_privacy(target, epsilon, delta, rho, query)
+    # Categories an earlier query released are public now: the delta given for selecting them is not needed.
+    privacy = pure_privacy(target, epsilon, None if any(partitioning.remembered) else delta, rho, query)
     cells = partitioning.index()
-    count = 1 if k is None else em.check_k(k, len(cells))
+    # Remembered categories are the ones released, possibly fewer than asked for: as with a selection.
+    count = 1 if k is None else min(em.check_k(k, None if any(partitioning.remembered) else len(cells)), len(cells))
     contributions = target.contributions
     rounds = f"{count} rounds at ε/{count} each, " if count > 1 else ""
     plan = Plan(
