@@ -93,7 +93,10 @@ def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, 
     >>> h = p["age"].dp.histogram(bins=[20, 30, 40, 50], epsilon=0.5)
     >>> ax = plot_release(h)
     >>> [t.get_text() for t in ax.get_xticklabels()]
-    ['[20.0, 30.0)', '[30.0, 40.0)', '[40.0, 50.0]']
+    ['[20, 30)', '[30, 40)', '[40, 50]']
+
+    Open-ended outer bins (a histogram whose edges were chosen privately) are
+    hatched, as wide as their neighbours, and labelled ``< lower`` and ``> upper``.
     """
     release = release_of(result)
     plt = _pyplot()
@@ -108,13 +111,23 @@ def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, 
     if isinstance(result, pd.Series):
         index = result.index
         if isinstance(index, pd.IntervalIndex):
-            left, right = index.left.to_numpy(np.float64), index.right.to_numpy(np.float64)
-            labels = [f"[{lo}, {hi})" for lo, hi in zip(left, right)]
+            left, right = index.left.to_numpy(np.float64, copy=True), index.right.to_numpy(np.float64, copy=True)
+            labels = [f"[{lo:.4g}, {hi:.4g})" for lo, hi in zip(left, right)]
+            open_ended = ~np.isfinite(left) | ~np.isfinite(right)
             if len(labels):
                 labels[-1] = labels[-1][:-1] + "]"  # the last bin includes its right edge
+            if open_ended.any() and len(labels) > 2:
+                # Open-ended outer bins (edges chosen privately): drawn as wide as their neighbour, hatched,
+                # labelled by the values they count; the last inner bin keeps its right edge.
+                labels[0], labels[-1] = f"< {right[0]:.4g}", f"> {left[-1]:.4g}"
+                labels[-2] = labels[-2][:-1] + "]"
+                left[0], right[-1] = right[0] - (right[1] - left[1]), left[-1] + (right[-2] - left[-2])
             kwargs.setdefault("edgecolor", "white")
-            ax.bar(left, values[:, 0], width=right - left, align="edge",
-                   yerr=np.vstack([below[:, 0], above[:, 0]]), **kwargs)
+            bars = ax.bar(left, values[:, 0], width=right - left, align="edge",
+                          yerr=np.vstack([below[:, 0], above[:, 0]]), **kwargs)
+            for bar, outer in zip(bars, open_ended):
+                if outer:
+                    bar.set_hatch("//")
             ax.set_xticks((left + right) / 2, labels, rotation=45 if len(labels) > 6 else 0)
         else:
             x = np.arange(len(result))

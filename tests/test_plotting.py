@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 
 import dpframe  # noqa: E402,F401
+from dpframe import Ledger  # noqa: E402
 from dpframe.plotting import INSTALL_HINT, plot_release  # noqa: E402
 
 
@@ -58,7 +59,7 @@ def test_histogram_bars_span_bins_with_interval_error_bars(protected: pd.DataFra
     np.testing.assert_allclose(lo, h.attrs["dp"].lower.to_numpy())
     np.testing.assert_allclose(hi, h.attrs["dp"].upper.to_numpy())
     labels = [t.get_text() for t in ax.get_xticklabels()]
-    assert labels == ["[20.0, 30.0)", "[30.0, 40.0)", "[40.0, 50.0)", "[50.0, 60.0]"]
+    assert labels == ["[20, 30)", "[30, 40)", "[40, 50)", "[50, 60]"]
     assert ax.get_xlabel() == "age" and ax.get_ylabel() == "count"
 
 
@@ -143,3 +144,14 @@ def test_core_imports_without_matplotlib() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert 'pip install "dpframe[plot]"' in out
+
+
+def test_open_ended_bins_are_drawn_hatched_and_labelled_by_what_they_count() -> None:
+    p = pd.DataFrame({"x": np.arange(2000.0) % 100}).dp.protect(epsilon=10.0, ledger=Ledger.in_memory())
+    h = p["x"].dp.histogram(bins=4, epsilon=5.0)
+    ax = h.dp.plot()
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0].startswith("< ") and labels[-1].startswith("> ") and labels[-2].endswith("]")
+    widths = [bar.get_width() for bar in ax.patches]
+    assert all(np.isfinite(widths)) and [bar.get_hatch() for bar in ax.patches][::len(widths) - 1] == ["//", "//"]
+    plt.close(ax.figure)
