@@ -19,11 +19,12 @@ from dpframe.accounting.budget import Budget, LedgerLike
 from dpframe.protection import protect as protect_data
 from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries, refuse_protected
 from dpframe.protection.protect import poisson_sample, unprotected
-from dpframe.queries import partitioned, scalar
+from dpframe.queries import partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
 from dpframe.queries.select import DPChoice
+from dpframe.queries.temporal import TimeScale
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
 from dpframe.results import DPFloat, DPInt, Release, current_release
@@ -496,6 +497,14 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
                                                    extend)
         return protected
 
+    def _in_seconds(self, query: str, bounds: Any) -> tuple[Target, TimeScale | None, Any]:
+        """The target, with a date or duration column in seconds, its time scale, and its bounds in seconds."""
+        target, scale = temporal.in_seconds(self._target())
+        if scale is None:
+            return target, None, bounds
+        temporal.refuse(scale, query, target.series.name)
+        return target, scale, scale.bounds(bounds)
+
     def sum(
         self,
         *,
@@ -521,9 +530,10 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> abs(s - 1000) < 50
         True
         """
-        target = self._target()
-        return scalar.bounded_sum(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism),
-                                  clipping)
+        target, scale, bounds = self._in_seconds("sum", bounds)
+        answer = scalar.bounded_sum(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism),
+                                    clipping)
+        return answer if scale is None else scale.answer(answer, "sum")
 
     def mean(
         self,
@@ -550,8 +560,9 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> abs(m - 40) < 2, m.ci[0] <= m <= m.ci[1]
         (True, True)
         """
-        target = self._target()
-        return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), clipping)
+        target, scale, bounds = self._in_seconds("mean", bounds)
+        answer = scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), clipping)
+        return answer if scale is None else scale.answer(answer, "mean")
 
     def var(
         self,
@@ -579,7 +590,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> abs(v - 25) < 2
         True
         """
-        target = self._target()
+        target, _, bounds = self._in_seconds("var", bounds)
         return scalar.var(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof,
                           clipping)
 
@@ -608,9 +619,10 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> abs(p["x"].dp.std(bounds=(0, 10), epsilon=1.0) - 5) < 0.5
         True
         """
-        target = self._target()
-        return scalar.std(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof,
-                          clipping)
+        target, scale, bounds = self._in_seconds("std", bounds)
+        answer = scalar.std(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), ddof,
+                            clipping)
+        return answer if scale is None else scale.answer(answer, "std")
 
     def histogram(
         self,
@@ -629,16 +641,27 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         values are not counted. A number of bins without ``bounds`` finds the
         bounds privately first (sparse vector, a quarter of the budget).
 
+        On dates and durations (:mod:`dpframe.queries.temporal`), ``bins`` may
+        also be a frequency such as ``"MS"`` (months), ``"W"`` or ``"Y"`` with
+        ``bounds=(first, last)``: one bin per period, indexed by the periods.
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [25, 35, 45] * 100}).dp.protect(epsilon=1.0)
         >>> h = p["age"].dp.histogram(bins=range(0, 130, 10), epsilon=0.2)
         >>> len(h), h.name
         (12, 'count')
+        >>> d = pd.DataFrame({"day": pd.date_range("2020-01-01", "2020-12-31")}).dp.protect(epsilon=1.0)
+        >>> monthly = d["day"].dp.histogram(bins="M", bounds=("2020-01-01", "2020-12-31"), epsilon=0.5)
+        >>> str(monthly.index[0]), len(monthly)
+        ('2020-01', 12)
         """
-        target = self._target()
-        return partitioned.histogram(
-            target, target.series, bins, bounds, target.privacy(epsilon, delta, rho, mechanism)
-        )
+        target, scale, _ = self._in_seconds("histogram", None)
+        periods = None
+        if scale is not None:
+            bins, bounds, periods = temporal.histogram_edges(scale, bins, bounds)
+        counts = partitioned.histogram(target, target.series, bins, bounds,
+                                       target.privacy(epsilon, delta, rho, mechanism))
+        return counts if scale is None else temporal.histogram_index(scale, counts, periods)
 
     def value_counts(
         self,
@@ -732,7 +755,9 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> list(qs.index), bool(abs(qs[0.25] - 35) <= 3 and abs(qs[0.75] - 65) <= 3)
         ([0.25, 0.75], True)
         """
-        return selection.quantile(self._target(), q, bounds=bounds, epsilon=epsilon, rho=rho)
+        target, scale, bounds = self._in_seconds("quantile", bounds)
+        answer = selection.quantile(target, q, bounds=bounds, epsilon=epsilon, rho=rho)
+        return answer if scale is None else scale.answer(answer, "quantile")
 
     def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> DPFloat:
         """Private median of the values clipped to ``bounds``: ``quantile(0.5)``.
@@ -743,7 +768,9 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> abs(m - 50) <= 2, m.mechanism
         (True, 'exponential mechanism (Smith 2011)')
         """
-        return selection.median(self._target(), bounds=bounds, epsilon=epsilon, rho=rho)
+        target, scale, bounds = self._in_seconds("median", bounds)
+        answer = selection.median(target, bounds=bounds, epsilon=epsilon, rho=rho)
+        return answer if scale is None else scale.answer(answer, "median")
 
 
 def register() -> None:

@@ -10,6 +10,7 @@ stated probability. They are post-processing and cost nothing.
 
 from __future__ import annotations
 
+import datetime
 import math
 
 from dataclasses import dataclass, field, replace
@@ -249,6 +250,135 @@ class DPInt(_Released, int):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (DPInt, (int(self), self.release))
+
+
+def _time_resolution(std_seconds: float) -> str | None:
+    """The unit a time is shown to: the largest of day, hour, minute, second at most half the noise std."""
+    for unit, seconds in (("D", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
+        if std_seconds >= 2 * seconds:
+            return unit
+    return None
+
+
+class _ReleasedTime:
+    """Accuracy accessors of released times; the release itself is in seconds (see :mod:`dpframe.queries.temporal`)."""
+
+    release: Release
+
+    def _from_seconds(self, seconds: float) -> Any:
+        raise NotImplementedError
+
+    @property
+    def std(self) -> pd.Timedelta:
+        """Standard deviation of the noise in this answer, as a duration."""
+        return pd.Timedelta(seconds=float(self.release.std))  # type: ignore[arg-type]
+
+    @property
+    def ci(self) -> tuple[Any, Any]:
+        """The 95% interval around this answer, as times."""
+        lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
+        return self._from_seconds(lower), self._from_seconds(upper)
+
+    @property
+    def mechanism(self) -> str:
+        """The mechanism that produced this answer."""
+        return self.release.mechanism
+
+    @property
+    def cost(self) -> Cost:
+        """What this answer cost the budget."""
+        return self.release.cost
+
+    def _shown(self, value: Any) -> str:
+        unit = _time_resolution(float(self.release.std))  # type: ignore[arg-type]
+        return str(value if unit is None or value is pd.NaT else value.round(unit))
+
+    def _describe(self, value: Any) -> str:
+        cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
+        lower, upper = self.ci
+        if lower is pd.NaT or upper is pd.NaT:
+            return f"{self._shown(value)} ({self.mechanism}, {cost}; no interval)"
+        bounds = self.release.bounds
+        clipped = "" if bounds is None else \
+            f" of the values clipped to [{self._from_seconds(bounds[0])}, {self._from_seconds(bounds[1])}]"
+        return (f"{self._shown(value)} (95% CI {self._shown(lower)} to {self._shown(upper)}{clipped}; "
+                f"{self.mechanism}, {cost})")
+
+
+class DPTimestamp(_ReleasedTime, datetime.datetime):
+    """A released date and time (a mean, median or quantile of a datetime column).
+
+    A ``datetime.datetime`` (pandas reads it wherever it takes a timestamp;
+    ``pd.Timestamp(answer)`` converts) with ``ci`` as two timestamps and ``std``
+    as a duration; ``release`` is in seconds since 1970-01-01.
+
+    >>> import pandas as pd, dpframe
+    >>> dates = pd.DataFrame({"d": pd.date_range("2020-01-01", periods=1000, freq="D")})
+    >>> m = dates.dp.protect(epsilon=1.0)["d"].dp.mean(bounds=("2019-01-01", "2024-01-01"), epsilon=1.0)
+    >>> isinstance(m, datetime.datetime), abs(pd.Timestamp(m) - pd.Timestamp("2021-05-15")) < pd.Timedelta(days=30)
+    (True, True)
+    >>> m.ci[0] <= m <= m.ci[1], type(m.std).__name__
+    (True, 'Timedelta')
+    """
+
+    release: Release
+
+    def __new__(cls, value: pd.Timestamp, release: Release, tz: Any = None) -> DPTimestamp:
+        obj = datetime.datetime.__new__(cls, value.year, value.month, value.day, value.hour, value.minute,
+                                        value.second, value.microsecond, value.tzinfo)
+        obj.release = release
+        obj._tz = tz
+        return obj
+
+    _tz: Any
+
+    def _from_seconds(self, seconds: float) -> Any:
+        if seconds != seconds:
+            return pd.NaT
+        stamp = pd.Timestamp("1970-01-01") + pd.Timedelta(seconds=seconds)
+        return stamp.tz_localize("UTC").tz_convert(self._tz) if self._tz is not None else stamp
+
+    def __repr__(self) -> str:
+        return self._describe(pd.Timestamp(self))
+
+    def __str__(self) -> str:
+        return str(pd.Timestamp(self))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:  # datetime pickles by __reduce_ex__
+        return (DPTimestamp, (pd.Timestamp(self), self.release, self._tz))
+
+
+class DPTimedelta(_ReleasedTime, pd.Timedelta):
+    """A released duration (a mean, sum, median or quantile of a timedelta column, or the std of any time).
+
+    >>> import pandas as pd, dpframe
+    >>> waits = pd.DataFrame({"w": pd.to_timedelta([10, 20, 30] * 500, unit="min")})
+    >>> m = waits.dp.protect(epsilon=1.0)["w"].dp.mean(bounds=("0min", "2h"), epsilon=1.0)
+    >>> isinstance(m, pd.Timedelta), abs(m - pd.Timedelta("20min")) < pd.Timedelta("2min")
+    (True, True)
+    """
+
+    release: Release
+
+    def __new__(cls, seconds: float, release: Release) -> DPTimedelta:
+        obj = pd.Timedelta.__new__(cls, seconds=seconds)
+        obj.release = release
+        return obj
+
+    def _from_seconds(self, seconds: float) -> Any:
+        return pd.NaT if seconds != seconds else pd.Timedelta(seconds=seconds)
+
+    def _plain(self) -> pd.Timedelta:
+        return pd.Timedelta(self.value, unit="ns")  # pd.Timedelta(self) would be self
+
+    def __repr__(self) -> str:
+        return self._describe(self._plain())
+
+    def __str__(self) -> str:
+        return str(self._plain())
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return (DPTimedelta, (self.value / 1e9, self.release))
 
 
 def with_release(obj: pd.Series | pd.DataFrame, release: Release) -> Any:

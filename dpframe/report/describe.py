@@ -38,7 +38,7 @@ import pandas as pd
 from dpframe.accounting.costs import Cost, exact
 from dpframe.noise.mechanism import Privacy, resolve, selection_delta
 from dpframe.progress import Progress
-from dpframe.queries import partitioned, scalar
+from dpframe.queries import partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
 from dpframe.queries.partitioned import Partitioning, require_selection
@@ -109,8 +109,8 @@ def _kind(series: pd.Series[Any]) -> str:
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
         return "numeric"
     raise TypeError(
-        f"describe supports numeric, boolean, categorical and text columns, but {series.name!r} has dtype "
-        f"{dtype}; convert it (e.g. dates to years with .dt.year) or leave it out"
+        f"describe supports numeric, date, duration, boolean, categorical and text columns, but {series.name!r} "
+        f"has dtype {dtype}; convert it (e.g. periods to their start with .dt.start_time) or leave it out"
     )
 
 
@@ -277,6 +277,13 @@ def _numeric(target: Target, plan: _Column, levels: list[float]) -> dict[str, Ce
     return out
 
 
+def _as_time(scale: temporal.TimeScale, row: str, value: Any) -> Any:
+    """A describe cell of a date or duration column, from seconds: times, and the std as a duration."""
+    if not isinstance(value, (int, float)) or value != value or row in ("count", "unreliable"):
+        return value
+    return pd.Timedelta(seconds=value) if row == "std" else scale.point(value)
+
+
 def _unreliable_cell(rows: list[str]) -> dict[str, Any]:
     """The ``unreliable`` row: the statistics whose noise is as large as their value, or ``""``."""
     nan = math.nan
@@ -363,9 +370,15 @@ def describe(
     Fraction(1, 1)
     """
     target = Target.of(protected)
-    obj = target.obj
-    if not isinstance(obj, pd.DataFrame):
+    if not isinstance(target.obj, pd.DataFrame):
         raise TypeError("describe is a question about a DataFrame; for one column use p[[column]]")
+    # Dates and durations are described in seconds, and shown as times (dpframe.queries.temporal).
+    target, scales = temporal.frame_in_seconds(target)
+    obj = target.obj
+    assert isinstance(obj, pd.DataFrame)
+    if bounds is not None and scales:
+        given = _mapping(bounds, "bounds", list(obj.columns))
+        bounds = {c: scales[c].bounds(b) or b if c in scales else b for c, b in given.items()}
     levels = _percentiles(percentiles)
     plans = _plan(obj, target, epsilon, delta, weights, levels, bounds, keys)
 
@@ -395,6 +408,9 @@ def describe(
         return pd.DataFrame(data, index=pd.Index(rows), columns=pd.Index(names), dtype=dtype)
 
     result = frame("value", object)
+    for column, scale in scales.items():
+        if column in result.columns:
+            result[column] = [_as_time(scale, row, value) for row, value in result[column].items()]
     declared = [str(p.name) for p in plans if p.kind == "numeric" and p.bounds_privacy is None]
     chosen = [str(p.name) for p in plans if p.kind == "numeric" and p.bounds_privacy is not None]
     note = (
@@ -404,6 +420,8 @@ def describe(
         "count, mean, std and freq intervals are 95% intervals of the noise; the unreliable row names the "
         "statistics whose noise is as large as their value (and the percentiles and top category that rest "
         "on such a count or mean)"
+        + ("; dates and durations are shown as times, their intervals (in this release) are in seconds "
+           "(since 1970-01-01 for dates)" if scales else "")
     )
     mechanisms = sorted({"discrete Laplace"} | ({"sparse vector"} if chosen else set())
                         | ({"exponential mechanism (Smith 2011)"} if levels and any(p.kind == "numeric" for p in plans)
