@@ -145,8 +145,12 @@ class _Released:
 
     @property
     def unreliable(self) -> bool:
-        """Whether the noise is as large as the answer (:func:`is_unreliable`): read it as noise, not as a value."""
+        """Whether the noise is as large as the answer (:func:`is_unreliable`) or its interval spans half the
+        bounds or more (e.g. the mean of an all-missing column): read it as noise, not as a value."""
         lo, hi = self.ci
+        bounds = self.release.bounds
+        if bounds is not None and bounds[1] > bounds[0] and hi - lo >= (bounds[1] - bounds[0]) / 2:
+            return True
         return is_unreliable(float(self), lo, hi)  # type: ignore[arg-type]
 
     @property
@@ -157,7 +161,10 @@ class _Released:
     def _describe(self, value: float) -> str:
         lo, hi = self.ci
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
-        shown = justified(value, self.std)
+        # Digits the noise justifies -- but enough to tell the interval's ends apart when it was cut at the
+        # bounds (an all-missing column's mean: the noise dwarfs the range).
+        resolution = min(self.std, (hi - lo) / 4) if hi > lo else self.std
+        shown = justified(value, resolution)
         if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
             return f"{shown} ({self.mechanism}, {cost}; no interval)"
         # The interval covers the statistic of the clipped values: say so, with what the bounds clipped.
@@ -165,8 +172,8 @@ class _Released:
         clipped = "" if bounds is None else f" of the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
         clipping = self.release.clipping
         counted = "" if clipping is None else f"; {clipping.describe()}"
-        warning = "UNRELIABLE, the noise is as large as the value: " if self.unreliable else ""
-        return (f"{shown} ({warning}95% CI {justified(lo, self.std)} to {justified(hi, self.std)}{clipped}; "
+        warning = "UNRELIABLE, the noise is as large as the value or its range: " if self.unreliable else ""
+        return (f"{shown} ({warning}95% CI {justified(lo, resolution)} to {justified(hi, resolution)}{clipped}; "
                 f"{self.mechanism}, {cost}{counted})")
 
 

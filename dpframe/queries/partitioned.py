@@ -385,14 +385,20 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
+def _selection_note(counts: CountRelease) -> str:
+    """What a private selection released and what it spent: delta is never taken without a word."""
+    return (f"categories released by private partition selection (noisy count >= {counts.threshold}; it spent "
+            f"δ={float(counts.plan.privacy.delta):.3g})")
+
+
 def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[Any], Release]:
     """The released counts as integers, with the :data:`OTHER` entry last when there is a remainder."""
     cells, values = counts.cells, counts.noisy
     stds, halves = np.full(len(values), counts.noise.std), np.full(len(values), counts.noise.halfwidth(LEVEL))
     note = ""
+    selected = _selection_note(counts)
     if counts.threshold is not None:
-        note = (f"categories released by private partition selection (noisy count >= {counts.threshold}); the "
-                "others are not shown")
+        note = f"{selected}; the others are not shown"
     if counts.remainder is not None:
         label: Any = OTHER if cells.nlevels == 1 else (OTHER,) * cells.nlevels
         cells = cells.append(pd.Index([label], tupleize_cols=False) if cells.nlevels == 1
@@ -404,9 +410,8 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
             note = (f"categories released by an earlier private selection (public since); {OTHER!r} counts the "
                     "rows with any other value, in the same measurement")
         else:
-            note = (f"categories released by private partition selection (noisy count >= {counts.threshold}); "
-                    f"{OTHER!r} counts the rows of all the others together, with {float(REMAINDER_SHARE):.0%} of "
-                    "the budget (its own ledger line)")
+            note = (f"{selected}; {OTHER!r} counts the rows of all the others together, with "
+                    f"{float(REMAINDER_SHARE):.0%} of the budget (its own ledger line)")
     cells = cells.set_names(counts.cells.names)
     result = pd.Series(values.astype(np.int64), index=cells, name=name)
     plan = counts.plan
@@ -485,8 +490,7 @@ def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitionin
     else:
         table = pd.Series(noisy.astype(np.int64), index=cells).astype("Int64").unstack()
         suppressed = int(table.isna().to_numpy().sum())
-        note = (f"cells released by private partition selection (noisy count >= {counts.threshold}): "
-                f"{suppressed} of the table's {table.size} cells were not released and show <NA>; rows and "
+        note = (f"{_selection_note(counts)}: {suppressed} of the table's {table.size} cells were not released and show <NA>; rows and "
                 "columns with no released cell are not shown")
     release = _count_release(plan, noise, table.copy(), note)
     return with_release(table, release)  # type: ignore[no-any-return]

@@ -205,7 +205,8 @@ def _categories_selected(
     order = np.lexsort((tie_break, -noisy))[:count]
     note = (
         f"categories released by private partition selection (noisy count >= {threshold}, noise std "
-        f"{noise.std:.3g}), largest noisy count first; fewer than requested if fewer were released"
+        f"{noise.std:.3g}; it spent δ={float(privacy.delta):.3g}), largest noisy count first; fewer than "
+        "requested if fewer were released"
     )
     result = pd.Series(cells.take(order), name=series.name)
     result.index = pd.RangeIndex(len(result))
