@@ -30,6 +30,8 @@ from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
 from dpframe.queries.bounds import automatic_bounds, bounds_note, pure_share, query_share
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
+from dpframe.queries.preview import Preview
+from dpframe.queries.preview import preview as preview_query
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
 from dpframe.results import OTHER, Release, with_release
 
@@ -514,6 +516,20 @@ class GroupBy:
         self._by = list(by) if isinstance(by, (list, tuple)) else [by]
         self._keys = keys
         self._partitioning = Partitioning.of(target, self._by, keys)
+
+    def preview(self, query: str, *args: Any, **arguments: Any) -> Preview:
+        """What ``query`` (count, sum, mean, var or std) would cost and how noisy it would be: nothing charged.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 500), "x": [1.0, 2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> plan = p.dp.groupby("k").preview("mean", "x", bounds=(0, 5), epsilon=0.5)
+        >>> plan.query, sorted(plan.measurements.index), p.dp.budget.spent.epsilon.exact
+        ('groupby mean', ['count', 'sum'], Fraction(0, 1))
+        """
+        if query not in ("count", "sum", "mean", "var", "std"):
+            raise ValueError(f"cannot preview {query!r} of a group-by: choose one of count, sum, mean, var, std")
+        method = getattr(self, query)
+        return preview_query(lambda: method(*args, **arguments))
 
     def _privacy(self, epsilon: float | None, delta: float | None, rho: float | None, mechanism: str | None) -> Privacy:
         privacy = self._target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not self._partitioning.public)
