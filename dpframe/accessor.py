@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from dataclasses import replace
+
 import pandas as pd
 
 from dpframe.accounting.budget import Budget, LedgerLike
@@ -27,7 +29,7 @@ from dpframe.queries.select import DPChoice
 from dpframe.queries.temporal import TimeScale
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
-from dpframe.results import DPFloat, DPInt, Release, current_release
+from dpframe.results import DPFloat, DPInt, Release, current_release, with_release
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -242,6 +244,8 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         columns: Any,
         *,
         keys: KeySpec = None,
+        normalize: bool | str = False,
+        margins: bool = False,
         epsilon: float | None = None,
         delta: float | None = None,
         rho: float | None = None,
@@ -249,22 +253,82 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
     ) -> pd.DataFrame:
         """Noisy contingency table of two columns, like ``pd.crosstab(df[index], df[columns])``.
 
-        Keys come from ``keys={col: [...]}``, a categorical dtype, booleans, or
-        (with ``delta > 0``) private selection of cells.
+        ``index`` and ``columns`` are column names or protected series of this
+        frame (``p["a"]``, ``p["date"].dt.year``). Keys come from
+        ``keys={col: [...]}``, a categorical dtype, booleans, or (with
+        ``delta > 0``) private selection of cells. ``margins`` and
+        ``normalize`` (``True``/``"all"``, ``"index"``, ``"columns"``) are
+        free post-processing of the noisy table, as in pandas.
 
         >>> import pandas as pd, dpframe
         >>> df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 50), "b": [True, False] * 50})
-        >>> table = df.dp.protect(epsilon=1.0).dp.crosstab("a", "b", epsilon=0.5)
-        >>> table.shape
-        (2, 2)
+        >>> p = df.dp.protect(epsilon=1.0)
+        >>> p.dp.crosstab("a", "b", epsilon=0.5).shape, p.dp.crosstab(p["a"], p["b"], margins=True, epsilon=0.5).shape
+        ((2, 2), (3, 3))
         """
-        target = self._target()
+        frame, (index, columns) = self._keyed([index, columns])
+        target = Target.of(frame)
         partitioning = Partitioning.of(target, [index, columns], keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
-        return partitioned.crosstab(target, index, columns, partitioning, privacy)
+        partitioned.check_table_options(normalize, margins)
+        table = partitioned.crosstab(target, index, columns, partitioning, privacy)
+        return partitioned.table_options(table, normalize, margins)
+
+    def _keyed(self, by: Sequence[Any]) -> tuple[ProtectedFrame, list[Any]]:
+        """Group keys as columns: names stay; protected series of this data become columns of a derived frame.
+
+        A series is added under its name, or, if that names another column
+        (``p["date"].dt.year`` is named "date"), under "<name> key".
+        """
+        frame: ProtectedFrame = self._protected()
+        names: list[Any] = []
+        for key in by:
+            if isinstance(key, ProtectedSeries):
+                name = key.name if key.name is not None else f"key {len(names)}"
+                if name in frame.columns:
+                    name = f"{name} key"
+                frame = frame.assign(**{str(name): key})
+                names.append(str(name))
+            else:
+                names.append(key)
+        return frame, names
+
+    def value_counts(
+        self,
+        subset: Sequence[Any] | None = None,
+        *,
+        keys: KeySpec = None,
+        normalize: bool = False,
+        sort: bool = True,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy count of each combination of values, like ``DataFrame.value_counts(subset)``.
+
+        Combinations come from ``keys={col: [...]}``, categorical dtypes,
+        booleans, or (with delta) private selection, which ends the result with
+        an "other (not released)" entry (see ``Series.dp.value_counts``).
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 300), "b": [True, True, False] * 200})
+        >>> vc = df.dp.protect(epsilon=1.0).dp.value_counts(["a", "b"], epsilon=1.0)
+        >>> vc.index.names, len(vc)
+        (FrozenList(['a', 'b']), 4)
+        """
+        target = self._target()
+        columns = list(target.obj.columns) if subset is None else list(subset)
+        partitioning = Partitioning.of(target, columns, keys)
+        privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
+        return partitioned.value_counts(target, partitioning, privacy, normalize, sort)
 
     def groupby(self, by: Any, *, keys: KeySpec = None) -> GroupBy:
         """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`).
+
+        ``by`` names columns, or is a protected series of this frame such as
+        ``p["date"].dt.year``. pandas' spellings work: ``gb["age"].mean(...)``,
+        ``gb.agg({...})``, ``gb.size(...)``, ``gb.mean(["a", "b"], ...)``.
 
         ``keys`` declares the groups (a list, or a dict per column); otherwise a
         categorical dtype's categories or booleans are used, or -- with delta on
@@ -276,7 +340,8 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> list(counts.index)
         ['a', 'b', 'c']
         """
-        return GroupBy(self._target(), by, keys)
+        frame, names = self._keyed(by if isinstance(by, (list, tuple)) else [by])
+        return GroupBy(Target.of(frame), names if isinstance(by, (list, tuple)) else names[0], keys)
 
     def above_threshold(
         self,
@@ -360,8 +425,13 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         bounds: Any = None,
         keys: Any = None,
         progress: bool = True,
+        include: Any = "all",
     ) -> pd.DataFrame:
         """Private ``describe(include="all")``: every column's statistics, spending exactly ``epsilon``.
+
+        ``include`` picks the columns by dtype as ``DataFrame.select_dtypes``
+        does (``"number"``, ``"object"``, ``["datetime"]``, ...; the schema
+        decides, not the data); ``"all"`` (the default) describes every column.
 
         ``bounds={col: (lo, hi)}`` declares clipping bounds (otherwise found
         privately once per numeric column), ``keys={col: [...]}`` declares
@@ -377,8 +447,11 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         """
         from dpframe.report.describe import describe
 
+        frame: ProtectedFrame = self._protected()
+        if include != "all":
+            frame = frame.select_dtypes(include=include)
         return describe(
-            self._target(), epsilon=epsilon, delta=delta, weights=weights, percentiles=percentiles, bounds=bounds,
+            Target.of(frame), epsilon=epsilon, delta=delta, weights=weights, percentiles=percentiles, bounds=bounds,
             keys=keys, progress=progress,
         )
 
@@ -688,7 +761,65 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         target = self._target()
         partitioning = Partitioning.of(target, [target.series.name], keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
-        return partitioned.value_counts(target, target.series, partitioning, privacy, normalize, sort)
+        return partitioned.value_counts(target, partitioning, privacy, normalize, sort)
+
+    def nunique(
+        self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> DPInt:
+        """Noisy number of distinct values, like ``Series.nunique()`` (sensitivity max_contributions).
+
+        See :func:`dpframe.queries.scalar.distinct_count`.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"c": list("abcde") * 200}).dp.protect(epsilon=1.0)
+        >>> abs(p["c"].dp.nunique(epsilon=1.0) - 5) < 10
+        True
+        """
+        target = self._target()
+        return scalar.distinct_count(target, target.privacy(epsilon, delta, rho, mechanism))
+
+    def describe(
+        self,
+        *,
+        epsilon: float,
+        delta: float | None = None,
+        percentiles: Any = (0.25, 0.5, 0.75),
+        bounds: Any = None,
+        keys: Any = None,
+        progress: bool = True,
+    ) -> pd.Series[Any]:
+        """Private ``Series.describe()``: this column's statistics, spending exactly ``epsilon``.
+
+        ``bounds=(lower, upper)`` for numbers, dates and durations, ``keys=[...]``
+        for categories; the rest as the frame's ``describe``.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": [1.0, 2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> d = p["x"].dp.describe(epsilon=0.5, bounds=(0, 3))
+        >>> d.name, list(d.index[:3]), p.dp.budget.spent.epsilon.exact
+        ('x', ['count', 'mean', 'std'], Fraction(1, 2))
+        """
+        from dpframe.report.describe import describe
+
+        series: ProtectedSeries = self._protected()
+        name = series.name
+        table = describe(
+            Target.of(series.to_frame()), epsilon=epsilon, delta=delta, percentiles=percentiles,
+            bounds=None if bounds is None else {name: bounds}, keys=None if keys is None else {name: keys},
+            progress=progress,
+        )
+        release = current_release(table)
+        column: pd.Series[Any] = table[name]
+        if release is None:
+            return column
+
+        def of_column(cells: Any) -> Any:
+            return cells[name] if isinstance(cells, pd.DataFrame) else cells
+
+        described: pd.Series[Any] = with_release(column, replace(
+            release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper)))
+        return described
 
     def mode(
         self,

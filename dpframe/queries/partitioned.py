@@ -29,11 +29,12 @@ from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
 from dpframe.queries.bounds import automatic_bounds, bounds_note, pure_share, query_share
+from dpframe.queries.grouped import ColumnGroupBy, aggregate, parts_of
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
-from dpframe.results import OTHER, Release, with_release
+from dpframe.results import OTHER, Release, current_release, with_release
 
 KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
 
@@ -427,7 +428,6 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
 
 def value_counts(
     target: Target,
-    series: pd.Series[Any],
     partitioning: Partitioning,
     privacy: Privacy,
     normalize: bool,
@@ -450,7 +450,8 @@ def value_counts(
     >>> list(vc.index), bool(abs(vc[OTHER] - 8) < 60)
     (['a', 'b', 'other (not released)'], True)
     """
-    counts = release_counts("value_counts", target, partitioning, privacy, (str(series.name),), remainder=remainder)
+    columns = tuple(map(str, partitioning.columns))
+    counts = release_counts("value_counts", target, partitioning, privacy, columns, remainder=remainder)
     result, release = _counts_with_remainder(counts, "count")
     if normalize:
         # Post-processing: proportions of the (non-negative) noisy counts, the remainder included; the
@@ -498,6 +499,75 @@ def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitionin
     return with_release(table, release)  # type: ignore[no-any-return]
 
 
+_NORMALIZE = (False, True, "all", "index", "columns")
+
+
+def check_table_options(normalize: Any, margins: Any) -> None:
+    """``crosstab``'s post-processing options, checked before anything is charged."""
+    if not any(normalize is option or (isinstance(normalize, str) and normalize == option) for option in _NORMALIZE):
+        raise ValueError(f"normalize must be one of False, True, 'all', 'index' or 'columns', got {normalize!r}")
+    if not isinstance(margins, bool):
+        raise TypeError(f"margins must be True or False, got {margins!r}")
+
+
+def table_options(table: pd.DataFrame, normalize: bool | str, margins: bool) -> pd.DataFrame:
+    """``margins`` and ``normalize`` on a released table: post-processing of the noisy counts, as pandas does.
+
+    Margins add the released cells (an unreleased ``<NA>`` cell adds nothing),
+    so their noise std is the cells' times the square root of how many they
+    add. Proportions divide the counts (negative ones shown as 0) by their
+    noisy totals, and so do their intervals -- approximately, as the totals are
+    noisy too (the note says so).
+
+    >>> t = pd.DataFrame({"x": [10, 30], "y": [20, 40]}, index=["a", "b"])
+    >>> table_options(t, "index", True).round(2).values.tolist()  # no "All" column of ones, as in pandas
+    [[0.33, 0.67], [0.43, 0.57], [0.4, 0.6]]
+    """
+    release = current_release(table)
+    if normalize is False and not margins:
+        return table
+    counts = table.astype("Float64").astype(float).clip(lower=0)
+
+    def cells(value: Any) -> pd.DataFrame:
+        frame = value if isinstance(value, pd.DataFrame) else pd.DataFrame(np.nan if value is None else float(value),
+                                                                            index=counts.index, columns=counts.columns)
+        return frame.astype(float).where(counts.notna())
+
+    # Per cell: the noise variance and the squared 95% half-width; a margin adds both over its cells.
+    variance = cells(None if release is None else release.std) ** 2
+    reach = cells(None if release is None else (release.upper - release.lower) / 2) ** 2
+    if margins:
+        counts["All"] = counts.sum(axis=1, min_count=1)
+        counts.loc["All"] = counts.sum(axis=0, min_count=1)
+        for part in (variance, reach):
+            part["All"] = part.sum(axis=1)
+            part.loc["All"] = part.sum(axis=0)
+    spread, half = variance**0.5, reach**0.5
+    notes = ["margins add the released cells"] if margins else []
+    if normalize is not False:
+        inner = counts.drop(index="All", columns="All", errors="ignore")
+        denominator: Any
+        if normalize in (True, "all"):
+            denominator = max(float(inner.sum().sum()), 1.0)
+        elif normalize == "index":
+            rows = counts["All"] if margins else counts.sum(axis=1)
+            denominator = rows.clip(lower=1.0).to_numpy()[:, None]
+        else:
+            columns = counts.loc["All"] if margins else counts.sum(axis=0)
+            denominator = columns.clip(lower=1.0).to_numpy()[None, :]
+        counts, spread, half = counts / denominator, spread / denominator, half / denominator
+        if margins and normalize in ("index", "columns"):  # as pandas: the margin that would be all ones goes
+            drop = {"columns": ["All"]} if normalize == "index" else {"index": ["All"]}
+            counts, spread, half = (frame.drop(**drop) for frame in (counts, spread, half))
+        notes.append(f"proportions ({normalize}) of the noisy counts; intervals scaled by the noisy totals "
+                     "(approximate)")
+    if release is None:
+        return counts
+    out = replace(release, std=spread, lower=counts - half, upper=counts + half,
+                  note="; ".join(filter(None, [release.note, *notes])))
+    return with_release(counts, out)  # type: ignore[no-any-return]
+
+
 class GroupBy:
     """Private aggregates per group: ``p.dp.groupby("sex").mean("age", bounds=(0, 125), epsilon=0.2)``.
 
@@ -511,11 +581,57 @@ class GroupBy:
     (['F', 'M'], True)
     """
 
-    def __init__(self, target: Target, by: Any, keys: KeySpec):
+    def __init__(self, target: Target, by: Any, keys: KeySpec, *, shared: Target | None = None):
         self._target = target
         self._by = list(by) if isinstance(by, (list, tuple)) else [by]
         self._keys = keys
-        self._partitioning = Partitioning.of(target, self._by, keys)
+        # The parts of one release (agg, several columns) run on one target, drawing from its reservation.
+        self._shared = shared
+        Partitioning.of(target, self._by, keys)  # unknown columns and bad keys fail here
+
+    @property
+    def _partitioning(self) -> Partitioning:
+        # Found at each query: categories an earlier query released are public by then (remembered).
+        return Partitioning.of(self._target, self._by, self._keys)
+
+    def _fresh(self) -> Target:
+        return self._target.fresh() if self._shared is None else self._shared
+
+    def __getitem__(self, columns: Any) -> ColumnGroupBy:
+        """``gb["age"]`` or ``gb[["age", "hours"]]``: the same groups, those columns' statistics (pandas' spelling)."""
+        return ColumnGroupBy(self, columns)
+
+    def size(
+        self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy number of rows per group, like ``DataFrameGroupBy.size()``: :meth:`count`."""
+        return self.count(epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+
+    def agg(
+        self, spec: Mapping[Any, Any], *, bounds: Any = None, epsilon: float | None = None,
+        delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.DataFrame:
+        """Several statistics per group, ``{"age": "mean", "hours": ["sum", "std"]}``, the budget split equally.
+
+        ``bounds`` is one pair for every column or a dict per column (missing:
+        chosen privately). See :mod:`dpframe.queries.grouped` for the rule.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 500), "x": [1.0, 2.0] * 500, "y": [5.0] * 1000})
+        >>> p = df.dp.protect(epsilon=1.0)
+        >>> table = p.dp.groupby("k").agg({"x": "mean", "y": "sum"}, bounds={"x": (0, 5), "y": (0, 10)}, epsilon=1.0)
+        >>> list(table.columns), [round(v, 2) for v in p.dp.budget.ledger["epsilon"]]
+        (['x', 'y'], [0.5, 0.5])
+        """
+        return aggregate(self, parts_of(spec), bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                         mechanism=mechanism)
+
+    def _columns_or_one(self, statistic: str, column: Any, arguments: dict[str, Any]) -> pd.DataFrame | None:
+        """Several columns (a list): one release of several parts; one column: None (the caller answers)."""
+        if not isinstance(column, list):
+            return None
+        return aggregate(self, [(c, statistic) for c in column], **arguments)
 
     def preview(self, query: str, *args: Any, **arguments: Any) -> Preview:
         """What ``query`` (count, sum, mean, var or std) would cost and how noisy it would be: nothing charged.
@@ -549,7 +665,7 @@ class GroupBy:
         ([False, True], True)
         """
         privacy = self._privacy(epsilon, delta, rho, mechanism)
-        counts = release_counts("groupby count", self._target.fresh(), self._partitioning, privacy,
+        counts = release_counts("groupby count", self._fresh(), self._partitioning, privacy,
                                 tuple(map(str, self._by)), remainder=True)
         result, release = _counts_with_remainder(counts, "count")
         return with_release(result, release)  # type: ignore[no-any-return]
@@ -566,7 +682,11 @@ class GroupBy:
         >>> bool(abs(s["b"] - 1000) < 100)
         True
         """
-        target = self._target.fresh()
+        several = self._columns_or_one("sum", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                                                             mechanism=mechanism))
+        if several is not None:
+            return several  # type: ignore[return-value]
+        target = self._fresh()
         series = target.column(column)
         check_numeric(series, "sum")
         if bounds is not None:
@@ -606,8 +726,12 @@ class GroupBy:
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
         rho: float | None = None, mechanism: str | None = None,
     ) -> pd.Series[Any]:
-        """Noisy mean per group of ``column`` clipped to ``bounds``."""
-        target = self._target.fresh()
+        """Noisy mean per group of ``column`` clipped to ``bounds`` (a list of columns: a frame, the budget split)."""
+        several = self._columns_or_one("mean", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                                                              mechanism=mechanism))
+        if several is not None:
+            return several  # type: ignore[return-value]
+        target = self._fresh()
         return self._moment_query(target, "mean", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism))
 
@@ -623,7 +747,11 @@ class GroupBy:
         >>> bool(abs(v["a"] - 25) < 2)
         True
         """
-        target = self._target.fresh()
+        several = self._columns_or_one("var", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                                                              mechanism=mechanism))
+        if several is not None:
+            return several  # type: ignore[return-value]
+        target = self._fresh()
         return self._moment_query(target, "var", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism), ddof)
 
@@ -639,7 +767,11 @@ class GroupBy:
         >>> bool(abs(s["a"] - 5) < 0.5)
         True
         """
-        target = self._target.fresh()
+        several = self._columns_or_one("std", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                                                              mechanism=mechanism))
+        if several is not None:
+            return several  # type: ignore[return-value]
+        target = self._fresh()
         return self._moment_query(target, "std", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism), ddof)
 

@@ -73,6 +73,34 @@ def count(target: Target, privacy: Privacy) -> DPInt:
     return DPInt(value, release)
 
 
+def distinct_count(target: Target, privacy: Privacy) -> DPInt:
+    """Noisy number of distinct non-missing values of a series, like ``Series.nunique()``.
+
+    A privacy unit holds at most k = max_contributions rows, and each of its
+    rows adds at most one value no other row has: adding or removing the unit
+    changes the number of distinct values by at most k, so the noise is a
+    count's (sensitivity k; Dwork & Roth, Def. 3.1).
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"zip": [f"z{i % 700}" for i in range(5000)]}).dp.protect(epsilon=1.0)
+    >>> n = p["zip"].dp.nunique(epsilon=0.5)
+    >>> abs(n - 700) < 30, n.release.query
+    (True, 'nunique')
+    """
+    series = target.series
+    noise = privacy.noise(target.contributions)
+    plan = Plan("nunique", (str(series.name),), target, privacy, {"distinct values": noise})
+    plan.charge()
+    mask = target.rows_in_use()
+    codes, _ = kernels.observed_codes(series if mask is None else series[mask])
+    exact = int(np.unique(codes[codes >= 0]).size)
+    half = noise.halfwidth(LEVEL)
+    value = exact + int(noise.sample(1)[0])
+    release = Release("nunique", (str(series.name),), plan.mechanism, target.spent, noise.std, value - half,
+                      value + half)
+    return DPInt(value, release)
+
+
 def bounded_sum(
     target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None
 ) -> DPFloat | DPInt:

@@ -297,7 +297,7 @@ def _categorical(target: Target, plan: _Column) -> dict[str, Any]:
     series = column_target.series
     nan = math.nan
     n = scalar.count(column_target, plan.count_privacy)
-    counts = partitioned.value_counts(column_target, series, plan.partitioning, plan.counts_privacy, False, True,
+    counts = partitioned.value_counts(column_target, plan.partitioning, plan.counts_privacy, False, True,
                                       remainder=False)
     out: dict[str, Any] = {
         "count": {"value": int(n), "std": n.std, "lower": n.ci[0], "upper": n.ci[1]},

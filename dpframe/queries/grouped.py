@@ -1,0 +1,207 @@
+"""The pandas spellings of a private group-by: ``gb["age"].mean(...)``, ``gb.agg({...})``, ``gb.size()``.
+
+A release of several parts -- ``agg`` with several (column, statistic) pairs,
+or one statistic of several columns -- splits ``epsilon`` (and ``delta`` or
+``rho``, if given) **equally over its parts** and says so in its note
+(sequential composition: the parts read the same rows). The whole cost is
+reserved before the first part reads any data, so either every part is
+released or the budget refuses them all. Every argument -- columns,
+statistics, bounds, dtypes -- is checked first.
+
+The groups must be public for a release of several parts (declared keys, a
+categorical dtype, booleans, or categories an earlier query released):
+selecting them privately in each part would spend delta again and could
+release different groups per column. Count first, ``gb.count(...)``; its
+released groups are then remembered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from dpframe.queries.plan import Target, check_bounds, check_numeric
+from dpframe.results import Release, current_release, with_release
+
+if TYPE_CHECKING:
+    from dpframe.queries.partitioned import GroupBy
+
+# The statistics a group-by releases; "size" is pandas' name for the count of rows.
+STATISTICS = ("count", "size", "sum", "mean", "var", "std")
+
+
+def parts_of(spec: Any) -> list[tuple[Any, str]]:
+    """``agg``'s argument as (column, statistic) pairs: ``{"age": "mean", "hours": ["sum", "mean"]}``.
+
+    >>> parts_of({"age": "mean", "hours": ["sum", "std"]})
+    [('age', 'mean'), ('hours', 'sum'), ('hours', 'std')]
+    """
+    if not isinstance(spec, Mapping) or not spec:
+        raise TypeError("agg takes a dict {column: statistic or [statistics]}, e.g. {'age': 'mean', 'hours': 'sum'}")
+    parts = []
+    for column, statistics in spec.items():
+        for statistic in [statistics] if isinstance(statistics, str) else list(statistics):
+            if statistic not in STATISTICS:
+                raise ValueError(f"unknown statistic {statistic!r} for {column!r}: choose from {', '.join(STATISTICS)}")
+            parts.append((column, statistic))
+    if len(set(parts)) != len(parts):
+        raise ValueError("agg asks for the same statistic of the same column twice")
+    return parts
+
+
+def _bounds_for(bounds: Any, column: Any) -> Any:
+    """A column's bounds: one pair for every column, a dict per column, or None (chosen privately)."""
+    if isinstance(bounds, Mapping):
+        return bounds.get(column)
+    return bounds
+
+
+def _share(value: float | None, parts: int) -> float | None:
+    return None if value is None else value / parts
+
+
+def aggregate(
+    groupby: GroupBy, parts: Sequence[tuple[Any, str]], *, bounds: Any, epsilon: float | None, delta: float | None,
+    rho: float | None, mechanism: str | None,
+) -> pd.DataFrame:
+    """Release every (column, statistic) of ``parts`` per group, each with an equal share of the budget.
+
+    Returns a frame indexed by group: one column per column when each has one
+    statistic, else (column, statistic) pairs, like ``DataFrameGroupBy.agg``.
+    """
+    target = groupby._target
+    if not groupby._partitioning.public:
+        raise ValueError(
+            "a group-by release of several parts needs public groups: declare keys=, use a categorical column, or "
+            "release the groups first with groupby(...).count(...) (their categories are then remembered)"
+        )
+    if isinstance(bounds, Mapping):
+        unknown = set(bounds) - {column for column, _ in parts}
+        if unknown:
+            raise KeyError(f"bounds given for {sorted(map(str, unknown))}, which are not aggregated")
+    for column, statistic in parts:
+        series = target.column(column)
+        if statistic not in ("count", "size"):
+            check_numeric(series, statistic)
+            given = _bounds_for(bounds, column)
+            if given is not None:
+                check_bounds(given)
+    n = len(parts)
+    shares = (_share(epsilon, n), _share(delta, n), _share(rho, n))
+    privacies = [groupby._privacy(*shares, mechanism) for _ in parts]
+    shared = target.fresh()
+    shared.reserve(*(privacy.cost for privacy in privacies), query="groupby agg")
+    on_shared = type(groupby)(target, groupby._by, groupby._keys, shared=shared)  # drawing from the reservation
+    released: dict[Any, pd.Series[Any]] = {}
+    eps, dlt, rh = shares
+    for column, statistic in parts:
+        if statistic in ("count", "size"):
+            answer = on_shared.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+        else:
+            answer = getattr(on_shared, statistic)(column, bounds=_bounds_for(bounds, column), epsilon=eps,
+                                                   delta=dlt, rho=rh, mechanism=mechanism)
+        released[(column, statistic)] = answer
+    single = len({column for column, _ in parts}) == n
+    labels = {key: key[0] if single else key for key in released}
+    return _combined(released, labels, n, shared)
+
+
+def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: int, target: Target) -> pd.DataFrame:
+    """The parts side by side, with a release whose std and interval frames have the frame's shape."""
+    def frame(field: str) -> pd.DataFrame:
+        columns = {}
+        for key, answer in released.items():
+            release = current_release(answer)
+            value = getattr(release, field) if release is not None else np.nan
+            columns[labels[key]] = value if isinstance(value, pd.Series) else pd.Series(value, index=answer.index)
+        return pd.DataFrame(columns).astype(float)
+
+    values = pd.DataFrame({labels[key]: answer for key, answer in released.items()})  # tuples: a MultiIndex
+    releases = [current_release(answer) for answer in released.values()]
+    notes = "; ".join(f"{labels[key]}: {r.note}" for key, r in zip(released, releases) if r is not None and r.note)
+    mechanisms = " + ".join(sorted({r.mechanism for r in releases if r is not None}))
+    std, lower, upper = frame("std"), frame("lower"), frame("upper")
+    for part in (std, lower, upper):
+        part.columns = values.columns
+    release = Release(
+        "groupby agg", tuple(str(label) for label in values.columns), mechanisms, target.spent, std, lower, upper,
+        0.95, None,
+        f"each of the {n} parts spent 1/{n} of the budget (sequential composition over the same rows)"
+        + (f"; {notes}" if notes else ""),
+    )
+    return with_release(values, release)  # type: ignore[no-any-return]
+
+
+class ColumnGroupBy:
+    """``gb["age"]`` (one column) or ``gb[["age", "hours"]]``: the statistics of those columns per group.
+
+    >>> import pandas as pd, dpframe
+    >>> df = pd.DataFrame({"sex": pd.Categorical(["F", "M"] * 500), "age": [30.0, 50.0] * 500})
+    >>> gb = df.dp.protect(epsilon=1.0).dp.groupby("sex")
+    >>> means = gb["age"].mean(bounds=(0, 100), epsilon=0.5)
+    >>> list(means.index), bool(abs(means["M"] - 50) < 5)
+    (['F', 'M'], True)
+    """
+
+    def __init__(self, groupby: GroupBy, columns: Any):
+        self._groupby = groupby
+        self._columns = columns
+        for column in self._list:
+            groupby._target.column(column)  # an unknown column fails here
+
+    @property
+    def _list(self) -> list[Any]:
+        return list(self._columns) if isinstance(self._columns, list) else [self._columns]
+
+    def _one(self, statistic: str, **arguments: Any) -> Any:
+        if isinstance(self._columns, list):
+            return aggregate(self._groupby, [(c, statistic) for c in self._columns], **arguments)
+        return getattr(self._groupby, statistic)(self._columns, **arguments)
+
+    def count(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+              mechanism: str | None = None) -> Any:
+        """Noisy number of non-missing values per group, like ``gb["x"].count()``."""
+        groupby = self._groupby
+        target = groupby._target
+        if isinstance(self._columns, list):
+            raise TypeError("count of several columns: ask gb[column].count(...) for each, or use agg")
+        present = target.column(self._columns).notna().to_numpy()
+        # The rows with a value: a filter on each row's own value, stable like p[p[column].notna()].
+        filtered = Target(target.obj[present], target.protection, target.sample)
+        return type(groupby)(filtered, groupby._by, groupby._keys).count(epsilon=epsilon, delta=delta, rho=rho,
+                                                                         mechanism=mechanism)
+
+    def size(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+             mechanism: str | None = None) -> pd.Series[Any]:
+        """Noisy number of rows per group, like ``gb.size()``."""
+        return self._groupby.count(epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+
+    def sum(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None) -> Any:
+        """Noisy sum per group (a frame for several columns, the budget split equally)."""
+        return self._one("sum", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+
+    def mean(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+             rho: float | None = None, mechanism: str | None = None) -> Any:
+        """Noisy mean per group (a frame for several columns, the budget split equally)."""
+        return self._one("mean", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+
+    def var(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None) -> Any:
+        """Noisy variance per group (a frame for several columns, the budget split equally)."""
+        return self._one("var", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+
+    def std(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None) -> Any:
+        """Noisy standard deviation per group (a frame for several columns, the budget split equally)."""
+        return self._one("std", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+
+    def agg(self, statistics: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None) -> pd.DataFrame:
+        """Several statistics of these columns per group, the budget split equally: ``gb["x"].agg(["mean", "std"])``."""
+        names = [statistics] if isinstance(statistics, str) else list(statistics)
+        return aggregate(self._groupby, parts_of({c: names for c in self._list}), bounds=bounds, epsilon=epsilon,
+                         delta=delta, rho=rho, mechanism=mechanism)
