@@ -23,6 +23,7 @@ from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSerie
 from dpframe.protection.protect import poisson_sample, unprotected
 from dpframe.queries import partitioned, scalar, temporal
 from dpframe.queries import select as selection
+from dpframe.queries.covariance import covariance
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
 from dpframe.queries.select import DPChoice
@@ -292,6 +293,73 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
             else:
                 names.append(key)
         return frame, names
+
+    def cov(
+        self, columns: Sequence[Any] | None = None, *, bounds: Mapping[Any, Any], epsilon: float | None = None,
+        delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.DataFrame:
+        """Noisy covariance matrix of bounded columns, like ``DataFrame.cov()``.
+
+        From noisy sufficient statistics, the budget split equally over them:
+        see :mod:`dpframe.queries.covariance`.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"x": [0.0, 1.0] * 5000, "y": [0.0, 2.0] * 5000}).dp.protect(epsilon=10.0)
+        >>> c = p.dp.cov(bounds={"x": (0, 1), "y": (0, 2)}, epsilon=5.0)
+        >>> bool(abs(c.loc["x", "y"] - 0.5) < 0.05)
+        True
+        """
+        return covariance(self._target(), columns, bounds, epsilon=epsilon, delta=delta, rho=rho,
+                          mechanism=mechanism, correlation=False)
+
+    def corr(
+        self, columns: Sequence[Any] | None = None, *, bounds: Mapping[Any, Any], epsilon: float | None = None,
+        delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+    ) -> pd.DataFrame:
+        """Noisy (Pearson) correlation matrix of bounded columns, like ``DataFrame.corr()``.
+
+        See :mod:`dpframe.queries.covariance`.
+        """
+        return covariance(self._target(), columns, bounds, epsilon=epsilon, delta=delta, rho=rho,
+                          mechanism=mechanism, correlation=True)
+
+    def pivot_table(
+        self, values: Any, index: Any, columns: Any, *, aggfunc: str = "mean", keys: KeySpec = None,
+        bounds: Any = None, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.DataFrame:
+        """A private ``pivot_table``: ``aggfunc`` (count, size, sum, mean, var, std, median) of ``values`` per cell.
+
+        One group-by over ``[index, columns]`` (parallel composition over the
+        cells), unstacked; ``count``/``size`` count rows.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 500), "b": [True, False] * 500, "v": [1.0] * 1000})
+        >>> t = df.dp.protect(epsilon=1.0).dp.pivot_table("v", "a", "b", aggfunc="sum", bounds=(0, 2), epsilon=1.0)
+        >>> t.shape, t.index.name, t.columns.name
+        ((2, 2), 'a', 'b')
+        """
+        groups = self.groupby([index, columns], keys=keys)
+        if aggfunc in ("count", "size"):
+            cells = groups.count(epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+        elif aggfunc == "median":
+            cells = groups.median(values, bounds=bounds, epsilon=epsilon, rho=rho)
+        elif aggfunc in ("sum", "mean", "var", "std"):
+            cells = getattr(groups, aggfunc)(values, bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                                             mechanism=mechanism)
+        else:
+            raise ValueError(f"aggfunc must be count, size, sum, mean, var, std or median, got {aggfunc!r}")
+        release = current_release(cells)
+        table: pd.DataFrame = cells.unstack()
+        if release is None:
+            return table
+
+        def unstacked(part: Any) -> Any:
+            return part.unstack() if isinstance(part, pd.Series) else part
+
+        pivoted = replace(release, std=unstacked(release.std), lower=unstacked(release.lower),
+                          upper=unstacked(release.upper))
+        return with_release(table, pivoted)  # type: ignore[no-any-return]
 
     def value_counts(
         self,

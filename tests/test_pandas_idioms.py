@@ -138,3 +138,52 @@ def test_nunique_is_a_private_distinct_count(p: dpframe.ProtectedFrame) -> None:
     runs = [many["id"].dp.nunique(epsilon=1.0) for _ in range(200)]
     covered = sum(r.ci[0] <= 1234 <= r.ci[1] for r in runs)
     assert covered >= 175  # nominal 95%: below 87.5% of 200 has probability < 1e-6
+
+
+def test_group_by_median_and_quantiles(p: dpframe.ProtectedFrame, data: pd.DataFrame) -> None:
+    before = spent(p)
+    with seeded_noise(8):
+        medians = p.dp.groupby("sex")["age"].median(bounds=(0, 100), epsilon=1.0)
+        quartiles = p.dp.groupby("sex").quantile("hours", [0.25, 0.75], bounds=(0, 60), epsilon=1.0)
+    truth = data.groupby("sex", observed=False)["age"].median()
+    assert medians.name == "age" and np.abs(medians - truth).max() <= 3
+    assert list(quartiles.columns) == [0.25, 0.75] and (quartiles[0.25] < quartiles[0.75]).all()
+    assert "parallel composition over groups" in p.dp.budget.ledger["rule"].iloc[-1]
+    assert spent(p) - before == 2
+    with pytest.raises(ValueError, match="needs public groups"):
+        p.dp.groupby("edu").median("age", bounds=(0, 100), epsilon=1.0)
+
+
+def test_cov_and_corr_from_noisy_sufficient_statistics(data: pd.DataFrame) -> None:
+    rng = np.random.default_rng(9)
+    x = rng.uniform(0, 10, 20_000)
+    frame = pd.DataFrame({"x": x, "y": 3 - 0.5 * x + rng.normal(0, 1, 20_000), "z": rng.uniform(0, 1, 20_000)})
+    frame.loc[::100, "z"] = np.nan
+    p = frame.dp.protect(epsilon=100.0, ledger=Ledger.in_memory())
+    bounds = {"x": (0, 10), "y": (-5, 6), "z": (0, 1)}
+    with seeded_noise(10):
+        cov = p.dp.cov(bounds=bounds, epsilon=5.0)
+        corr = p.dp.corr(["x", "y"], bounds=bounds, epsilon=5.0)
+    truth = frame.dropna().cov()
+    assert np.abs(cov - truth).to_numpy().max() < 0.1
+    assert abs(corr.loc["x", "y"] - frame[["x", "y"]].corr().loc["x", "y"]) < 0.02 and corr.loc["x", "x"] == 1
+    ledger = p.dp.budget.ledger
+    assert spent(p) == 10 and "no intervals" in cov.attrs["dp"].note
+    assert (ledger["query"] == "count").sum() == 2 and (ledger["query"] == "sum").sum() == 3 + 6 + 2 + 3
+    with pytest.raises(ValueError, match="needs bounds"):
+        p.dp.cov(bounds={"x": (0, 10)}, epsilon=1.0)
+    with pytest.raises(TypeError, match="needs bounds"):
+        p.dp.corr(epsilon=1.0, bounds=None)  # type: ignore[arg-type]
+    assert spent(p) == 10
+
+
+def test_pivot_table(p: dpframe.ProtectedFrame, data: pd.DataFrame) -> None:
+    with seeded_noise(11):
+        table = p.dp.pivot_table("age", "sex", "smoker", aggfunc="mean", bounds=(0, 100), epsilon=1.0)
+        counts = p.dp.pivot_table("age", "sex", "smoker", aggfunc="size", epsilon=1.0)
+    truth = data.pivot_table("age", "sex", "smoker", aggfunc="mean", observed=False)
+    assert table.shape == (2, 2) and np.abs(table - truth).to_numpy().max() < 2
+    assert table.attrs["dp"].lower.shape == (2, 2)
+    assert int(counts.to_numpy().sum()) == pytest.approx(len(data), abs=60)
+    with pytest.raises(ValueError, match="aggfunc"):
+        p.dp.pivot_table("age", "sex", "smoker", aggfunc="average", epsilon=1.0)

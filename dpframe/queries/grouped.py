@@ -199,6 +199,12 @@ class ColumnGroupBy:
         """Noisy standard deviation per group (a frame for several columns, the budget split equally)."""
         return self._one("std", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
+    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> Any:
+        """Private median per group, like ``gb["x"].median()`` (one column)."""
+        if isinstance(self._columns, list):
+            raise TypeError("median of several columns: ask gb[column].median(...) for each")
+        return self._groupby.median(self._columns, bounds=bounds, epsilon=epsilon, rho=rho)
+
     def agg(self, statistics: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
             rho: float | None = None, mechanism: str | None = None) -> pd.DataFrame:
         """Several statistics of these columns per group, the budget split equally: ``gb["x"].agg(["mean", "std"])``."""

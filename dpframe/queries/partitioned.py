@@ -627,6 +627,30 @@ class GroupBy:
         return aggregate(self, parts_of(spec), bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                          mechanism=mechanism)
 
+    def quantile(
+        self, column: Any, q: Any = 0.5, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
+    ) -> pd.Series[Any] | pd.DataFrame:
+        """Private quantile(s) of ``column`` per group (public groups): see :func:`~dpframe.queries.select.grouped_quantile`."""
+        from dpframe.queries.select import grouped_quantile  # select builds on this module
+
+        return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
+                                rho=rho)
+
+    def median(
+        self, column: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
+    ) -> pd.Series[Any]:
+        """Private median of ``column`` per group, like ``gb[column].median()``: ``quantile(column, 0.5)``.
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 1000), "x": list(range(1000)) * 2})
+        >>> m = df.dp.protect(epsilon=1.0).dp.groupby("k").median("x", bounds=(0, 1000), epsilon=1.0)
+        >>> bool(abs(m["b"] - 500) < 30), m.name
+        (True, 'x')
+        """
+        answer = self.quantile(column, 0.5, bounds=bounds, epsilon=epsilon, rho=rho)
+        assert isinstance(answer, pd.Series)
+        return answer
+
     def _columns_or_one(self, statistic: str, column: Any, arguments: dict[str, Any]) -> pd.DataFrame | None:
         """Several columns (a list): one release of several parts; one column: None (the caller answers)."""
         if not isinstance(column, list):

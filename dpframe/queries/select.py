@@ -366,13 +366,90 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
     """The non-missing values of the rows in use, as a fresh array (int64 for integer grids)."""
     present = series.notna().to_numpy()
     if mask is not None:
-        present &= mask
+        present = present & mask  # a new array: pandas may hand out a read-only one
     if integer:
         ints = series.to_numpy(dtype=np.int64, na_value=0)
         out: NDArray[Any] = ints[present] if not present.all() else ints.copy()
         return out
     floats = kernels.as_float_array(series)
     return floats[present] if not present.all() else floats.copy()
+
+
+def grouped_quantile(
+    target: Target,
+    partitioning: Partitioning,
+    column: Any,
+    q: Any = 0.5,
+    *,
+    bounds: Any = None,
+    epsilon: float | None = None,
+    rho: float | None = None,
+) -> pd.Series[Any] | pd.DataFrame:
+    """Private quantile(s) of ``column`` in each (public) group: :func:`quantile` per group.
+
+    Each row is in one group, so the groups share ``epsilon`` (parallel
+    composition): a unit whose k rows fall in several groups changes each
+    group's rank utility by its rows there, and the losses add up to at most
+    ε. A number ``q`` gives a Series by group; a list, a frame with one column
+    per level.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.queries.partitioned import Partitioning
+    >>> df = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 1000), "x": list(range(1000)) * 2})
+    >>> target = Target.of(df.dp.protect(epsilon=1.0))
+    >>> m = grouped_quantile(target, Partitioning.of(target, ["k"], None), "x", 0.5, bounds=(0, 1000), epsilon=1.0)
+    >>> list(m.index), bool(abs(m["a"] - 499) < 30)
+    (['a', 'b'], True)
+    """
+    query = "groupby median" if q == 0.5 else "groupby quantile"
+    if not partitioning.public:
+        raise ValueError(
+            f"{query} needs public groups: declare keys=, use a categorical column, or release the groups first "
+            "with groupby(...).count(...) (their categories are then remembered)"
+        )
+    levels, scalar = check_quantiles(q)
+    series = target.column(column)
+    check_numeric(series, query)
+    privacy = pure_privacy(target, epsilon, None, rho, query)
+    bounds_text = ""
+    if bounds is None:
+        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
+        bounds_text = "; " + bounds_note((lo, hi), privacy)
+        privacy = rest
+    else:
+        lo, hi = check_bounds(bounds)
+    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    grid = QuantileGrid.choose(lo, hi, integer)
+    share = privacy.epsilon / len(levels)
+    rates = [float(share) / (2 * target.contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
+    plan = Plan(
+        query, (str(column),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
+        detail=f"{len(levels)} quantile(s) per group at ε/{len(levels)} each, rank utility, grid of {grid.cells} "
+        "cells",
+        rule="parallel composition over groups" + (", sequential over quantiles" if len(levels) > 1 else ""),
+    )
+    plan.charge()
+    mask = target.rows_in_use()
+    codes, cells = partitioning.codes(target, mask)
+    present = series.notna().to_numpy() & (codes >= 0)
+    values = _quantile_values(series, present, grid.integer)
+    groups = codes[present]
+    order = np.argsort(groups, kind="stable")
+    starts = np.searchsorted(groups[order], np.arange(len(cells) + 1))
+    ordered = values[order]
+    answers = []
+    for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
+        in_group = grid.to_cells(ordered[starts[g]:starts[g + 1]].copy())
+        answers.append([grid.value(cell) for cell in sample_quantile_cells(in_group, grid.cells, levels, rates)])
+    reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
+    note = (f"no value interval: with probability {LEVEL:.0%} each answer's rank is within {reach:.3g} of q·n of its "
+            f"group (of the clipped values); a group without values gets a point chosen uniformly" + bounds_text)
+    table = pd.DataFrame(answers, index=cells, columns=pd.Index(levels), dtype=float)
+    nan = float("nan")
+    result: pd.Series[Any] | pd.DataFrame = table[levels[0]].rename(column) if scalar else table
+    empty = result * nan
+    release = Release(query, plan.columns, plan.mechanism, target.spent, empty, empty, empty, LEVEL, (lo, hi), note)
+    return with_release(result, release)  # type: ignore[no-any-return]
 
 
 def quantile(
