@@ -368,6 +368,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         keys: KeySpec = None,
         normalize: bool = False,
         sort: bool = True,
+        dropna: bool = True,
         epsilon: float | None = None,
         delta: float | None = None,
         rho: float | None = None,
@@ -389,7 +390,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         columns = list(target.obj.columns) if subset is None else list(subset)
         partitioning = Partitioning.of(target, columns, keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
-        return partitioned.value_counts(target, partitioning, privacy, normalize, sort)
+        return partitioned.value_counts(target, partitioning, privacy, normalize, sort, dropna=dropna)
 
     def groupby(self, by: Any, *, keys: KeySpec = None) -> GroupBy:
         """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`).
@@ -810,6 +811,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         keys: KeySpec = None,
         normalize: bool = False,
         sort: bool = True,
+        dropna: bool = True,
         epsilon: float | None = None,
         delta: float | None = None,
         rho: float | None = None,
@@ -818,7 +820,8 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         """Noisy count per category, like ``Series.value_counts()``.
 
         Categories come from ``keys=``, a categorical dtype, booleans, or
-        (with ``delta > 0``) private partition selection.
+        (with ``delta > 0``) private partition selection. ``dropna=False``
+        counts the missing values too, under a NaN label, at no extra cost.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"edu": ["HS", "BA", "HS"] * 300}).dp.protect(epsilon=1.0, delta=1e-6)
@@ -829,7 +832,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         target = self._target()
         partitioning = Partitioning.of(target, [target.series.name], keys)
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
-        return partitioned.value_counts(target, partitioning, privacy, normalize, sort)
+        return partitioned.value_counts(target, partitioning, privacy, normalize, sort, dropna=dropna)
 
     def nunique(
         self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,

@@ -187,3 +187,16 @@ def test_pivot_table(p: dpframe.ProtectedFrame, data: pd.DataFrame) -> None:
     assert int(counts.to_numpy().sum()) == pytest.approx(len(data), abs=60)
     with pytest.raises(ValueError, match="aggfunc"):
         p.dp.pivot_table("age", "sex", "smoker", aggfunc="average", epsilon=1.0)
+
+
+def test_value_counts_with_missing_values() -> None:
+    frame = pd.DataFrame({"c": ["a"] * 500 + ["b"] * 300 + [None] * 100})
+    p = frame.dp.protect(epsilon=100.0, delta=1e-5, ledger=Ledger.in_memory())
+    with seeded_noise(12):
+        declared = p["c"].dp.value_counts(keys=["a", "b"], dropna=False, epsilon=1.0)
+        selected = p["c"].dp.value_counts(dropna=False, epsilon=1.0, delta=1e-6)
+    assert declared.index[-1] != declared.index[-1] and abs(declared.iloc[-1] - 100) < 20  # the NaN label
+    assert selected.index[-1] == dpframe.OTHER and selected.index.isna().sum() == 1
+    assert declared.attrs["dp"].cost.epsilon == 1  # one measurement: the missing values are one more cell
+    with pytest.raises(ValueError, match="one column"):
+        p.assign(d=p["c"]).dp.value_counts(["c", "d"], dropna=False, epsilon=1.0)

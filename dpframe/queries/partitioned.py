@@ -426,6 +426,16 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
     return result, release
 
 
+def _with_missing(target: Target, column: Any, counts: CountRelease) -> CountRelease:
+    """The released counts and one more cell, of the rows in use whose value is missing (after the charge)."""
+    mask = target.rows_in_use()
+    missing = target.column(column).isna().to_numpy()
+    exact = int(np.count_nonzero(missing if mask is None else missing & mask))
+    cells = counts.cells.append(pd.Index([np.nan], dtype=object)).set_names(counts.cells.names)
+    return replace(counts, noisy=np.r_[counts.noisy, exact + counts.noise.sample(1)[0]].astype(np.float64),
+                   cells=cells)
+
+
 def value_counts(
     target: Target,
     partitioning: Partitioning,
@@ -434,8 +444,13 @@ def value_counts(
     sort: bool,
     *,
     remainder: bool = True,
+    dropna: bool = True,
 ) -> pd.Series[Any]:
     """Noisy count of each category, like ``Series.value_counts``.
+
+    ``dropna=False`` (one column) adds the rows whose value is missing as one
+    more category, labelled NaN: a public label and one more disjoint cell of
+    the same measurement, so it costs nothing more.
 
     Privately selected categories end with an :data:`OTHER` entry counting
     the rows of the categories not released (see :func:`release_counts`);
@@ -451,7 +466,11 @@ def value_counts(
     (['a', 'b', 'other (not released)'], True)
     """
     columns = tuple(map(str, partitioning.columns))
+    if not dropna and len(partitioning.columns) != 1:
+        raise ValueError("dropna=False counts the missing values of one column: give one column")
     counts = release_counts("value_counts", target, partitioning, privacy, columns, remainder=remainder)
+    if not dropna:
+        counts = _with_missing(target, partitioning.columns[0], counts)
     result, release = _counts_with_remainder(counts, "count")
     if normalize:
         # Post-processing: proportions of the (non-negative) noisy counts, the remainder included; the
