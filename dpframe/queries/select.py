@@ -375,6 +375,27 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
     return floats[present] if not present.all() else floats.copy()
 
 
+def _quantile_plan(
+    target: Target, series: pd.Series[Any], bounds: Any, epsilon: float | None, rho: float | None,
+    levels: list[float], query: str,
+) -> tuple[Privacy, tuple[float, float], QuantileGrid, list[float], str]:
+    """The quantiles' privacy, bounds (found privately first if None), grid, rates and bounds note."""
+    privacy = pure_privacy(target, epsilon, None, rho, query)
+    bounds_text = ""
+    if bounds is None:
+        # Bounds first, privately, with their documented share; the quantiles get the rest.
+        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
+        bounds_text = "; " + bounds_note((lo, hi), privacy)
+        privacy = rest
+    else:
+        lo, hi = check_bounds(bounds)
+    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    share = privacy.epsilon / len(levels)
+    # ε_q / (2Δ_q), rounded down a little so floating point cannot raise it.
+    rates = [float(share) / (2 * target.contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
+    return privacy, (lo, hi), QuantileGrid.choose(lo, hi, integer), rates, bounds_text
+
+
 def grouped_quantile(
     target: Target,
     partitioning: Partitioning,
@@ -410,18 +431,7 @@ def grouped_quantile(
     levels, scalar = check_quantiles(q)
     series = target.column(column)
     check_numeric(series, query)
-    privacy = pure_privacy(target, epsilon, None, rho, query)
-    bounds_text = ""
-    if bounds is None:
-        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
-        bounds_text = "; " + bounds_note((lo, hi), privacy)
-        privacy = rest
-    else:
-        lo, hi = check_bounds(bounds)
-    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
-    grid = QuantileGrid.choose(lo, hi, integer)
-    share = privacy.epsilon / len(levels)
-    rates = [float(share) / (2 * target.contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
+    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
     plan = Plan(
         query, (str(column),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
         detail=f"{len(levels)} quantile(s) per group at ε/{len(levels)} each, rank utility, grid of {grid.cells} "
@@ -486,21 +496,8 @@ def quantile(
     if not isinstance(series, pd.Series):
         raise TypeError(f"{query} is a question about one column: call it on a Series")
     check_numeric(series, query)
-    privacy = pure_privacy(target, epsilon, None, rho, query)
-    bounds_text = ""
-    if bounds is None:
-        # Bounds first, privately, with their documented share; the quantiles get the rest.
-        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
-        bounds_text = "; " + bounds_note((lo, hi), privacy)
-        privacy = rest
-    else:
-        lo, hi = check_bounds(bounds)
-    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
-    grid = QuantileGrid.choose(lo, hi, integer)
+    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
     contributions = target.contributions
-    share = privacy.epsilon / len(levels)
-    # ε_q / (2Δ_q), rounded down a little so floating point cannot raise it.
-    rates = [float(share) / (2 * contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
     grid_text = "integers" if grid.integer else f"step {grid.step:.3g}"
     plan = Plan(
         query, (str(series.name),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
