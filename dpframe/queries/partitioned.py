@@ -734,8 +734,9 @@ class GroupBy:
         check_numeric(series, "sum")
         if bounds is not None:
             check_bounds(bounds)
+        partitioning = self._partitioning  # read once (see _moment_query)
         privacy = self._privacy(epsilon, delta, rho, mechanism)
-        if not self._partitioning.public:
+        if not partitioning.public:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query(target, "sum", series, bounds, privacy)
         total, note = privacy, ""
@@ -755,7 +756,7 @@ class GroupBy:
                     rule="parallel composition over groups")
         plan.charge()
         mask = target.rows_in_use()
-        codes, cells = self._partitioning.codes(target, mask)
+        codes, cells = partitioning.codes(target, mask)
         values = kernels.as_float_array(series)
         exact = kernels.moment_sums(values, 0.0, grid, codes=codes, n_groups=len(cells))
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
@@ -822,15 +823,17 @@ class GroupBy:
         self, target: Target, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
     ) -> pd.Series[Any]:
         order = 2 if query in ("var", "std") else 1
-        rule = "parallel composition over groups" + ("" if self._partitioning.public else ", private group selection")
+        # Read once: another thread may make the groups public mid-query, and the selection below must not lapse.
+        partitioning = self._partitioning
+        rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
         moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
         moments.plan.charge()
         mask = target.rows_in_use()
-        codes, cells = self._partitioning.codes(target, mask)
+        codes, cells = partitioning.codes(target, mask)
         # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
         exact = moments.exact(kernels.as_float_array(series), codes, len(cells))
         measured = moments.noisy(exact)
-        if not self._partitioning.public:
+        if not partitioning.public:
             share_delta = float(privacy.delta) / (order + 1)
             threshold = selection_threshold(moments.noise["count"], target.contributions, share_delta)
             keep = measured["count"] >= threshold
@@ -838,7 +841,7 @@ class GroupBy:
             ranked = public_order(cells)
             measured = {name: value[keep][ranked] for name, value in measured.items()}
             cells = cells[ranked]
-            self._partitioning.remember(target, cells)
+            partitioning.remember(target, cells)
             note += (f"; groups released by private partition selection (noisy count >= {threshold}); the others "
                      "are not shown (groupby(...).count() counts their rows together)")
         if query == "sum":
