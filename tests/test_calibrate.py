@@ -480,3 +480,16 @@ def test_bad_arguments_raise_value_error(
     with pytest.raises(ValueError, match=name) as info:
         fn(*args)
     assert ";" in str(info.value)  # message says what to do
+
+
+def test_a_laplace_release_inside_a_zcdp_budget_never_exceeds_its_rho() -> None:
+    from fractions import Fraction
+
+    from dpframe.noise.mechanism import laplace_epsilon
+
+    rng = np.random.default_rng(0)
+    for numerator, denominator in rng.integers(1, 10**12, size=(2000, 2)):
+        rho = Fraction(int(numerator), int(denominator) * 1000)
+        epsilon = laplace_epsilon(rho)
+        assert epsilon * epsilon / 2 <= rho  # exact, not in floating point
+        assert float(epsilon) >= (2 * float(rho)) ** 0.5 * (1 - 1e-9)  # and not needlessly small

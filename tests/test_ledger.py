@@ -164,6 +164,32 @@ def test_an_edited_cell_is_new_data_with_a_new_budget(tmp_path: Path) -> None:
     assert q.dp.budget is not p.dp.budget
 
 
+def test_a_shared_budget_records_its_data_so_a_fresh_one_cannot_reprotect_it(tmp_path: Path) -> None:
+    ledger = tmp_path / "l.sqlite"
+    df, other = frame(), frame(seed=1)
+    shared = Budget(epsilon=1.0, ledger=ledger)
+    p = df.dp.protect(budget=shared)
+    p.dp.count(epsilon=0.75)
+    assert df.dp.protect(budget=shared).dp.budget is shared  # the same budget again: fine
+    assert other.dp.protect(budget=shared).dp.budget is shared  # other tables about the same people
+    # A fresh budget over data already protected would spend the same people twice.
+    with pytest.raises(LedgerError, match="already protected under budget .*spend twice"):
+        df.copy().dp.protect(budget=Budget(epsilon=1.0, ledger=ledger))
+    # And protecting it by total reconnects to the shared budget, with what it spent.
+    with pytest.warns(ReconnectedWarning):
+        again = df.dp.protect(epsilon=1.0, ledger=ledger)
+    assert again.dp.budget is shared and float(again.dp.budget.remaining.epsilon) == pytest.approx(0.25)
+    assert shared.events["event"].tolist() == ["created", "linked", "linked", "reconnected"]
+
+
+def test_names_are_matched_exactly_not_as_patterns(tmp_path: Path) -> None:
+    ledger = tmp_path / "l.sqlite"
+    Budget(epsilon=1.0, name="census_2020", ledger=ledger)
+    for pattern in ("%", "_", "census%"):
+        with pytest.raises(LedgerError, match="no budget"):
+            Budget.open(pattern, ledger=ledger)
+
+
 def test_argument_errors_record_nothing(tmp_path: Path) -> None:
     ledger = Ledger.at(tmp_path / "l.sqlite")
     for bad in ({"epsilon": -1.0}, {"epsilon": 1.0, "categories": {"nope": ["a"]}}, {"epsilon": 1.0, "name": ""},
@@ -354,6 +380,32 @@ def test_a_sample_charges_reserved_parts_their_amplified_increments() -> None:
     from dpframe.accounting.amplification import amplified_epsilon
 
     assert lines["epsilon"].sum() == pytest.approx(float(amplified_epsilon(Fraction(1), Fraction(1, 10))))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_process_cannot_charge_from_its_parents_sample(tmp_path: Path) -> None:
+    import multiprocessing
+
+    # A file ledger, which a forked child may use: only the sample's account refuses.
+    p = pd.DataFrame({"x": np.arange(1000.0)}).dp.protect(epsilon=10.0, ledger=tmp_path / "l.sqlite")
+    sample = p.dp.sample(0.1)
+    sample.dp.count(epsilon=1.0)
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+
+    def child() -> None:
+        try:
+            sample.dp.count(epsilon=1.0)
+            answers.put("charged")
+        except Exception as error:  # noqa: BLE001 - the child reports what it raised
+            answers.put(f"{type(error).__name__}: {error}")
+
+    worker = context.Process(target=child)
+    worker.start()
+    answer = answers.get(timeout=120)
+    worker.join(timeout=60)
+    assert answer.startswith("RefusedError") and "process that drew the sample" in answer
+    sample.dp.count(epsilon=1.0)  # the parent goes on
 
 
 # -- fingerprints --------------------------------------------------------------------------------------

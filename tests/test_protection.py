@@ -295,7 +295,8 @@ def test_two_tables_of_one_population_join_on_the_declared_unit() -> None:
     with pytest.raises(RefusedError, match="privacy units"):
         v.merge(u, left_on="spend", right_on="age")
     with pytest.raises(RefusedError, match="share no Budget"):
-        v.merge(profiles.dp.protect(epsilon=1.0, privacy_unit="uid"), left_on="user", right_on="uid")
+        other = profiles.assign(age=profiles["age"] + 1)  # profiles themselves are already under `budget`
+        v.merge(other.dp.protect(epsilon=1.0, privacy_unit="uid"), left_on="user", right_on="uid")
     with pytest.raises(RefusedError, match="different protect"):
         v.assign(age=u["age"])
 

@@ -308,6 +308,13 @@ def test_quantile_clips_and_ignores_missing(seeded: None) -> None:
     assert nullable.dp.median(bounds=(0, 10), epsilon=1.0) == 3
 
 
+def test_unsigned_values_beyond_int64_clip_to_the_upper_bound(seeded: None) -> None:
+    values = np.array([2**64 - 1] * 300 + [5] * 200, dtype=np.uint64)
+    for data in (values, pd.array(values, dtype="UInt64")):
+        p = pd.Series(data, name="u").dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+        assert p.dp.median(bounds=(0, 10), epsilon=1.0) == 10  # not wrapped to a negative, clipped to 0
+
+
 def test_quantile_argument_errors_cost_nothing(people: pd.DataFrame) -> None:
     p = people.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(dpframe.BudgetExceededError):  # bounds found automatically: whole cost checked first

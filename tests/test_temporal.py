@@ -167,3 +167,13 @@ def test_group_by_keys_derived_from_dates() -> None:
     assert isinstance(p["date"].dp.mean(bounds=(START, END), epsilon=1.0), DPTimestamp)
     assert not isinstance(p["month"].dp.mean(bounds=(1, 12), epsilon=1.0), DPTimestamp)
     assert isinstance(p["month"].dp.mean(bounds=(1, 12), epsilon=1.0), DPFloat)
+
+
+def test_dates_beyond_the_nanosecond_range_cannot_make_a_query_fail_before_it_is_charged() -> None:
+    # Second-unit dates reach years pandas cannot subtract the epoch from in nanoseconds or microseconds.
+    far = np.array(["300000-01-01", "2020-06-01", "NaT", "2021-01-01"], dtype="datetime64[s]")
+    p = pd.DataFrame({"d": np.tile(far, 250)}).dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+    p["d"].dp.preview("mean", bounds=("2020-01-01", "2022-01-01"), epsilon=0.5)
+    with seeded_noise(0):
+        mean = p["d"].dp.mean(bounds=("2020-01-01", "2022-01-01"), epsilon=0.5)
+    assert isinstance(mean, DPTimestamp) and pd.Timestamp("2020-01-01") <= mean <= pd.Timestamp("2022-01-01")

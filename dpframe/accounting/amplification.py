@@ -28,12 +28,14 @@ charged in full.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
 from dpframe.accounting.costs import Cost
+from dpframe.errors import RefusedError
 
 # Significant bits of the rounded-up amplified epsilon: far finer than any
 # epsilon an analyst writes, far coarser than floating-point error.
@@ -89,11 +91,23 @@ class SampleAccount:
         self._epsilon = Fraction(0)  # the mechanism's ε on the sample so far
         self._charged = Fraction(0)  # the amplified ε charged to the budget so far
         self._lock = threading.RLock()
+        # The running total lives in this process's memory: a forked copy would charge
+        # its increments from the same E as the parent and under-charge together.
+        self._pid = os.getpid()
+
+    def _check_process(self) -> None:
+        if os.getpid() != self._pid:
+            raise RefusedError(
+                "a Poisson sample's privacy account belongs to the process that drew the sample, and this is "
+                "another process (a fork): its releases would be charged from a stale running total. Draw the "
+                "sample in this process with p.dp.sample(rate)"
+            )
 
     def preview(self, *costs: Cost) -> Cost:
         """What releasing ``costs`` one after the other would be charged now (the increments telescope)."""
         epsilon = sum((c.epsilon for c in costs), Fraction(0))
         delta = sum((c.delta for c in costs), Fraction(0))
+        self._check_process()
         with self._lock:
             amplified = amplified_epsilon(self._epsilon + epsilon, self.rate)
             return Cost(epsilon=amplified - self._charged, delta=delta * self.rate)
@@ -111,6 +125,7 @@ class SampleAccount:
     @contextmanager
     def charging_unlocked(self, cost: Cost) -> Iterator[Cost]:
         """:meth:`charging` for a caller that holds the lock."""
+        self._check_process()
         total = self._epsilon + cost.epsilon
         amplified = amplified_epsilon(total, self.rate)
         yield Cost(epsilon=amplified - self._charged, delta=cost.delta * self.rate)

@@ -293,13 +293,16 @@ def check_name(name: object) -> str:
     return name
 
 
+def _identity(data: pd.DataFrame | pd.Series[Any]) -> tuple[str, int, str]:
+    """The ledger's record of protected data: its content fingerprint, row count and column names."""
+    columns = list(map(str, data.columns)) if isinstance(data, pd.DataFrame) else [str(data.name)]
+    return fingerprint(data), len(data), ", ".join(columns)
+
+
 def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str | None,
                     data: pd.DataFrame | pd.Series[Any], extend: bool) -> Budget:
     """The budget of ``data`` in ``store`` (by name, else by content fingerprint): reconnected, with a warning, or new."""
-    digest = fingerprint(data)
-    columns = list(map(str, data.columns)) if isinstance(data, pd.DataFrame) else [str(data.name)]
-    record, existed = store.open_budget(kind, total, name=name, fingerprint=(digest, len(data), ", ".join(columns)),
-                                        extend=extend)
+    record, existed = store.open_budget(kind, total, name=name, fingerprint=_identity(data), extend=extend)
     budget = Budget._bind(store, record)
     if existed:
         warn(
@@ -307,6 +310,16 @@ def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str |
             f"{record.total.describe(kind)} already spent in {store.count_lines(record.id)} ledger line(s)",
             ReconnectedWarning,
         )
+    return budget
+
+
+def share_budget(budget: Budget, data: pd.DataFrame | pd.Series[Any]) -> Budget:
+    """``budget`` for ``data`` (``protect(budget=)``), after recording the data under it in the ledger.
+
+    Data already protected under another budget is refused, so a fresh
+    ``Budget(...)`` cannot give the same rows a second, unspent budget.
+    """
+    budget._store.attach(budget._id, _identity(data))
     return budget
 
 

@@ -331,6 +331,27 @@ class Ledger:
             self._event(db, budget_id, "reconnected", "by name" if fingerprint is None else f"data {fingerprint[0][:12]}")
             return record, True
 
+    def attach(self, budget_id: str, fingerprint: tuple[str, int, str]) -> bool:
+        """Record that the data with ``fingerprint`` is protected under this budget; whether it already was.
+
+        Refuses (LedgerError) when the data is already protected under another
+        budget: two budgets over the same people would each spend in full.
+        """
+        with self._transaction() as db:
+            record = self._record(db, budget_id)
+            by_data = db.execute("SELECT budget_id FROM fingerprints WHERE fingerprint = ?",
+                                 (fingerprint[0],)).fetchone()
+            if by_data is not None and by_data[0] != budget_id:
+                other = self._record(db, by_data[0])
+                how = f"name={other.name!r}" if other.name else "its total and no name="
+                raise LedgerError(f"this data is already protected under budget {other.label}, not {record.label}; "
+                                  f"a second budget over the same people would spend twice. Reconnect to it with "
+                                  f"protect({how}), or protect(budget=) with that budget")
+            if by_data is None:
+                self._link(db, budget_id, fingerprint)
+                self._event(db, budget_id, "linked", f"data {fingerprint[0][:12]}")
+            return by_data is not None
+
     def record(self, budget_id: str) -> BudgetRecord:
         """The budget's current state (raises LedgerError if it is not in this ledger)."""
         with self._transaction() as db:
@@ -338,8 +359,9 @@ class Ledger:
 
     def lookup(self, name_or_id: str) -> BudgetRecord:
         """The budget with this name, id or unique id prefix."""
-        rows = self._read("SELECT id FROM budgets WHERE name = ? OR id = ? OR id LIKE ?",
-                          (name_or_id, name_or_id, f"{name_or_id}%"))
+        # A prefix compared by substr, not LIKE: '%' and '_' in the text must not act as wildcards.
+        rows = self._read("SELECT id FROM budgets WHERE name = ? OR substr(id, 1, length(?)) = ?",
+                          (name_or_id, name_or_id, name_or_id))
         ids = sorted({row[0] for row in rows})
         if len(ids) != 1:
             known = ", ".join(self.budgets()["budget"].astype(str)) or "none"

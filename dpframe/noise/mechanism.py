@@ -83,8 +83,17 @@ def laplace_epsilon(rho: Fraction) -> Fraction:
 
     >>> laplace_epsilon(Fraction(1, 2))
     Fraction(1, 1)
+    >>> all(laplace_epsilon(r) ** 2 / 2 <= r for r in (Fraction(1, 3), Fraction(10**-9), Fraction(7, 10**5)))
+    True
     """
-    return round_down(math.sqrt(2 * float(rho)))
+    candidate = round_down(math.sqrt(2 * float(rho)))
+    if candidate == 0:
+        return candidate
+    # The square root was taken in floating point: step down on the same grid until it is exact.
+    step = Fraction(2) ** (math.frexp(float(candidate))[1] - _NOISE_BITS)
+    while candidate * candidate / 2 > rho:
+        candidate -= step
+    return candidate
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,15 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.amplification import SampleAccount
-from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
+from dpframe.accounting.budget import (
+    Budget,
+    LedgerLike,
+    budget_for_data,
+    check_name,
+    resolve_ledger,
+    share_budget,
+    totals,
+)
 from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.random import uniform_below
@@ -68,7 +76,8 @@ def protect(
     name) again, in any process, reconnects to its budget and says so
     (:class:`~dpframe.ReconnectedWarning`); a different
     total is refused unless ``extend=True`` raises it. ``budget=`` shares an
-    existing :class:`~dpframe.Budget` (tables about the same people). With ``privacy_unit="user_id"`` the guarantee covers all of a
+    existing :class:`~dpframe.Budget` (tables about the same people); data already
+    protected under another budget is refused. With ``privacy_unit="user_id"`` the guarantee covers all of a
     person's rows, and each query uses at most ``max_contributions`` of them.
     ``categories={column: [...]}`` declares a column's public categories (it
     becomes categorical; other values become missing). A categorical dtype
@@ -122,8 +131,11 @@ def protect(
     elif max_contributions != 1:
         raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
     declared = _declare_categories(data, categories)
-    if budget is None:  # last: every argument was checked before the ledger records anything
+    # Last: every argument was checked before the ledger records anything.
+    if budget is None:
         budget = budget_for_data(store, kind, total, name=name, data=data, extend=extend)
+    else:
+        budget = share_budget(budget, data)
     protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units),
                                                         Protection(budget, max_contributions, privacy_unit))
     return protected

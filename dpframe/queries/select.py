@@ -368,7 +368,12 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
     if mask is not None:
         present = present & mask  # a new array: pandas may hand out a read-only one
     if integer:
-        ints = series.to_numpy(dtype=np.int64, na_value=0)
+        if pd.api.types.is_unsigned_integer_dtype(series.dtype):
+            # Beyond int64 they would wrap to negatives; clipping to the bounds comes later anyway.
+            unsigned = series.to_numpy(dtype=np.uint64, na_value=0)
+            ints = np.minimum(unsigned, np.iinfo(np.int64).max).astype(np.int64)
+        else:
+            ints = series.to_numpy(dtype=np.int64, na_value=0)
         out: NDArray[Any] = ints[present] if not present.all() else ints.copy()
         return out
     floats = kernels.as_float_array(series)

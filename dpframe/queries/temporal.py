@@ -32,6 +32,8 @@ from dpframe.results import DPFloat, DPInt, DPTimedelta, DPTimestamp, Release, w
 
 _EPOCH = pd.Timestamp("1970-01-01")
 _SECOND = pd.Timedelta(seconds=1)
+_TICKS_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+_NAT = np.iinfo(np.int64).min  # how datetime64 and timedelta64 store a missing time
 
 
 @dataclass(frozen=True)
@@ -66,13 +68,18 @@ class TimeScale:
             else "seconds"
 
     def seconds(self, series: pd.Series[Any]) -> pd.Series[Any]:
-        """The column in seconds (float64; missing times become NaN), same index and name."""
-        if self.kind == "datetime":
-            values = series.dt.tz_convert("UTC").dt.tz_localize(None) if self.tz is not None else series
-            delta = values - _EPOCH
-        else:
-            delta = series
-        return (delta / _SECOND).astype(np.float64)
+        """The column in seconds (float64; missing times become NaN), same index and name.
+
+        Read from the stored integers (time since the epoch, UTC for zoned
+        columns, in the dtype's unit) in floating point: nothing here can
+        overflow or raise, whatever the values, so no row can make a query fail
+        before it is charged (pandas' own subtraction of the epoch raises on
+        second-unit dates beyond the nanosecond range).
+        """
+        ticks = np.asarray(series.array.asi8)
+        seconds = ticks.astype(np.float64) / _TICKS_PER_SECOND[series.dt.unit]
+        seconds[ticks == _NAT] = np.nan
+        return pd.Series(seconds, index=series.index, name=series.name)
 
     def seconds_of(self, value: Any, what: str) -> float:
         if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):
