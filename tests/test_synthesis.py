@@ -168,8 +168,14 @@ def test_missing_bool_datetime_and_wide_categories_survive(
     assert abs(syn["I64"].isna().mean() - real["I64"].isna().mean()) < 0.06
     assert abs(syn["B"].isna().mean() - real["B"].isna().mean()) < 0.06
     assert abs(syn["dt"].isna().mean() - real["dt"].isna().mean()) < 0.06
-    # Columns without missing values stay (almost) without them.
-    assert syn["f32"].isna().mean() < 0.06 and syn["cat"].isna().mean() < 0.06
+    # Columns without missing values stay without them, as long as the noise cannot see a missing value
+    # (the graphical methods drop a missing code whose noisy count is below 3 sigma; seeded here).
+    complete = [c for c in real.columns if real[c].notna().all()]
+    assert {"f32", "cat", "wide", "td"} <= set(complete)
+    if method == "marginals":
+        assert (syn[complete].isna().mean() < 0.06).all()
+    else:
+        assert syn[complete].isna().sum().sum() == 0
     # Both booleans appear in about the right proportion.
     assert abs(syn["b"].mean() - real["b"].mean()) < 0.06
     # The wide categorical keeps its 2,000 categories in the dtype, and draws many of them.
@@ -177,6 +183,23 @@ def test_missing_bool_datetime_and_wide_categories_survive(
     assert syn["wide"].nunique() > 100
     # Datetimes have real spread, not a single value.
     assert syn["dt"].nunique() > 5 and syn["dttz"].dt.tz is not None
+
+
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_declared_domains_with_rare_and_empty_categories_produce_no_missing_values(method: str) -> None:
+    # Adult-like: long-tailed columns whose declared domains hold rare and empty categories. The rare
+    # categories share one code; the missing code (the data has no missing values) must not join them.
+    rng = np.random.default_rng(5)
+    weights = 1.0 / np.arange(1, 41) ** 2
+    frame = pd.DataFrame({
+        name: pd.Categorical.from_codes(rng.choice(40, 3000, p=weights / weights.sum()), categories=range(60))
+        for name in "abcd"
+    })
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    for seed in range(3):
+        syn = p.dp.synthesize(epsilon=0.3, method=method, progress=False, random_state=seed)
+        assert syn.isna().sum().sum() == 0
+        assert all(syn[c].nunique() > 5 for c in "abcd")  # the rare categories are still drawn
 
 
 def test_columns_selects_and_orders_the_output() -> None:

@@ -39,7 +39,10 @@ Kinds of column
 
 Missing values have their own (last) code for every dtype that can hold them
 (everything except numpy ints and bools), whether or not the data has any:
-that is a fact about the data, and so private.
+that is a fact about the data, and so private. AIM and MST drop that code when
+its noisy one-way count is below three noise standard deviations
+(:class:`~dpframe.synthesis.measure.Compression`, post-processing), so a
+column without missing values gets none unless the noise says otherwise.
 
 Privately found bounds are accurate to a few percent of their magnitude
 (see :mod:`dpframe.queries.bounds`): for datetimes (seconds since 1970) that

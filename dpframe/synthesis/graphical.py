@@ -65,7 +65,7 @@ def mst(data: CodedData, allowance: Allowance, step: Step) -> tuple[GraphicalMod
     third = Fraction(1, 3) if d > 1 else Fraction(1)  # one column: nothing to select or pair
     step("measuring one-way marginals", 0.0)
     one_way = measure(data, [(a,) for a in range(d)], allowance.noise(third, d))
-    compression = Compression.of(one_way, data.sizes)
+    compression = Compression.of(one_way, data.sizes, data.missing)
     data, one_way = compression.apply(data, one_way)
     tree: list[Clique] = []
     if d > 1:
@@ -139,7 +139,7 @@ def aim(
     step("measuring one-way marginals", 0.0)
     one_way = measure(data, [(a,) for a in range(d)], allowance.noise(measure_share * d, d))
     spent = measure_share * d
-    compression = Compression.of(one_way, data.sizes)
+    compression = Compression.of(one_way, data.sizes, data.missing)
     data, one_way = compression.apply(data, one_way)
     sizes = data.sizes
     measurements = list(one_way)

@@ -70,6 +70,8 @@ class CodedData:
 
     columns: tuple[NDArray[np.int32], ...]
     sizes: tuple[int, ...]
+    # Per attribute, the code of missing values (the domain's last code) or None: public, from the schema.
+    missing: tuple[int | None, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -95,7 +97,11 @@ class CodedData:
         columns[attribute] = mapping[columns[attribute]]
         sizes = list(self.sizes)
         sizes[attribute] = size
-        return CodedData(tuple(columns), tuple(sizes))
+        missing = list(self.missing)
+        if missing:
+            code = missing[attribute]
+            missing[attribute] = None if code is None or mapping[code] < 0 else int(mapping[code])
+        return CodedData(tuple(columns), tuple(sizes), tuple(missing))
 
 
 def measure(data: CodedData, cliques: Sequence[Clique], noise: NoiseSpec) -> list[Measurement]:
@@ -151,11 +157,13 @@ class Compression:
     every multi-way measurement thin. Decoding draws an original code for each
     record in the rare code in proportion to the rare codes' noisy one-way
     counts (clipped at zero; uniformly if all are), which private-pgm leaves
-    uniform. A *lone* such code -- typically the missing-value code of a column
-    without missing values -- is dropped instead: a bucket of its own could only
-    be over-estimated (a non-negative fit puts mass on empty cells), and every
-    column would then grow a few spurious missing values. Its records are left
-    out of the measurements (code -1), which keeps every count's sensitivity.
+    uniform. A *lone* such code is dropped instead: a bucket of its own could
+    only be over-estimated (a non-negative fit puts mass on empty cells). So is
+    an unsupported *missing-value* code, lone or not: merged with rare values it
+    would be drawn in proportion to a noisy count that is positive half the time
+    when the column has no missing values, and every such column would grow a
+    few spurious missing values. Records with a dropped code are left out of
+    the measurements (code -1), which keeps every count's sensitivity.
 
     >>> one_way = [Measurement((0,), np.array([500.0, 400.0, 2.0, -1.0]), np.full(4, 0.1))]  # sigma 10
     >>> compression = Compression.of(one_way, [4])
@@ -169,65 +177,72 @@ class Compression:
     """
 
     kept: tuple[NDArray[np.int64] | None, ...]  # per attribute: kept original codes, or None (all kept)
+    rare: tuple[NDArray[np.int64] | None, ...]  # per attribute: the original codes merged into the rare code, if any
     rare_weights: tuple[NDArray[np.float64] | None, ...]  # per attribute: probabilities of the rare codes, if merged
     original_sizes: tuple[int, ...]
 
     @classmethod
-    def of(cls, one_way: Sequence[Measurement], sizes: Sequence[int]) -> Compression:
-        """Decide from the noisy one-way marginals (post-processing)."""
+    def of(cls, one_way: Sequence[Measurement], sizes: Sequence[int],
+           missing: Sequence[int | None] = ()) -> Compression:
+        """Decide from the noisy one-way marginals (post-processing); ``missing``: each attribute's missing code."""
         kept: list[NDArray[np.int64] | None] = []
+        merged: list[NDArray[np.int64] | None] = []
         weights: list[NDArray[np.float64] | None] = []
-        for m in one_way:
+        for a, m in enumerate(one_way):
             supported = m.values >= 3.0 * np.sqrt(m.variance)
             if supported.all():
                 kept.append(None)
+                merged.append(None)
                 weights.append(None)
                 continue
             kept.append(np.flatnonzero(supported))
-            if (~supported).sum() == 1 and supported.any():
-                weights.append(None)  # a lone unsupported code: dropped
+            rare_codes = np.flatnonzero(~supported)
+            code = missing[a] if missing else None
+            if code is not None and not supported[code]:
+                rare_codes = rare_codes[rare_codes != code]  # an unsupported missing code: always dropped
+            if len(rare_codes) == 0 or (len(rare_codes) == 1 and supported.any()):
+                merged.append(None)  # a lone unsupported code: dropped
+                weights.append(None)
                 continue
-            rare = np.clip(m.values[~supported], 0.0, None)
+            rare = np.clip(m.values[rare_codes], 0.0, None)
+            merged.append(rare_codes)
             weights.append(rare / rare.sum() if rare.sum() > 0 else np.full(len(rare), 1.0 / len(rare)))
-        return cls(tuple(kept), tuple(weights), tuple(sizes))
+        return cls(tuple(kept), tuple(merged), tuple(weights), tuple(sizes))
 
     def sizes(self) -> tuple[int, ...]:
         """Codes per attribute after compression."""
         return tuple(
-            s if k is None else len(k) + int(w is not None)
-            for s, k, w in zip(self.original_sizes, self.kept, self.rare_weights)
+            s if k is None else len(k) + int(r is not None)
+            for s, k, r in zip(self.original_sizes, self.kept, self.rare)
         )
 
     def apply(self, data: CodedData, one_way: Sequence[Measurement]) -> tuple[CodedData, list[Measurement]]:
         """The compressed data and the one-way measurements re-expressed on the compressed codes."""
         measurements = []
-        for a, (kept, weights, m) in enumerate(zip(self.kept, self.rare_weights, one_way)):
+        for a, (kept, rare, m) in enumerate(zip(self.kept, self.rare, one_way)):
             if kept is None:
                 measurements.append(m)
                 continue
-            merged = weights is not None
-            mapping = np.full(self.original_sizes[a], len(kept) if merged else -1, dtype=np.int32)
+            mapping = np.full(self.original_sizes[a], -1, dtype=np.int32)  # dropped unless kept or merged
             mapping[kept] = np.arange(len(kept), dtype=np.int32)
-            data = data.recode(a, mapping, len(kept) + int(merged))
             values, variance = m.values[kept], m.variance[kept]
-            if merged:
-                rare = np.ones(self.original_sizes[a], dtype=bool)
-                rare[kept] = False
+            if rare is not None:
+                mapping[rare] = len(kept)
                 values = np.append(values, m.values[rare].sum())
                 variance = np.append(variance, m.variance[rare].sum())
+            data = data.recode(a, mapping, len(kept) + int(rare is not None))
             measurements.append(Measurement(m.clique, values, 1.0 / np.sqrt(variance)))
         return data, measurements
 
     def undo(self, codes: NDArray[np.int64], rng: np.random.Generator) -> NDArray[np.int64]:
         """Original codes for compressed ones (rows x attributes); rare codes become a random rare original."""
         out = codes.copy()
-        for a, (kept, weights) in enumerate(zip(self.kept, self.rare_weights)):
+        for a, (kept, rare, weights) in enumerate(zip(self.kept, self.rare, self.rare_weights)):
             if kept is None:
                 continue
             column = codes[:, a]
             in_rare = column == len(kept)
             out[~in_rare, a] = kept[column[~in_rare]]
-            if weights is not None:
-                rare = np.setdiff1d(np.arange(self.original_sizes[a]), kept)
+            if rare is not None:
                 out[in_rare, a] = rng.choice(rare, size=int(in_rare.sum()), p=weights)
         return out

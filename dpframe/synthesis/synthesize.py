@@ -223,6 +223,7 @@ def synthesize(
         coded = CodedData(
             tuple(d.encode(frame[c]).astype(np.int32)[slice(None) if mask is None else mask] for c, d in zip(names, domains)),
             tuple(d.size for d in domains),
+            tuple(d.missing_code for d in domains),
         )
         with Progress("synthesize", enabled=progress) as bar:
             compression = None
