@@ -267,6 +267,22 @@ def _time_resolution(std_seconds: float) -> str | None:
     return None
 
 
+# Released times are shown within what nanosecond times hold, with room to round (1678 to 2261; +-291
+# years for durations): a noisy answer beyond is released, but shown at that limit (post-processing).
+SHOWN_SECONDS = 9.2e9
+
+
+def duration(seconds: float) -> Any:
+    """A number of seconds as a ``pd.Timedelta`` (NaN as NaT), clipped to :data:`SHOWN_SECONDS`.
+
+    >>> duration(90.0), duration(float("nan")), duration(1e300).days
+    (Timedelta('0 days 00:01:30'), NaT, 106481)
+    """
+    if seconds != seconds:
+        return pd.NaT
+    return pd.Timedelta(seconds=min(max(float(seconds), -SHOWN_SECONDS), SHOWN_SECONDS))
+
+
 class _ReleasedTime:
     """Accuracy accessors of released times; the release itself is in seconds (see :mod:`dpframe.queries.temporal`)."""
 
@@ -278,7 +294,8 @@ class _ReleasedTime:
     @property
     def std(self) -> pd.Timedelta:
         """Standard deviation of the noise in this answer, as a duration."""
-        return pd.Timedelta(seconds=float(self.release.std))  # type: ignore[arg-type]
+        shown: pd.Timedelta = duration(float(self.release.std))  # type: ignore[arg-type]
+        return shown
 
     @property
     def ci(self) -> tuple[Any, Any]:
@@ -342,7 +359,7 @@ class DPTimestamp(_ReleasedTime, datetime.datetime):
     def _from_seconds(self, seconds: float) -> Any:
         if seconds != seconds:
             return pd.NaT
-        stamp = pd.Timestamp("1970-01-01") + pd.Timedelta(seconds=seconds)
+        stamp = pd.Timestamp("1970-01-01") + duration(seconds)
         return stamp.tz_localize("UTC").tz_convert(self._tz) if self._tz is not None else stamp
 
     def __repr__(self) -> str:
@@ -368,12 +385,12 @@ class DPTimedelta(_ReleasedTime, pd.Timedelta):
     release: Release
 
     def __new__(cls, seconds: float, release: Release) -> DPTimedelta:
-        obj = pd.Timedelta.__new__(cls, seconds=seconds)
+        obj = pd.Timedelta.__new__(cls, seconds=min(max(float(seconds), -SHOWN_SECONDS), SHOWN_SECONDS))
         obj.release = release
         return obj
 
     def _from_seconds(self, seconds: float) -> Any:
-        return pd.NaT if seconds != seconds else pd.Timedelta(seconds=seconds)
+        return duration(seconds)
 
     def _plain(self) -> pd.Timedelta:
         return pd.Timedelta(self.value, unit="ns")  # pd.Timedelta(self) would be self

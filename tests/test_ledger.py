@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpframe import Budget, BudgetExceededError, Ledger, LedgerError, ReconnectedWarning
+from dpframe import Budget, BudgetExceededError, Ledger, LedgerError, ReconnectedWarning, RefusedError
 from dpframe.__main__ import main
 from dpframe.accounting.costs import exact
 from dpframe.accounting.fingerprint import fingerprint
@@ -188,6 +188,8 @@ def test_names_are_matched_exactly_not_as_patterns(tmp_path: Path) -> None:
     for pattern in ("%", "_", "census%"):
         with pytest.raises(LedgerError, match="no budget"):
             Budget.open(pattern, ledger=ledger)
+    with pytest.raises(LedgerError, match="empty"):
+        Budget.open("", ledger=ledger)
 
 
 def test_argument_errors_record_nothing(tmp_path: Path) -> None:
@@ -408,6 +410,23 @@ def test_a_forked_process_cannot_charge_from_its_parents_sample(tmp_path: Path) 
     sample.dp.count(epsilon=1.0)  # the parent goes on
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_state_copied_by_a_fork_is_foreign_even_under_the_parents_process_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Process ids come round again: a descendant given the id of an exited parent must still be refused.
+    import dpframe.accounting.process as process
+
+    p = pd.DataFrame({"x": np.arange(1000.0)}).dp.protect(epsilon=10.0, ledger=Ledger.in_memory())
+    sample = p.dp.sample(0.1)
+    sample.dp.count(epsilon=1.0)
+    monkeypatch.setattr(process, "_current", process.ProcessToken())  # what a fork does, same pid
+    with pytest.raises(RefusedError, match="process that drew the sample"):
+        sample.dp.count(epsilon=1.0)
+    with pytest.raises(LedgerError, match="in-memory ledger belongs to the process"):
+        p.dp.count(epsilon=1.0)
+
+
 # -- fingerprints --------------------------------------------------------------------------------------
 
 
@@ -425,6 +444,34 @@ def test_fingerprints_depend_on_content_only() -> None:
                    lambda d: d.assign(i=d["i"].astype("float64")), lambda d: d.iloc[[1, 0, 2]]):
         assert fingerprint(change(df)) != fingerprint(df)
     assert fingerprint(df["s"]) != fingerprint(df[["s"]])
+
+
+def test_fingerprints_do_not_depend_on_the_hash_seed() -> None:
+    code = """
+        import pandas as pd
+        from dpframe.accounting.fingerprint import fingerprint
+        frame = pd.DataFrame({"tags": [{"red", "green", "blue", "cyan"}, {"cat", "dog"}] * 3,
+                              "frozen": [frozenset({"x", "y", "z", "w"})] * 6})
+        print(fingerprint(frame))
+    """
+    prints = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        prints.add(done.stdout)
+    assert len(prints) == 1
+
+
+def test_the_exact_copy_of_the_same_rows_is_the_same_data(tmp_path: Path) -> None:
+    # unprotected() keeps a RangeIndex, so the rows fingerprint as before if its mark is lost.
+    df = frame()
+    p = df.dp.protect(epsilon=1.0, ledger=tmp_path / "l.sqlite")
+    copy = p.dp.unprotected()
+    copy.attrs = {}  # pandas drops the mark in some operations
+    with pytest.warns(ReconnectedWarning):
+        assert copy.dp.protect(epsilon=1.0, ledger=tmp_path / "l.sqlite").dp.budget is p.dp.budget
 
 
 def test_fingerprints_do_not_depend_on_threading(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -227,3 +227,42 @@ def test_head_is_refused_and_a_poisson_sample_stays_within_its_amplified_claim()
     q = base.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
     q.dp.sample(rate).dp.count(epsilon=epsilon)
     assert float(q.dp.budget.spent.epsilon.exact) == pytest.approx(charged)
+
+
+# -- the second adversarial review: data-dependent errors at the pandas boundary ----------------------
+
+
+def test_converting_text_to_numbers_never_fails_on_one_value() -> None:
+    # A value pandas cannot parse even with errors="coerce" (an int beyond float, an unhashable object)
+    # becomes missing like any unparsable text: whether one exists must not show in an error.
+    for odd in (10**400, (1, [2])):
+        s = pd.Series(["7", odd, "8.5"] * 10, dtype=object, name="v")
+        p = s.dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+        assert p.astype("Float64").dtype == "Float64" and p.astype("Int64").dtype == "Int64"
+
+
+def test_values_pandas_cannot_test_for_missing_are_refused_at_protect() -> None:
+    import decimal
+
+    frame = pd.DataFrame({"d": pd.Series([decimal.Decimal("1.5"), decimal.Decimal("sNaN")], dtype=object)})
+    with pytest.raises(ValueError, match="signaling NaN"):
+        frame.dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+
+
+def test_unhashable_privacy_units_are_refused_at_protect() -> None:
+    frame = pd.DataFrame({"user": [[1], [2]], "x": [1, 2]})
+    with pytest.raises(TypeError, match="cannot be compared as ids"):
+        frame.dp.protect(epsilon=1.0, privacy_unit="user", ledger=Ledger.in_memory())
+
+
+def test_noisy_times_beyond_what_pandas_holds_are_shown_at_the_limit() -> None:
+    # Forty equal dates and automatic bounds: the noisy mean can fall centuries away. It is released
+    # (charged), so converting it back to a time must not fail.
+    with seeded_noise(0):
+        for _ in range(20):
+            p = pd.Series(pd.to_datetime(["2020-01-01"] * 40)).dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                answer = p.dp.mean(epsilon=0.1)
+            assert pd.Timestamp("1678-01-01") <= pd.Timestamp(answer) <= pd.Timestamp("2262-01-01")
+            repr(answer)

@@ -28,12 +28,12 @@ charged in full.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
+from dpframe.accounting import process
 from dpframe.accounting.costs import Cost
 from dpframe.errors import RefusedError
 
@@ -93,10 +93,10 @@ class SampleAccount:
         self._lock = threading.RLock()
         # The running total lives in this process's memory: a forked copy would charge
         # its increments from the same E as the parent and under-charge together.
-        self._pid = os.getpid()
+        self._owner = process.current()
 
     def _check_process(self) -> None:
-        if os.getpid() != self._pid:
+        if self._owner is not process.current():
             raise RefusedError(
                 "a Poisson sample's privacy account belongs to the process that drew the sample, and this is "
                 "another process (a fork): its releases would be charged from a stale running total. Draw the "

@@ -136,8 +136,9 @@ def _value_codes(objects: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], n
     try:
         by_value, distinct = pd.factorize(representatives)
     except TypeError:  # unhashable values (lists, dicts): grouped by their type and repr
-        by_value, distinct = pd.factorize(np.array([f"{type(v).__qualname__}:{v!r}" for v in representatives],
-                                                   dtype=object))
+        by_value, distinct = pd.factorize(np.array([
+            _canonical(v) if isinstance(v, _CONTAINERS) else f"{type(v).__qualname__}:{v!r}" for v in representatives
+        ], dtype=object))
     # The narrowest integer type that holds the codes: fewer bytes to gather and to hash.
     narrow = np.min_scalar_type(-max(len(distinct), 1))
     return by_value.astype(narrow)[by_object], np.asarray(distinct, dtype=object)
@@ -155,4 +156,25 @@ def _joined(distinct: np.ndarray[Any, Any]) -> bytes:
     """The distinct values' contents, each tagged with its type (so 1 and "1" differ)."""
     if pd.api.types.infer_dtype(distinct, skipna=False) == "string":
         return b"str\x00" + "\x00".join(distinct).encode("utf-8", "surrogatepass")
-    return "\x00".join(f"{type(v).__qualname__}:{v}" for v in distinct).encode("utf-8", "surrogatepass")
+    return "\x00".join(_canonical(v) if isinstance(v, _CONTAINERS) else f"{type(v).__qualname__}:{v}"
+                        for v in distinct).encode("utf-8", "surrogatepass")
+
+
+_CONTAINERS = (set, frozenset, dict, list, tuple)
+
+
+def _canonical(value: Any) -> str:
+    """A value's type and content as text that does not depend on the process (sets in sorted order).
+
+    >>> _canonical(frozenset({"b", "a"})), _canonical({2: {"y", "x"}})
+    ("frozenset:{str:'a',str:'b'}", "dict:{int:2=set:{str:'x',str:'y'}}")
+    """
+    kind = type(value).__qualname__
+    if isinstance(value, (set, frozenset)):  # iteration order follows the process's hash seed
+        return f"{kind}:{{{','.join(sorted(map(_canonical, value)))}}}"
+    if isinstance(value, dict):
+        items = sorted(f"{_canonical(k)}={_canonical(v)}" for k, v in value.items())
+        return f"{kind}:{{{','.join(items)}}}"
+    if isinstance(value, (list, tuple)):
+        return f"{kind}:[{','.join(map(_canonical, value))}]"
+    return f"{kind}:{value!r}" if isinstance(value, str) else f"{kind}:{value}"

@@ -33,7 +33,9 @@ from typing import Any
 
 import pandas as pd
 
+from dpframe.accounting import process
 from dpframe.accounting.costs import BudgetKind, Cost
+from dpframe.accounting.process import ProcessToken
 from dpframe.errors import BudgetExceededError, LedgerError
 
 LEDGER_VARIABLE = "DPFRAME_LEDGER"
@@ -125,7 +127,7 @@ class BudgetRecord:
 
 
 # Open ledgers of this process, one per file, so every handle on a budget shares a connection and lock.
-_OPEN: weakref.WeakValueDictionary[tuple[int, str], Ledger] = weakref.WeakValueDictionary()
+_OPEN: weakref.WeakValueDictionary[tuple[ProcessToken, str], Ledger] = weakref.WeakValueDictionary()
 _IN_MEMORY: weakref.WeakValueDictionary[str, Ledger] = weakref.WeakValueDictionary()
 _OPENING = threading.Lock()
 
@@ -146,7 +148,7 @@ class Ledger:
     def __init__(self, location: str) -> None:
         self.location = location
         self.is_in_memory = location == IN_MEMORY
-        self._process = os.getpid()
+        self._process = process.current()
         self._lock = threading.RLock()
         if not self.is_in_memory:
             folder = Path(location).expanduser().parent
@@ -185,10 +187,10 @@ class Ledger:
         """The ledger in the file at ``location`` (created if missing); ``":memory:"`` is this process's in-memory one."""
         key = str(location) if str(location) == IN_MEMORY else str(Path(location).expanduser().resolve())
         with _OPENING:
-            ledger = _OPEN.get((os.getpid(), key))
+            ledger = _OPEN.get((process.current(), key))
             if ledger is None:
                 ledger = cls(key)
-                _OPEN[(os.getpid(), key)] = ledger
+                _OPEN[(process.current(), key)] = ledger
                 if ledger.is_in_memory:
                     _PROCESS_MEMORY.append(ledger)  # kept alive: DPFRAME_LEDGER=:memory: lasts the process
         return ledger
@@ -208,7 +210,7 @@ class Ledger:
         """The ledger a pickled budget refers to: at its recorded location, or at the default one if it moved there."""
         if location == IN_MEMORY:
             ledger = _IN_MEMORY.get(ledger_id)
-            if ledger is None or ledger._process != os.getpid():
+            if ledger is None or ledger._process is not process.current():
                 raise LedgerError("this budget lived in an in-memory ledger of another process (or one that is gone); "
                                   "its spending is not known here, so it cannot be used. Keep budgets you pickle in "
                                   "a ledger file")
@@ -231,12 +233,12 @@ class Ledger:
         whose loss in a power cut leaves the ledger charging at least as much as before.
         """
         with self._lock:
-            if self._process != os.getpid():
+            if self._process is not process.current():
                 if self.is_in_memory:
                     raise LedgerError("an in-memory ledger belongs to the process that made it; a forked process "
                                       "cannot spend from it. Use a ledger file")
                 self._connection = self._connect()
-                self._process = os.getpid()
+                self._process = process.current()
             db = self._connection
             if not durable:
                 db.execute("PRAGMA synchronous=NORMAL")
@@ -255,7 +257,7 @@ class Ledger:
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         # One statement in autocommit mode reads one consistent snapshot (WAL); no write lock needed.
         with self._lock:
-            if self._process != os.getpid():
+            if self._process is not process.current():
                 with self._transaction():
                     pass  # reconnects (or refuses) after a fork
             return self._connection.execute(sql, parameters).fetchall()
@@ -359,6 +361,8 @@ class Ledger:
 
     def lookup(self, name_or_id: str) -> BudgetRecord:
         """The budget with this name, id or unique id prefix."""
+        if not name_or_id:
+            raise LedgerError("give a budget's name or id (or the start of its id); an empty one matches every id")
         # A prefix compared by substr, not LIKE: '%' and '_' in the text must not act as wildcards.
         rows = self._read("SELECT id FROM budgets WHERE name = ? OR substr(id, 1, length(?)) = ?",
                           (name_or_id, name_or_id, name_or_id))

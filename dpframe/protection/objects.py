@@ -808,12 +808,18 @@ def _parse_numbers(column: pd.Series[Any], target: Any) -> pd.Series[Any]:
     Every value is read as a float64 (as ``float(text)`` would), whatever the other values are, then
     converted to ``target``; for integer targets a value that is not a whole number becomes missing.
     """
-    with quiet():
-        numbers = pd.to_numeric(column, errors="coerce").astype(np.float64)
+
+    def parse(part: pd.Series[Any]) -> pd.Series[Any]:
+        numbers = pd.to_numeric(part, errors="coerce").astype(np.float64)
         if pd.api.types.is_integer_dtype(target):
             whole = np.isfinite(numbers) & (numbers == np.trunc(numbers))
             numbers = numbers.where(whole)
-    return convert(numbers, target)
+        return convert(numbers, target)
+
+    # to_numeric raises on some values even with errors="coerce" (an int beyond float, an unhashable
+    # object): elementwise then parses the rows in parts and makes those values missing.
+    parsed: pd.Series[Any] = elementwise(parse, [column], operation=f"astype({target})", dtypes=target)
+    return parsed
 
 
 def _always_converts(source: Any, target: Any) -> bool:

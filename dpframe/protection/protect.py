@@ -125,11 +125,19 @@ def protect(
     if privacy_unit is not None:
         if not isinstance(data, pd.DataFrame) or privacy_unit not in data.columns:
             raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
+        _check_missing_testable(data)
         if data[privacy_unit].isna().any():
             raise ValueError(f"privacy_unit column {privacy_unit!r} has missing values; every row needs a unit")
         units = data[privacy_unit].to_numpy()
+        try:
+            pd.factorize(units)  # the units are grouped by value in every query
+        except TypeError:
+            raise TypeError(f"privacy_unit column {privacy_unit!r} holds values that cannot be compared as ids "
+                            "(e.g. lists); convert them first, e.g. with .astype(str)") from None
     elif max_contributions != 1:
         raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
+    else:
+        _check_missing_testable(data)
     declared = _declare_categories(data, categories)
     # Last: every argument was checked before the ledger records anything.
     if budget is None:
@@ -139,6 +147,22 @@ def protect(
     protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units),
                                                         Protection(budget, max_contributions, privacy_unit))
     return protected
+
+
+def _check_missing_testable(data: pd.DataFrame | pd.Series[Any]) -> None:
+    """Refuse (to the curator, at protect) values for which pandas cannot even tell whether they are missing.
+
+    A signaling NaN (``Decimal("sNaN")``) makes ``isna`` raise; once protected,
+    every query would then fail or succeed depending on whether one exists.
+    """
+    frame = data if isinstance(data, pd.DataFrame) else data.to_frame()
+    for column in frame.columns:
+        if pd.api.types.is_object_dtype(frame[column].dtype):
+            try:
+                frame[column].isna()
+            except ArithmeticError:
+                raise ValueError(f"column {column!r} holds a value for which pandas cannot tell whether it is "
+                                 "missing (a signaling NaN, Decimal('sNaN')); replace it before protect()") from None
 
 
 def _declare_categories(data: Any, categories: Mapping[Any, Sequence[Any]] | None) -> Any:
@@ -226,7 +250,12 @@ def unprotected(obj: Protected) -> Any:
     if data.index.nlevels > 1:
         plain = data.droplevel(UNIT_LEVEL)
     elif protection.privacy_unit is None:
-        plain = data.set_axis(pd.Index(data.index.to_numpy()), axis=0)  # row numbers, as before protect()
+        # Row numbers, as before protect(); a RangeIndex stays one, so the fingerprint of the same rows
+        # matches their budget again if the mark is lost.
+        index = data.index
+        numbers = (pd.RangeIndex(index.start, index.stop, index.step) if isinstance(index, pd.RangeIndex)
+                   else pd.Index(index.to_numpy()))
+        plain = data.set_axis(numbers, axis=0)
     else:
         plain = data.reset_index(drop=True)
     plain = plain.copy()

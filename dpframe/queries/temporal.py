@@ -28,7 +28,16 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.queries.plan import Target
-from dpframe.results import DPFloat, DPInt, DPTimedelta, DPTimestamp, Release, with_release
+from dpframe.results import (
+    SHOWN_SECONDS,
+    DPFloat,
+    DPInt,
+    DPTimedelta,
+    DPTimestamp,
+    Release,
+    duration,
+    with_release,
+)
 
 _EPOCH = pd.Timestamp("1970-01-01")
 _SECOND = pd.Timedelta(seconds=1)
@@ -111,18 +120,18 @@ class TimeScale:
         if seconds != seconds:
             return pd.NaT
         if self.kind == "timedelta":
-            return pd.Timedelta(seconds=float(seconds))
+            return duration(seconds)
         return self.stamp(seconds)
 
     def stamp(self, seconds: float) -> pd.Timestamp:
         """Seconds since the epoch as a timestamp in this column's zone (a datetime column)."""
-        stamp = _EPOCH + pd.Timedelta(seconds=float(seconds))
+        stamp: pd.Timestamp = _EPOCH + duration(seconds)
         return stamp.tz_localize("UTC").tz_convert(self.tz) if self.tz is not None else stamp
 
     def points(self, seconds: NDArray[np.float64] | pd.Series[Any]) -> pd.Series[Any]:
         """Many seconds as times (a datetime64 or timedelta64 Series, with the index of ``seconds`` if a Series)."""
         index = seconds.index if isinstance(seconds, pd.Series) else None
-        delta = pd.to_timedelta(np.asarray(seconds, dtype=np.float64), unit="s")
+        delta = pd.to_timedelta(np.clip(np.asarray(seconds, dtype=np.float64), -SHOWN_SECONDS, SHOWN_SECONDS), unit="s")
         if self.kind == "timedelta":
             return pd.Series(delta, index=index)
         stamps = pd.Series(_EPOCH + delta, index=index)
