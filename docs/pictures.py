@@ -1,4 +1,7 @@
-"""Render the pictures of docs/reading-answers.md from real data: ``python docs/pictures.py [out_dir]``.
+"""Render the pictures of the docs: ``python docs/pictures.py [out_dir]`` (default ``docs/img``).
+
+docs/reading-answers.md's are drawn from real data (statsmodels' datasets), docs/plots.md's from the
+examples on that page, on the generated frame of ``python -m dpframe demo``.
 
 Needs the ``examples`` extra (statsmodels, matplotlib). The noise is seeded
 (:func:`dpframe.testing.seeded_noise`, a test-only switch) so that the pictures
@@ -20,6 +23,7 @@ import pandas as pd  # noqa: E402
 import statsmodels.api as sm  # noqa: E402
 
 import dpframe  # noqa: E402
+from dpframe.__main__ import census_like  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
 OCCUPATIONS = {1: "student", 2: "farming, semi- or unskilled", 3: "white collar", 4: "teacher, nurse, skilled",
@@ -105,9 +109,26 @@ def preview(out: Path) -> None:
     assert p.dp.budget.spent.epsilon == 0
 
 
+def plots(out: Path) -> None:
+    """docs/plots.md's three examples: a histogram, value counts with declared keys, a crosstab."""
+    p = census_like().dp.protect(epsilon=1.0, delta=1e-6, ledger=dpframe.Ledger.in_memory())
+    with seeded_noise(5):
+        h = p["age"].dp.histogram(bins=range(0, 130, 10), epsilon=0.2)
+        vc = p["education"].dp.value_counts(keys=["HS-grad", "Bachelors", "Masters"], epsilon=0.1)
+        t = p.dp.crosstab("education", "sex", keys={"sex": ["Female", "Male"]}, epsilon=0.2, delta=1e-7)
+    for name, result, style in (("histogram", h, {}), ("value-counts", vc, {"color": "tab:green"}),
+                                ("crosstab", t, {})):
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        result.dp.plot(ax=ax, **style)
+        ax.tick_params(axis="x", labelsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"plots-{name}.png", dpi=110)
+        plt.close(fig)
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for draw in (clipping, histogram, other, preview):
+    for draw in (clipping, histogram, other, preview, plots):
         draw(out)
 
 
