@@ -32,6 +32,7 @@ import codecs
 import importlib
 import io
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,11 +141,13 @@ def header(path: Path, sep: str | None = None, encoding: str | None = None) -> t
         raise SchemaError(f"{path} is empty: it has no header line")
     encoding = encoding or _encoding(first)
     try:
-        line = first.decode(encoding).removeprefix("\ufeff").rstrip("\r\n")
+        if codecs.lookup(encoding).name == "utf-8" and first.startswith(codecs.BOM_UTF8):
+            encoding = "utf-8-sig"  # else the data's first column name would keep the mark
+        line = first.decode(encoding).rstrip("\r\n")
     except (LookupError, UnicodeDecodeError) as error:
         raise SchemaError(f"cannot decode the header of {path} as {encoding!r}: {type(error).__name__}") from None
     sep = sep or _separator(line)
-    names = pd.read_csv(io.StringIO(line + "\n"), sep=sep, nrows=0).columns
+    names = pd.read_csv(io.StringIO(line + "\n"), sep=sep, nrows=0, engine="python").columns
     return [str(name) for name in names], Dialect(sep, encoding)
 
 
@@ -221,7 +224,7 @@ def convert(values: pd.Series[Any], spec: Mapping[str, Any]) -> pd.Series[Any]:
         return text.str.lower().map(_BOOLEANS).astype("boolean")
     # Time zones to UTC, then dropped: one dtype whatever offsets the values carry.
     parsed = pd.to_datetime(text.where(text != ""), errors="coerce", format=spec.get("format", "ISO8601"), utc=True)
-    return parsed.dt.tz_convert(None)
+    return parsed.dt.tz_convert(None).astype("datetime64[us]")  # one unit: pandas 3 picks it by the values
 
 
 def _read(path: Path, dialect: Dialect, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -229,9 +232,15 @@ def _read(path: Path, dialect: Dialect, columns: Sequence[str] | None = None) ->
     if path.suffix.lower() in PARQUET:
         frame = pd.read_parquet(path, columns=list(columns) if columns is not None else None)
         return frame.astype("string")
-    # Undecodable bytes become U+FFFD and short rows get missing values: no data row can raise an error.
-    return pd.read_csv(path, sep=dialect.sep, encoding=dialect.encoding, encoding_errors="replace", dtype=str,
-                       usecols=list(columns) if columns is not None else None, on_bad_lines="skip")
+    # No data row may decide an error, a warning or the frame's shape: undecodable bytes become U+FFFD,
+    # short rows get missing values, and rows that do not parse (too many fields, an unterminated quote,
+    # a field over the csv module's limit) are dropped. The python engine drops these where the C engine
+    # raises; index_col=False keeps a long first row from becoming an index.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        return pd.read_csv(path, sep=dialect.sep, encoding=dialect.encoding, encoding_errors="replace",
+                           dtype=str, usecols=list(columns) if columns is not None else None,
+                           on_bad_lines="skip", index_col=False, engine="python")
 
 
 def read_with_schema(path: Path, schema: Mapping[str, Any], dialect: Dialect,
