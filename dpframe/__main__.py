@@ -89,7 +89,11 @@ def version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpframe`` command."""
-    parser = argparse.ArgumentParser(prog="dpframe", description="Differential privacy for pandas.")
+    parser = argparse.ArgumentParser(
+        prog="dpframe", description="Differential privacy for pandas.",
+        epilog="A file's analysis: draft its column types with `dpframe schema DATA --out schema.json` (not "
+        "private: review it), then `dpframe describe DATA --schema schema.json --epsilon 1`. "
+        "Documentation: docs/command-line.md.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a short private analysis on generated data")

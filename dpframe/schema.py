@@ -28,15 +28,17 @@ type become missing; nobody is told how many.
 
 from __future__ import annotations
 
+import argparse
 import codecs
 import importlib
 import io
 import json
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -333,7 +335,6 @@ def check_columns(schema: Mapping[str, Any], names: Sequence[str], path: Path) -
 def add_parser(sub: Any) -> None:
     """Add the ``schema`` subcommand (a draft schema, not private) to the ``dpframe`` command's subparsers.
 
-    >>> import argparse
     >>> sub = argparse.ArgumentParser(prog="dpframe").add_subparsers()
     >>> add_parser(sub)
     >>> sub.choices["schema"].parse_args(["data.csv", "--out", "schema.json"]).out
@@ -353,10 +354,18 @@ def add_parser(sub: Any) -> None:
                         help="the file's text encoding (default: guessed from the header line)")
 
 
-def run(args: Any, out: Any = None, err: Any = None) -> int:
-    """Run ``schema`` with parsed arguments; return the exit code (2 for a bad path or file)."""
-    import sys
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run ``schema`` with parsed arguments; return the exit code (2 for a bad path or file).
 
+    >>> import io, tempfile
+    >>> file = Path(tempfile.mkdtemp()) / "people.csv"
+    >>> _ = file.write_text("age;sex\\n41;F\\n", encoding="utf-8")
+    >>> out, err = io.StringIO(), io.StringIO()
+    >>> run(argparse.Namespace(path=str(file), out=None, sep=None, encoding=None), out, err)
+    0
+    >>> json.loads(out.getvalue())["columns"]["sex"], "NOT a private release" in err.getvalue()
+    ({'type': 'category', 'categories': ['F']}, True)
+    """
     from dpframe.report.cli import ArgumentProblem, check_output, problem, prepare_path
 
     out = sys.stdout if out is None else out

@@ -329,3 +329,19 @@ def test_help_has_no_raw_restructuredtext(command: list[str], capsys: pytest.Cap
 def test_demo_still_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     assert "budget:" in capsys.readouterr().out
+
+
+def test_separator_and_encoding_come_from_the_header_line_only(tmp_path: Path) -> None:
+    from dpframe.schema import header
+
+    path = tmp_path / "mixed.csv"
+    path.write_bytes("\ufeffnom,ville\n".encode() + b"a;b;c;d,x\n" * 20)  # data rows full of ';'
+    assert header(path) == (["nom", "ville"], Dialect(",", "utf-8-sig"))
+    assert header(path, sep=";") == (["nom,ville"], Dialect(";", "utf-8-sig"))
+
+
+def test_an_ambiguous_header_asks_for_sep(tmp_path: Path, schema: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "odd.csv"
+    path.write_text("a;b,c\n1;2,3\n", encoding="utf-8")
+    assert main(["schema", str(path)]) == 2
+    assert "pass --sep" in capsys.readouterr().err
