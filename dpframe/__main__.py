@@ -1,8 +1,9 @@
-"""Command line: ``python -m dpframe demo`` runs a short private analysis on generated data;
-``python -m dpframe describe data.csv --epsilon 1`` privately summarises a file (:mod:`dpframe.report.cli`);
-``python -m dpframe synthesize data.csv --epsilon 1 --out synthetic.csv`` writes a private synthetic copy
-(:mod:`dpframe.synthesis.cli`); ``python -m dpframe budget list`` shows the ledger's budgets
-(:mod:`dpframe.accounting.cli`)."""
+"""Command line (docs/command-line.md): ``python -m dpframe demo`` runs a short private analysis on generated
+data; ``dpframe schema data.csv --out schema.json`` drafts a file's schema for review, NOT private
+(:mod:`dpframe.schema`); ``dpframe describe data.csv --schema schema.json --epsilon 1`` privately summarises
+a file (:mod:`dpframe.report.cli`); ``dpframe synthesize data.csv --schema schema.json --epsilon 1 --out
+synthetic.csv`` writes a private synthetic copy (:mod:`dpframe.synthesis.cli`); ``dpframe budget list``
+shows the ledger's budgets (:mod:`dpframe.accounting.cli`)."""
 
 from __future__ import annotations
 
@@ -69,15 +70,39 @@ def demo() -> None:
         print(p.dp.budget.ledger.drop(columns=["time"]).to_string(index=False))
 
 
+def version() -> str:
+    """The installed distribution's version, or the package's own when it is not installed.
+
+    >>> version() == __import__("dpframe").__version__
+    True
+    """
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("dpframe")
+    except PackageNotFoundError:
+        import dpframe
+
+        return dpframe.__version__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpframe`` command."""
-    parser = argparse.ArgumentParser(prog="dpframe", description="Differential privacy for pandas.")
+    parser = argparse.ArgumentParser(
+        prog="dpframe", description="Differential privacy for pandas.",
+        epilog="A file's analysis: draft its column types with `dpframe schema DATA --out schema.json` (not "
+        "private: review it), then `dpframe describe DATA --schema schema.json --epsilon 1`. "
+        "Documentation: docs/command-line.md.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a short private analysis on generated data")
+    from dpframe import schema
     from dpframe.accounting import cli as budget_cli
     from dpframe.report import cli
     from dpframe.synthesis import cli as synthesis_cli
 
+    schema.add_parser(sub)
     cli.add_parser(sub)
     synthesis_cli.add_parser(sub)
     budget_cli.add_parser(sub)
@@ -85,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             demo()
+        elif args.command == "schema":
+            return schema.run(args)
         elif args.command == "describe":
             return cli.run(args)
         elif args.command == "synthesize":

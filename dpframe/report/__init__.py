@@ -2,7 +2,7 @@
 
 * :mod:`dpframe.report.describe` -- the private twin of ``DataFrame.describe()`` and its budget rule.
 * :mod:`dpframe.report.html` -- a self-contained HTML report (tables, ledger, SVG histograms).
-* :mod:`dpframe.report.cli` -- ``python -m dpframe describe data.csv --epsilon 1``.
+* :mod:`dpframe.report.cli` -- ``dpframe describe data.csv --schema schema.json --epsilon 1``.
 """
 
 from __future__ import annotations

@@ -1,36 +1,56 @@
-"""``dpframe describe data.csv --epsilon 1``: a private summary of a file, printed or written as HTML.
+"""``dpframe describe data.csv --schema schema.json --epsilon 1``: a private summary of a file.
 
-The file is read, protected with a budget of ``--epsilon`` (and ``--delta``),
-and described privately (:func:`dpframe.report.describe.describe`). Without
-``--out`` the whole budget goes to the summary. With ``--out report.html``
-:data:`HISTOGRAM_SHARE` of it (``--histogram-share``) goes to one histogram per
-numeric column (equal shares, ``--bins`` bins over the clipping bounds the
-summary released, so no bounds are paid twice), the rest to the summary.
+Shared by the file commands (``describe``, ``synthesize``): the arguments that
+name the input (:func:`add_input_arguments`) and the checks made before
+anything is spent (:func:`prepare_input`, :func:`check_output`). Every column
+is read as the schema file says (:mod:`dpframe.schema`), never as the values
+suggest, so the code path and the exit code do not depend on the private data.
 
-Exit codes: 0 on success, 1 for file or data errors (missing or unreadable
-file, unknown columns, unsupported dtypes), 2 for bad arguments (argparse).
+``describe`` protects the file with a budget of ``--epsilon`` (and
+``--delta``) and describes it privately (:func:`dpframe.report.describe.describe`).
+Without ``--out`` the whole budget goes to the summary. With ``--out
+report.html`` :data:`HISTOGRAM_SHARE` of it (``--histogram-share``) goes to one
+histogram per numeric column (equal shares, ``--bins`` bins over the clipping
+bounds the summary released, so no bounds are paid twice), the rest to the summary.
+
+Exit codes: 0 on success; 2 for bad arguments, schema, input or output paths
+(checked before anything is spent); 1 for a refusal after the file is read
+(e.g. a budget that is already spent, or a file with no data rows).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, TextIO, cast
 
+import numpy as np
 import pandas as pd
 
+from dpframe.accounting.budget import Budget
 from dpframe.accounting.costs import exact
 from dpframe.errors import DPFrameError
+from dpframe.protection.objects import ProtectedFrame
+from dpframe.results import Release, current_release
+from dpframe.schema import Dialect, SchemaError, check_columns, header, load_schema, read_with_schema
 
 HISTOGRAM_SHARE = Fraction(1, 5)
 BINS = 10
 
 
 class UserError(Exception):
-    """A problem with the input the user gave: reported as one line, exit code 1."""
+    """A refusal after the file is read (e.g. the budget is spent): one line, exit code 1."""
+
+
+class ArgumentProblem(Exception):
+    """A bad argument, schema, input or output path, found before anything is spent: one line, exit code 2."""
 
 
 def positive_epsilon(text: str) -> float:
@@ -104,89 +124,160 @@ def add_ledger_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the ledger file (default: $DPFRAME_LEDGER or the user's data directory)")
 
 
+def add_input_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """The data file, its ``--schema``, ``--sep``, ``--encoding`` and ``--columns`` (``verb``: what is done)."""
+    parser.add_argument("path", help="a CSV file (or Parquet, if pyarrow is installed)")
+    parser.add_argument("--schema", metavar="SCHEMA.json",
+                        help="the reviewed schema: every column's type (draft one with `dpframe schema DATA`)")
+    parser.add_argument("--columns", nargs="+", metavar="COLUMN", help=f"{verb} only these columns")
+    parser.add_argument("--sep", default=None,
+                        help="the CSV field separator (default: the schema's, else guessed from the header line)")
+    parser.add_argument("--encoding", default=None,
+                        help="the file's text encoding (default: the schema's, else guessed from the header line)")
+
+
 def add_parser(sub: Any) -> None:
-    """Add the ``describe`` subcommand to the ``dpframe`` command's subparsers."""
+    """Add the ``describe`` subcommand to the ``dpframe`` command's subparsers.
+
+    >>> sub = argparse.ArgumentParser(prog="dpframe").add_subparsers()
+    >>> add_parser(sub)
+    >>> sub.choices["describe"].parse_args(["in.csv", "--schema", "s.json", "--epsilon", "1"]).format
+    'text'
+    """
     parser = sub.add_parser(
         "describe",
         help="private summary statistics of a CSV or Parquet file",
         description="Protect a data file with a privacy budget and print its private describe() table "
-        "and the privacy ledger; optionally write an HTML report with private histograms.",
+        "and the privacy ledger; optionally write an HTML report with private histograms. Column types "
+        "come from --schema (see `dpframe schema`).",
     )
-    parser.add_argument("path", help="a CSV file (or Parquet, if pyarrow is installed)")
+    add_input_arguments(parser, "describe")
     parser.add_argument("--epsilon", type=positive_epsilon, required=True, help="the total privacy budget ε (e.g. 1)")
     parser.add_argument("--delta", type=unit_delta, default=0.0,
                         help="the budget's δ; a tenth of it selects the categories of text columns privately")
-    parser.add_argument("--columns", nargs="+", metavar="COLUMN", help="describe only these columns")
-    parser.add_argument("--sep", default=",", help="the CSV field separator (default ',')")
     add_ledger_arguments(parser)
     parser.add_argument("--out", metavar="REPORT.html", help="also write a self-contained HTML report")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="what is printed: text tables (default) or one JSON document")
     parser.add_argument("--bins", type=whole_number(1, 1000), default=BINS,
                         help=f"histogram bins in the report (default {BINS})")
     parser.add_argument("--histogram-share", type=_share, default=float(HISTOGRAM_SHARE),
                         help="the part of ε spent on the report's histograms (default 0.2; only with --out)")
 
 
-def read(path: str, sep: str) -> pd.DataFrame:
-    """Read a CSV or Parquet file, turning every failure into a :class:`UserError`."""
+@dataclass(frozen=True)
+class Input:
+    """A data file checked against its schema: what to read and how (nothing of the values yet)."""
+
+    path: Path
+    schema: dict[str, Any]
+    dialect: Dialect
+    columns: list[str]
+
+    def kinds(self) -> dict[str, str]:
+        """The schema type of each selected column."""
+        return {c: str(self.schema["columns"][c]["type"]) for c in self.columns}
+
+    def read(self) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+        """The typed frame and the declared categories (the one place the values are read)."""
+        try:
+            return read_with_schema(self.path, self.schema, self.dialect, self.columns)
+        except OSError as error:
+            raise UserError(f"cannot read {self.path}: {error.strerror or type(error).__name__}") from None
+
+
+def prepare_path(path: str, what: str) -> Path:
+    """An input path that exists, is a file and is readable (else :class:`ArgumentProblem`)."""
     file = Path(path)
     if not file.exists():
-        raise UserError(f"no such file: {path}")
+        raise ArgumentProblem(f"no such {what}: {path}")
     if not file.is_file():
-        raise UserError(f"not a file: {path}")
-    try:
-        if file.suffix.lower() in (".parquet", ".pq"):
-            try:
-                return pd.read_parquet(file)
-            except ImportError:
-                raise UserError(
-                    "reading Parquet needs pyarrow (pip install pyarrow); or convert the file to CSV"
-                ) from None
-        return pd.read_csv(file, sep=sep)
-    except UserError:
-        raise
-    except pd.errors.EmptyDataError:
-        raise UserError(f"{path} is empty") from None
-    except pd.errors.ParserError as error:
-        raise UserError(f"cannot parse {path} as CSV with separator {sep!r}: {error}".strip()) from None
-    except UnicodeDecodeError:
-        raise UserError(f"cannot read {path}: it is not UTF-8 text") from None
-    except (OSError, ValueError) as error:
-        raise UserError(f"cannot read {path}: {type(error).__name__}") from None
+        raise ArgumentProblem(f"the {what} {path} is not a file")
+    if not os.access(file, os.R_OK):
+        raise ArgumentProblem(f"the {what} {path} is not readable")
+    return file
 
 
-def select_columns(frame: pd.DataFrame, columns: list[str] | None) -> pd.DataFrame:
-    """The ``--columns`` the user asked for (all when None), or a :class:`UserError` naming unknown ones.
+def prepare_input(args: argparse.Namespace, refused: Mapping[str, str] | None = None) -> Input:
+    """Check the input file, its header and the schema, before anything is read or spent.
 
-    >>> list(select_columns(pd.DataFrame({"a": [1], "b": [2]}), ["b", "b"]).columns)
-    ['b']
+    ``refused`` maps schema types the command cannot handle to the reason. Raises
+    :class:`ArgumentProblem` for a missing schema, an unreadable file, a header that does not
+    match the schema, unknown ``--columns``, refused types and text columns without ``--delta``.
     """
-    if not columns:
-        return frame
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise UserError(f"unknown columns {missing}; the file has {list(map(str, frame.columns))}")
-    return frame[list(dict.fromkeys(columns))]
+    if args.schema is None:
+        raise ArgumentProblem(
+            "pass --schema SCHEMA.json: column types must come from a reviewed schema, not from the private "
+            f"values. Draft one with `dpframe schema {args.path} --out schema.json`, review it, then pass "
+            "--schema schema.json (docs/command-line.md)"
+        )
+    schema_file = prepare_path(args.schema, "schema file")
+    data = prepare_path(args.path, "file")
+    try:
+        schema = load_schema(schema_file)
+        names, dialect = header(data, args.sep or schema.get("separator") or None,
+                                args.encoding or schema.get("encoding") or None)
+        check_columns(schema, names, data)
+    except SchemaError as error:
+        raise ArgumentProblem(str(error)) from None
+    except OSError as error:
+        raise ArgumentProblem(f"cannot read {data}: {error.strerror or type(error).__name__}") from None
+    columns = list(dict.fromkeys(args.columns)) if args.columns else names
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise ArgumentProblem(f"unknown columns {unknown}; the file has {names}")
+    prepared = Input(data, schema, dialect, columns)
+    kinds = prepared.kinds()
+    for kind, reason in (refused or {}).items():
+        named = [c for c in columns if kinds[c] == kind]
+        if named:
+            raise ArgumentProblem(f"the {kind} columns {named} {reason}: leave them out with --columns")
+    text = [c for c in columns if kinds[c] == "text"]
+    if text and not args.delta:
+        raise ArgumentProblem(
+            f"the categories of the text columns {text} are not public, so they are selected privately, "
+            "which needs a delta: pass --delta (e.g. 1e-6), declare them as categories in the schema, "
+            "or leave them out with --columns"
+        )
+    return prepared
 
 
-def require_delta_for_text(frame: pd.DataFrame, delta: float) -> None:
-    """Text columns' categories are selected privately, which needs delta: say so in command-line terms.
+def check_output(path: str, suffixes: Sequence[str], inputs: Sequence[Path] = ()) -> Path:
+    """An output path that can be written: its folder exists and is writable, its suffix is one of ``suffixes``,
+    and it is none of the ``inputs``. Checked before anything is spent.
 
-    >>> require_delta_for_text(pd.DataFrame({"city": ["Oslo"]}), 0.0)
+    >>> check_output("/no/such/folder/report.html", (".html",))
     Traceback (most recent call last):
     ...
-    dpframe.report.cli.UserError: the categories of the text columns ['city'] are not public, so they are selected privately, which needs a delta: pass --delta (e.g. 1e-6), or leave them out with --columns
+    dpframe.report.cli.ArgumentProblem: cannot write /no/such/folder/report.html: the folder /no/such/folder does not exist
+    >>> check_output("report.txt", (".html", ".htm"))
+    Traceback (most recent call last):
+    ...
+    dpframe.report.cli.ArgumentProblem: cannot write report.txt: the name must end in .html or .htm
     """
-    text = [str(c) for c in frame.columns
-            if pd.api.types.is_object_dtype(frame[c].dtype) or pd.api.types.is_string_dtype(frame[c].dtype)]
-    if text and not delta:
-        raise UserError(
-            f"the categories of the text columns {text} are not public, so they are selected privately, "
-            "which needs a delta: pass --delta (e.g. 1e-6), or leave them out with --columns"
-        )
+    target = Path(path)
+    if target.suffix.lower() not in suffixes:
+        raise ArgumentProblem(f"cannot write {path}: the name must end in {' or '.join(suffixes)}")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ArgumentProblem(f"cannot write {path}: the folder {folder} does not exist")
+    if target.is_dir():
+        raise ArgumentProblem(f"cannot write {path}: it is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ArgumentProblem(f"cannot write {path}: permission denied")
+    if any(target.resolve() == source.resolve() for source in inputs):
+        raise ArgumentProblem(f"cannot write {path}: it is an input file")
+    return target
 
 
-# What a command reports as one line with exit code 1 (anything else is a bug and shows its traceback).
-USER_ERRORS = (UserError, DPFrameError, ValueError, TypeError, KeyError)
+def problem(command: str, error: BaseException, err: TextIO) -> int:
+    """Print a one-line error for ``dpframe COMMAND``; return its exit code (2 before spending, else 1)."""
+    print(f"dpframe {command}: error: {message(error)}", file=err)
+    return 2 if isinstance(error, ArgumentProblem) else 1
+
+
+# What a command reports as one line (anything else is a bug and shows its traceback).
+USER_ERRORS = (ArgumentProblem, UserError, DPFrameError, ValueError, TypeError, KeyError)
 
 
 def message(error: BaseException) -> str:
@@ -200,25 +291,77 @@ def message(error: BaseException) -> str:
     return str(error)
 
 
+def protect(frame: pd.DataFrame, categories: dict[str, list[str]], args: argparse.Namespace) -> ProtectedFrame:
+    """The read frame protected with the command's budget (the library refuses an empty frame)."""
+    import dpframe  # noqa: F401  (registers .dp)
+
+    protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta, categories=categories or None,
+                                 name=args.name, ledger=args.ledger)
+    return cast(ProtectedFrame, protected)
+
+
+def _number(value: Any) -> Any:
+    """A released cell as plain JSON: a float, a text, or null for a missing one.
+
+    >>> _number(np.float64(2.5)), _number(float("nan")), _number(np.int64(3)), _number("BA"), _number(np.True_)
+    (2.5, None, 3.0, 'BA', True)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return None if value is None or value is pd.NA or value is pd.NaT else str(value)
+
+
+def _as_json(path: Path, summary: pd.DataFrame, histograms: Mapping[str, pd.Series[Any]], budget: Budget,
+             notes: Sequence[str], report: str | None) -> dict[str, Any]:
+    """The describe command's result as one JSON-ready record (every float a plain number, NaN as null)."""
+    release = current_release(summary)
+    columns: dict[str, Any] = {}
+    for column in summary.columns:
+        cells = {}
+        for row in summary.index:
+            cell: dict[str, Any] = {"value": _number(summary.loc[row, column])}
+            if release is not None:
+                lower = cast(pd.DataFrame, release.lower).loc[row, column]
+                upper = cast(pd.DataFrame, release.upper).loc[row, column]
+                if not (math.isnan(lower) or math.isnan(upper)):
+                    cell.update(lower=_number(lower), upper=_number(upper))
+            cells[str(row)] = cell
+        columns[str(column)] = cells
+    bars = {}
+    for column, histogram in histograms.items():
+        hist_release = cast(Release, histogram.attrs["dp"])
+        bars[column] = [
+            {"bin": str(label), "count": _number(count), "lower": _number(lower), "upper": _number(upper)}
+            for label, count, lower, upper in zip(histogram.index, histogram,
+                                                  cast(pd.Series, hist_release.lower), cast(pd.Series, hist_release.upper))
+        ]
+    return {
+        "file": str(path), "private": True, "columns": columns, "histograms": bars,
+        "budget": {"total": budget.total.as_dict(), "spent": budget.spent.as_dict(),
+                   "remaining": budget.remaining.as_dict()},
+        "ledger": json.loads(budget.ledger.to_json(orient="records", date_format="iso")),
+        "notes": list(notes), "report": report,
+    }
+
+
+BOUNDS_NOTE = "lower/upper bound: the clipping bounds used, not the data's extremes"
+REFUSED = {"datetime": "are not described (describe summarises numbers, categories and text)"}
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``describe`` with parsed arguments; return the exit code."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    import dpframe  # noqa: F401  (registers .dp)
-
     try:
-        frame = read(args.path, args.sep)
-        frame = select_columns(frame, args.columns)
-        if frame.shape[1] == 0:
-            raise UserError(f"{args.path} has no columns")
-        if len(frame) == 0:
-            raise UserError(f"{args.path} is empty: it has no data rows")
-        require_delta_for_text(frame, args.delta)
-        protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta, name=args.name, ledger=args.ledger)
+        source = prepare_input(args, REFUSED)
+        target = check_output(args.out, (".html", ".htm"), [source.path]) if args.out else None
+        frame, categories = source.read()
+        protected = protect(frame, categories, args)
         total = exact(args.epsilon, "epsilon")
-        numeric = [c for c in frame.columns
-                   if pd.api.types.is_numeric_dtype(frame[c].dtype) and not pd.api.types.is_bool_dtype(frame[c].dtype)]
-        histogram_epsilon = total * exact(args.histogram_share, "share") if args.out and numeric else Fraction(0)
+        numeric = [c for c, kind in source.kinds().items() if kind in ("integer", "float")]
+        histogram_epsilon = total * exact(args.histogram_share, "share") if target and numeric else Fraction(0)
         summary = protected.dp.describe(epsilon=cast(float, total - histogram_epsilon))
         histograms: dict[str, pd.Series[Any]] = {}
         for column in numeric if histogram_epsilon else []:
@@ -227,33 +370,38 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
                 bins=args.bins, bounds=(lo, hi), epsilon=cast(float, histogram_epsilon / len(numeric))
             )
     except USER_ERRORS as error:
-        print(f"dpframe describe: error: {message(error)}", file=err)
-        return 1
+        return problem("describe", error, err)
 
     from dpframe.report.html import formatted, render
 
     budget = protected.dp.budget
-    print(f"Private summary of {args.path} ({budget.total}):", file=out)
-    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_colwidth", 40):
-        print(formatted(summary).to_string(), file=out)
-        print("\nlower/upper bound: the clipping bounds used, not the data's extremes; 95% intervals in the "
-              "HTML report (--out)", file=out)
-        print(f"\nbudget: {budget}", file=out)
-        shown = ["query", "columns", "mechanism", "epsilon", "delta", "rule"]
-        print(budget.ledger[shown].to_string(index=False), file=out)
-    if args.out:
-        notes = (
+    notes = [BOUNDS_NOTE]
+    if histograms:
+        notes.append(
             f"Histograms: {float(histogram_epsilon):g} of ε ({args.histogram_share:g} of the budget), split "
             f"equally over {len(numeric)} numeric column(s); {args.bins} bins over each column's released "
-            "clipping bounds; error bars are 95% intervals of the noise.",
-        ) if histograms else ()
-        page = render(f"dpframe: private summary of {Path(args.path).name}", summary, budget.ledger, str(budget),
-                      histograms, notes)
+            "clipping bounds; error bars are 95% intervals of the noise."
+        )
+    if target is not None:
+        page = render(f"dpframe: private summary of {source.path.name}", summary, budget.ledger, str(budget),
+                      histograms, tuple(notes[1:]))
         try:
-            Path(args.out).write_text(page, encoding="utf-8")
+            target.write_text(page, encoding="utf-8")
         except OSError as error:
             print(f"dpframe describe: error: cannot write {args.out}: {error.strerror or type(error).__name__}",
                   file=err)
             return 1
+    if args.format == "json":
+        record = _as_json(source.path, summary, histograms, budget, notes, args.out)
+        out.write(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        return 0
+    print(f"Private summary of {args.path} ({budget.total}):", file=out)
+    with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_colwidth", 40):
+        print(formatted(summary).to_string(), file=out)
+        print(f"\n{BOUNDS_NOTE}; 95% intervals in the HTML report (--out) or --format json", file=out)
+        print(f"\nbudget: {budget}", file=out)
+        shown = ["query", "columns", "mechanism", "epsilon", "delta", "rule"]
+        print(budget.ledger[shown].to_string(index=False), file=out)
+    if target is not None:
         print(f"\nwrote {args.out}", file=out)
     return 0
