@@ -202,6 +202,34 @@ def test_declared_domains_with_rare_and_empty_categories_produce_no_missing_valu
         assert all(syn[c].nunique() > 5 for c in "abcd")  # the rare categories are still drawn
 
 
+def test_support_is_kept_on_real_mixed_data_without_declarations() -> None:
+    # statsmodels' randhie as a user loads it: floats, counts and 0/1 indicators, nothing declared.
+    sm = pytest.importorskip("statsmodels.api")
+    real = sm.datasets.randhie.load_pandas().data.astype(np.float64)  # as if read from a CSV with a NaN
+    p = real.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    syn = p.dp.synthesize(epsilon=1.0, method="mst", progress=False, random_state=0)
+    pd.testing.assert_series_equal(syn.dtypes, real.dtypes)
+    for column in ("idp", "hlthg", "hlthf", "mdvis"):  # whole numbers in the data: whole numbers back
+        assert (syn[column] == syn[column].round()).all(), column
+    for column in ("idp", "hlthg", "hlthf"):  # indicators: in {0, 1}, both present (hlthf: 7.7% ones)
+        assert set(syn[column].unique()) == {0.0, 1.0}, column
+        assert abs(syn[column].mean() - real[column].mean()) < 0.03, column
+    assert (syn >= 0).all().all()  # nothing negative comes back from non-negative data
+    assert (syn["lncoins"] != syn["lncoins"].round()).mean() > 0.2  # continuous columns stay continuous
+
+
+def test_dates_keep_their_resolution() -> None:
+    rng = np.random.default_rng(3)
+    weekly = pd.Timestamp("2020-01-06") + pd.to_timedelta(rng.integers(0, 150, 4000) * 7, unit="D")
+    stamped = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 10**7, 4000), unit="s")
+    frame = pd.DataFrame({"week": weekly, "seen": stamped, "hours": pd.to_timedelta(rng.integers(0, 48, 4000), unit="h")})
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=3.0)
+    syn = p.dp.synthesize(epsilon=3.0, method="mst", progress=False, random_state=1)
+    assert (syn["week"] == syn["week"].dt.normalize()).all()  # midnight, as the data
+    assert (syn["hours"] % pd.Timedelta("1h") == pd.Timedelta(0)).all()
+    assert (syn["seen"] == syn["seen"].dt.floor("s")).all() and syn["seen"].dt.second.nunique() > 30
+
+
 def test_columns_selects_and_orders_the_output() -> None:
     p = small().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     syn = p.dp.synthesize(epsilon=1.0, columns=["c", "a"], bounds={"c": (0, 19)}, method="marginals",
@@ -272,11 +300,12 @@ def test_discovery_lines_and_exact_total(method: str) -> None:
     spent = p.dp.budget.spent
     assert (spent.epsilon.exact, spent.delta.exact, spent.rho.exact) == (Fraction(3, 5), Fraction(1, 10**7), Fraction(0))
     queries = p.dp.budget.ledger["query"].tolist()
+    assert queries.count("resolution for synthesize") == 1  # whole numbers or not
     assert queries.count("bounds for synthesize") == 1
     assert queries.count("bins for synthesize") == 1  # the float column's bins follow a noisy histogram
     assert queries.count("categories for synthesize") == 1
     assert queries.count("synthesize") == 1
-    assert queries[-1] == "synthesize" and len(queries) == 4
+    assert queries[-1] == "synthesize" and len(queries) == 5
 
 
 def test_bounds_discovery_only_with_a_pure_budget() -> None:
@@ -286,7 +315,8 @@ def test_bounds_discovery_only_with_a_pure_budget() -> None:
     syn = p.dp.synthesize(epsilon=0.5, method="mst", progress=False, random_state=2)
     spent = p.dp.budget.spent
     assert (spent.epsilon.exact, spent.delta.exact, spent.rho.exact) == (Fraction(1, 2), Fraction(0), Fraction(0))
-    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize", "bins for synthesize", "synthesize"]
+    assert p.dp.budget.ledger["query"].tolist() == [
+        "resolution for synthesize", "bounds for synthesize", "bins for synthesize", "synthesize"]
     assert (p.dp.budget.ledger["delta"] == 0).all()
     assert syn["num"].dtype == np.float64
 
@@ -298,7 +328,8 @@ def test_zcdp_budget_spends_exactly_rho() -> None:
     syn = p.dp.synthesize(rho=0.25, method="aim", progress=False, random_state=3)
     spent = p.dp.budget.spent
     assert (spent.epsilon.exact, spent.delta.exact, spent.rho.exact) == (Fraction(0), Fraction(0), Fraction(1, 4))
-    assert p.dp.budget.ledger["query"].tolist() == ["bounds for synthesize", "bins for synthesize", "synthesize"]
+    assert p.dp.budget.ledger["query"].tolist() == [
+        "resolution for synthesize", "bounds for synthesize", "bins for synthesize", "synthesize"]
     assert list(syn.dtypes) == list(df.dtypes)
     # All public: one line.
     q = df[["grp"]].dp.protect(ledger=Ledger.in_memory(), rho=0.5)
@@ -751,7 +782,7 @@ def test_random_state_also_seeds_discovery() -> None:
     for _ in range(2):
         p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
         runs.append(p.dp.synthesize(epsilon=1.0, method="mst", progress=False, random_state=5))
-        assert p.dp.budget.ledger["seeded"].all() and len(p.dp.budget.ledger) == 4
+        assert p.dp.budget.ledger["seeded"].all() and len(p.dp.budget.ledger) == 5
     pd.testing.assert_frame_equal(runs[0], runs[1])
 
 

@@ -376,14 +376,16 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
     with seeded_noise(3):
         discovery = plan.discover(target, privacy)
     domains = discovery.domains
-    # Numeric columns: bounds, then the histogram that places their bins (each half the column's share).
+    # Numeric columns: bounds (half the column's share), then the histogram that places their bins; floats
+    # and times first find the resolution their values keep (a quarter, taken from the bins' half).
     assert p.dp.budget.spent == privacy.cost == discovery.cost
     ledger = p.dp.budget.ledger
-    assert ledger["query"].tolist() == ["bounds for synthesize", "bins for synthesize"] * 2 + [
-        "categories for synthesize"] * 2 + ["bounds for synthesize", "bins for synthesize"]
-    assert ledger["columns"].tolist() == ["age", "age", "income", "income", "city", "job", "joined", "joined"]
-    assert ledger["epsilon"].tolist() == pytest.approx([0.05] * 4 + [0.1] * 2 + [0.05] * 2)
-    assert ledger["delta"].tolist() == pytest.approx([0, 0, 0, 0, 5e-8, 5e-8, 0, 0])
+    whole = ["bounds for synthesize", "bins for synthesize"]
+    stepped = ["resolution for synthesize", *whole]
+    assert ledger["query"].tolist() == whole + stepped + ["categories for synthesize"] * 2 + stepped
+    assert ledger["columns"].tolist() == ["age"] * 2 + ["income"] * 3 + ["city", "job"] + ["joined"] * 3
+    assert ledger["epsilon"].tolist() == pytest.approx([0.05, 0.05, 0.025, 0.05, 0.025, 0.1, 0.1, 0.025, 0.05, 0.025])
+    assert ledger["delta"].tolist() == pytest.approx([0] * 5 + [5e-8, 5e-8] + [0] * 3)
     assert [d.name for d in domains] == list(frame.columns)
     age, income, city, job, sex, joined = domains
     assert city.labels() == ["Lima", "Oslo", "Rome", "<other>", "<NA>"]
@@ -411,7 +413,7 @@ def test_discovery_on_a_zcdp_budget_finds_bounds() -> None:
     with seeded_noise(0):
         domains = plan.discover(target, privacy).domains
     assert p.dp.budget.spent == Cost(rho=Fraction(1, 50))
-    assert p.dp.budget.ledger["rho"].tolist() == pytest.approx([0.005] * 4)
+    assert p.dp.budget.ledger["rho"].tolist() == pytest.approx([0.005, 0.005, 0.0025, 0.005, 0.0025])
     assert [d.size for d in domains[:2]] == [8, 9]
 
 

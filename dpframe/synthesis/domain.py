@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
@@ -330,6 +330,9 @@ class NumericDomain(ColumnDomain):
 
     kind: NumericKind
     edges: tuple[float, ...]
+    # The resolution the values keep (axis units): whole numbers of a float column, whole days or hours
+    # of times. Edges are multiples of it, and decoding draws multiples of it. None: continuous.
+    step: float | None = None
 
     @property
     def bins(self) -> int:
@@ -394,12 +397,39 @@ class NumericDomain(ColumnDomain):
         size = len(edges) - 1 + int(missing)
         return cls(name, size, dtype, missing, kind, tuple(float(e) for e in edges))
 
+    def on_steps(self, step: float | None) -> NumericDomain:
+        """This (equal-width) domain with its values kept to multiples of ``step``; None: unchanged.
+
+        The edges move onto multiples, and as for integers each bin then holds
+        the multiples from its lower edge up to, not including, its upper edge
+        (the top edge is one step above the highest value).
+
+        >>> d = NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 1.0, bins=8).on_steps(1.0)
+        >>> d.edges, d.labels()
+        ((0.0, 1.0, 2.0), ['0', '1', '<NA>'])
+        >>> sorted(set(d.decode(np.array([0, 1, 1, 0]), np.random.default_rng(0)).tolist()))
+        [0.0, 1.0]
+        """
+        if step is None or self.kind == "integer":
+            return self
+        snapped = np.unique(np.round(np.asarray(self.edges) / step) * step)
+        snapped = np.append(snapped, snapped[-1] + step)  # the top value gets a bin of its own
+        return self.stepped(snapped, step)
+
+    def stepped(self, edges: NDArray[np.float64] | Sequence[float], step: float | None) -> NumericDomain:
+        """The domain over these edges (multiples of ``step``, the top one exclusive) keeping values to ``step``."""
+        missing = self.missing
+        return NumericDomain(self.name, len(edges) - 1 + int(missing), self.dtype, missing, self.kind,
+                             tuple(float(e) for e in edges), step)
+
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
         """Every row's bin (vectorised); values beyond the ends go to the end bins, missing to the missing code."""
         self._check_dtype(series)
-        values = axis_values(series)
-        edges = np.asarray(self.edges)
-        codes = np.searchsorted(edges, values, side="right").astype(np.int64) - 1
+        return self.codes_of(axis_values(series))
+
+    def codes_of(self, values: NDArray[np.float64]) -> NDArray[np.int64]:
+        """:meth:`encode` of values already on the column's axis (NaN for missing)."""
+        codes = np.searchsorted(np.asarray(self.edges), values, side="right").astype(np.int64) - 1
         np.clip(codes, 0, self.bins - 1, out=codes)
         if self.missing:
             codes[np.isnan(values)] = self.size - 1
@@ -419,7 +449,10 @@ class NumericDomain(ColumnDomain):
             array = pd.array(ints.astype(self.dtype.numpy_dtype), dtype=self.dtype)
         elif self.kind == "float":
             numpy_dtype = self.dtype if isinstance(self.dtype, np.dtype) else self.dtype.numpy_dtype
-            floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
+            if self.step is not None:
+                floats = self._multiples(lo, hi, rng).astype(numpy_dtype)
+            else:
+                floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
             if isinstance(self.dtype, np.dtype):
                 floats[absent] = np.nan
                 return pd.Series(floats, name=self.name)
@@ -428,9 +461,12 @@ class NumericDomain(ColumnDomain):
             # Whole units of the dtype within the bin (at least one unit wide).
             unit = _time_unit(self.dtype)
             per_second = _PER_SECOND[unit]
-            low = np.ceil(lo * per_second)
-            high = np.maximum(np.ceil(hi * per_second), low + 1)
-            ints = rng.integers(low.astype(np.int64), high.astype(np.int64))
+            if self.step is not None:
+                ints = np.round(self._multiples(lo, hi, rng) * per_second).astype(np.int64)
+            else:
+                low = np.ceil(lo * per_second)
+                high = np.maximum(np.ceil(hi * per_second), low + 1)
+                ints = rng.integers(low.astype(np.int64), high.astype(np.int64))
             ints[absent] = _NAT
             letter = "M" if self.kind == "datetime" else "m"
             series = pd.Series(ints.view(f"{letter}8[{unit}]"), name=self.name)
@@ -441,6 +477,16 @@ class NumericDomain(ColumnDomain):
         array[absent] = pd.NA
         return pd.Series(array, name=self.name)
 
+    def _multiples(
+        self, lo: NDArray[np.float64], hi: NDArray[np.float64], rng: np.random.Generator
+    ) -> NDArray[np.float64]:
+        """A uniform multiple of the step in each bin ``[lo, hi)`` (edges are multiples)."""
+        assert self.step is not None
+        first = np.round(lo / self.step)
+        after = np.round(hi / self.step)
+        drawn = rng.integers(first.astype(np.int64), np.maximum(after, first + 1).astype(np.int64))
+        return drawn.astype(np.float64) * self.step
+
     def labels(self) -> list[str]:
         """Each bin as ``[lower, upper)`` (``[lower, upper]`` for the last; integers: ``17`` or ``[17, 19]``)."""
         edges = self.edges
@@ -450,6 +496,10 @@ class NumericDomain(ColumnDomain):
             if self.kind == "integer":
                 first, last = int(lo), int(hi) - 1
                 out.append(str(first) if first == last else f"[{first}, {last}]")
+                continue
+            if self.step is not None:  # the multiples lo, ..., hi - step
+                top = hi - self.step
+                out.append(self._format(lo) if top <= lo else f"[{self._format(lo)}, {self._format(top)}]")
                 continue
             close = "]" if j == self.bins - 1 else ")"
             out.append(f"[{self._format(lo)}, {self._format(hi)}{close}")
@@ -620,13 +670,15 @@ class DomainPlan:
             target.reserve(privacy.cost, query=f"finding the domains of {[str(c) for c in shares]}")
         domains: list[ColumnDomain] = []
         parts: list[Cost] = []
+        notes: list[str] = []
         for entry in self.entries:
             if entry.domain is not None:
                 domains.append(entry.domain)
             elif entry.need == "bounds":
-                domain, costs = _discover_bins(target, entry, shares[entry.name])
+                domain, costs, note = _discover_bins(target, entry, shares[entry.name])
                 domains.append(domain)
                 parts += costs
+                notes += [note] if note else []
             else:
                 partitioning = Partitioning((entry.name,), (None,))
                 released = release_counts(
@@ -635,7 +687,7 @@ class DomainPlan:
                 keys = pd.Index(released.cells, dtype=entry.dtype, name=None)
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
                 parts.append(shares[entry.name].cost)
-        return Discovery(domains, sum(parts, Cost()))
+        return Discovery(domains, sum(parts, Cost()), tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -644,6 +696,7 @@ class Discovery:
 
     domains: list[ColumnDomain]
     cost: Cost
+    notes: tuple[str, ...] = ()
 
 
 # Cells of the noisy histogram per bin, for columns whose bins follow the data.
@@ -660,29 +713,144 @@ def _halves(privacy: Privacy) -> tuple[Privacy, Privacy]:
     return half, half
 
 
-def _discover_bins(target: Target, entry: _ColumnPlan, privacy: Privacy) -> tuple[NumericDomain, list[Cost]]:
-    """Private bounds, then (unless one code per integer) bins whose edges follow a noisy histogram."""
-    for_bounds, for_bins = _halves(privacy)
-    series = target.column(entry.name)
-    numbers = series
-    if entry.kind in ("datetime", "timedelta"):
-        # The SVT needs numbers: seconds (the conversion reads nothing that could surface).
-        numbers = pd.Series(axis_values(series), index=series.index, name=series.name)
-    lower, upper = private_bounds(target, numbers, for_bounds, query=QUERY)
-    fine = NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False)
-    if fine.bins <= entry.bins:  # few integers (or a degenerate range): one code each, no histogram needed
-        return fine, [for_bounds.cost]
-    noise = for_bins.noise(target.contributions)
-    Plan(
-        f"bins for {QUERY}", (str(entry.name),), target, for_bins, {"count": noise},
-        rule="parallel composition over histogram cells",
-    ).charge()
+# The support histogram: octaves |x| in [2**(e-1), 2**e) for e in [_LOW, _HIGH] of either sign, and one
+# cell for values of magnitude below 2**(_LOW-1) (zero). Beyond 2**_HIGH, values count in the top octave.
+_LOW, _HIGH = -40, 51
+_OCTAVES = _HIGH - _LOW + 1
+# The probability that the noise of some empty cell crosses the threshold (a bound an octave too far).
+SUPPORT_FALSE_ALARM = 0.01
+# Resolutions that values may keep, coarsest first (axis units): whole numbers of floats; whole days,
+# hours, minutes and seconds of times (UTC for zoned datetimes).
+_STEPS: dict[str, tuple[float, ...]] = {"float": (1.0,), "datetime": (86400.0, 3600.0, 60.0, 1.0),
+                                        "timedelta": (86400.0, 3600.0, 60.0, 1.0), "integer": ()}
+
+
+def _octave_cells(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Each (non-missing) value's octave cell, in the order of the values: negatives, zero, positives."""
+    _, exponent = np.frexp(np.abs(values))
+    exponent = np.where(np.isinf(values), _HIGH, np.clip(exponent, _LOW, _HIGH)).astype(np.int64)
+    tiny = np.abs(values) < 2.0 ** (_LOW - 1)
+    return np.where(tiny, _OCTAVES, np.where(values > 0, _OCTAVES + 1 + exponent - _LOW, _HIGH - exponent))
+
+
+def _cell_edges(cell: int, step: float | None) -> tuple[float, float]:
+    """The values an octave cell holds, as (lowest, highest); with ``step``, only multiples of it."""
+    if cell == _OCTAVES:
+        return 0.0, 0.0
+    exponent = cell - _OCTAVES - 1 + _LOW if cell > _OCTAVES else _HIGH - cell
+    low, high = 2.0 ** (exponent - 1), 2.0**exponent
+    if step is not None and low >= step:
+        high -= step  # the largest multiple below 2**e
+    return (low, high) if cell > _OCTAVES else (-high, -low)
+
+
+def _noisy_histogram(
+    target: Target, entry: _ColumnPlan, privacy: Privacy, cells: Callable[[NDArray[np.float64]], NDArray[np.int64]],
+    size: int, what: str,
+) -> tuple[NDArray[np.float64], float]:
+    """Charge ``privacy`` (one ledger line); then read the column and return the noisy count of each of its
+    ``size`` cells (``cells`` maps the non-missing values of the rows in use to cells), and the noise scale b."""
+    noise = privacy.noise(target.contributions)
+    Plan(f"{what} for {QUERY}", (str(entry.name),), target, privacy, {"count": noise},
+         rule="parallel composition over histogram cells").charge()
+    values = axis_values(target.column(entry.name))
     mask = target.rows_in_use()
-    codes = fine.encode(series)
-    counts = np.bincount(codes if mask is None else codes[mask], minlength=fine.size)[: fine.bins]
-    noisy = (counts + noise.sample(fine.bins)).astype(np.float64)
-    edges = _edges_following(np.asarray(fine.edges), noisy, entry.bins)
-    return NumericDomain.from_edges(entry.name, entry.dtype, edges.tolist()), [for_bounds.cost, for_bins.cost]
+    keep = ~np.isnan(values) if mask is None else mask & ~np.isnan(values)
+    counts = np.bincount(cells(values[keep]), minlength=size)
+    return (counts + noise.sample(size)).astype(np.float64), float(noise.param)
+
+
+def _discover_range(
+    target: Target, entry: _ColumnPlan, privacy: Privacy, step: float | None
+) -> tuple[float, float, str]:
+    """Bounds from a noisy histogram of octaves (of both signs, and zero): ``(lower, upper, note)``.
+
+    The bounds are the outer edges of the outermost octaves whose noisy count
+    clears a threshold that the noise of an empty cell crosses with
+    probability :data:`SUPPORT_FALSE_ALARM` at most (a union bound over the
+    cells). Unlike a scan that stops at the first noisy count below a
+    threshold, a small share cannot make a few percent of the values vanish:
+    only octaves holding fewer values than the threshold, about
+    ``b ln(cells / 0.02)`` for noise scale ``b``, are lost.
+    """
+    size = 2 * _OCTAVES + 1
+    noisy, scale = _noisy_histogram(target, entry, privacy, _octave_cells, size, "bounds")
+    threshold = scale * math.log(size / (2 * SUPPORT_FALSE_ALARM))
+    occupied = np.flatnonzero(noisy >= threshold)
+    note = ""
+    if len(occupied) == 0:
+        occupied = np.array([int(np.argmax(noisy))])
+        note = (f"no range of {entry.name!r} stood out from the noise (threshold {threshold:.0f} values per "
+                "octave): its bounds are those of the fullest octave; declare bounds for it")
+    lower, upper = _cell_edges(int(occupied[0]), step)[0], _cell_edges(int(occupied[-1]), step)[1]
+    if lower == upper == 0.0:  # only zeros stood out: keep the first step up (counts, indicators)
+        upper = step or 2.0 ** (_LOW - 1)
+    return lower, upper, note
+
+
+def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy) -> float | None:
+    """The coarsest resolution (:data:`_STEPS`) that the values keep, from a noisy count per resolution.
+
+    Each value counts once, under the coarsest step it is a multiple of (or
+    "finer"): parallel composition. A step is kept when the noisy count of
+    the values finer than it stays below what noise alone exceeds with
+    probability 1% (Laplace tails, scaled by the square root of the cells
+    summed): a column with a few percent of finer values may be judged whole
+    at small budgets, and its values are then rounded to the step.
+    """
+    steps = _STEPS[entry.kind]
+
+    def coarsest(values: NDArray[np.float64]) -> NDArray[np.int64]:
+        resolution = np.full(len(values), len(steps), dtype=np.int64)
+        with np.errstate(invalid="ignore"):
+            for index in range(len(steps) - 1, -1, -1):  # finest first: the coarsest step a value keeps wins
+                resolution[np.fmod(values, steps[index]) == 0] = index
+        return resolution
+
+    noisy, scale = _noisy_histogram(target, entry, privacy, coarsest, len(steps) + 1, "resolution")
+    for index, step in enumerate(steps):
+        finer = noisy[index + 1 :]
+        if finer.sum() <= scale * math.log(1 / (2 * 0.01)) * math.sqrt(len(finer)):
+            return step
+    return None
+
+
+def _discover_bins(
+    target: Target, entry: _ColumnPlan, privacy: Privacy
+) -> tuple[NumericDomain, list[Cost], str]:
+    """Private resolution and bounds, then (unless few values) bins following a noisy histogram.
+
+    Half of the column's share finds the range; the resolution (floats and
+    times) takes a quarter and the bins the rest.
+    """
+    for_range, rest = _halves(privacy)
+    costs = [for_range.cost]
+    step: float | None = 1.0 if entry.kind == "integer" else None
+    if _STEPS[entry.kind]:
+        for_step, for_bins = _halves(rest)
+        step = _discover_step(target, entry, for_step)
+        costs.append(for_step.cost)
+    else:
+        for_bins = rest
+    if entry.kind == "datetime":
+        # Dates lie far from zero, where octaves are decades wide (2**30 s is 34 years): the sparse
+        # vector's grid of 3% steps finds their range better. It needs numbers: seconds.
+        column = target.column(entry.name)
+        seconds = pd.Series(axis_values(column), index=column.index, name=column.name)
+        lower, upper = private_bounds(target, seconds, for_range, query=QUERY)
+        note = ""
+    else:
+        lower, upper, note = _discover_range(target, entry, for_range, step)
+    fine = NumericDomain.from_bounds(
+        entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
+    ).on_steps(step)
+    if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
+        return fine, costs, note
+    noisy, _ = _noisy_histogram(target, entry, for_bins, fine.codes_of, fine.size, "bins")
+    edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
+    domain = fine.stepped(edges, step) if step is not None else NumericDomain.from_edges(
+        entry.name, entry.dtype, edges.tolist())
+    return domain, [*costs, for_bins.cost], note
 
 
 def _edges_following(fine_edges: NDArray[np.float64], noisy: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
