@@ -54,3 +54,6 @@ def adult() -> pd.DataFrame:
     if not path.exists():
         pytest.skip("shared Adult data not available")
     return pd.read_csv(path, sep=";")
+
+# tests/typecheck/ holds user programs for mypy (tests/test_typing.py), not tests: never import them.
+collect_ignore = ["typecheck"]
