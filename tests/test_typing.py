@@ -11,9 +11,12 @@ repository, so dpframe is found the way a user's mypy finds it: installed.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,6 +70,24 @@ def _expected(program: Path) -> tuple[dict[int, str], set[tuple[int, str]]]:
         else:
             errors.add((number, found["value"]))
     return revealed, errors
+
+
+def test_the_revealed_types_are_the_types_at_run_time() -> None:
+    """The annotations are true: run ``revealed.py`` and check each revealed value's class."""
+    program = FILES / "revealed.py"
+    revealed, _ = _expected(program)
+    values: dict[int, Any] = {}
+
+    def reveal_type(value: Any) -> Any:
+        values[sys._getframe(1).f_lineno] = value
+        return value
+
+    exec(compile(program.read_text(), str(program), "exec"), {"reveal_type": reveal_type, "__name__": "revealed"})
+    assert sorted(values) == sorted(revealed)
+    for line, name in revealed.items():
+        path = re.sub(r"\[.*\]$", "", name)  # the class, without type arguments
+        module, _, cls = path.rpartition(".")
+        assert isinstance(values[line], getattr(importlib.import_module(module or "builtins"), cls)), (line, name)
 
 
 def test_the_programs_say_what_they_expect() -> None:

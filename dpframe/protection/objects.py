@@ -915,6 +915,19 @@ class _Loc:
             return key
         return key, slice(None)
 
+    # As p[...]: a list of columns (or all of them) gives a frame, one label a column.
+    @overload
+    def __getitem__(self, key: tuple[Any, list[Any] | pd.Index[Any] | slice]) -> ProtectedFrame: ...
+
+    @overload
+    def __getitem__(self, key: tuple[Any, Callable[[ProtectedFrame], Any]]) -> Any: ...
+
+    @overload
+    def __getitem__(self, key: tuple[Any, Hashable]) -> ProtectedSeries: ...
+
+    @overload
+    def __getitem__(self, key: Protected | Callable[[ProtectedFrame], Any]) -> ProtectedFrame: ...
+
     def __getitem__(self, key: Any) -> Any:
         rows, columns = self._split(key)
         frame = self._frame
