@@ -20,6 +20,9 @@ from dpframe.testing import NotPrivateWarning, seeded_noise
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
+# tests/typecheck/ holds user programs for mypy (tests/test_typing.py), not tests: never import them.
+collect_ignore = ["typecheck"]
+
 
 @pytest.fixture
 def seeded() -> Iterator[None]:
@@ -54,6 +57,3 @@ def adult() -> pd.DataFrame:
     if not path.exists():
         pytest.skip("shared Adult data not available")
     return pd.read_csv(path, sep=";")
-
-# tests/typecheck/ holds user programs for mypy (tests/test_typing.py), not tests: never import them.
-collect_ignore = ["typecheck"]

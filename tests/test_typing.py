@@ -1,12 +1,15 @@
 """User code type-checks against dpframe: ``mypy --strict`` on the small programs in ``tests/typecheck/``.
 
 ``revealed.py`` must pass, with mypy revealing on each line the type its
-comment names (``revealed: <type>``); every other file has one mistake a user
-could make, marked ``error: <code>``, and mypy must report exactly that error
-there (its explanatory notes aside). One mypy
-run checks all the files (pandas-stubs makes a cold run take seconds), with
-its cache in a temporary folder and the working directory outside the
-repository, so dpframe is found the way a user's mypy finds it: installed.
+comment names (``revealed: <type>``), and it also runs, giving values of those
+types. Every other file has one mistake a user could make, marked
+``error: <code>``, and mypy must report exactly that error there (its
+explanatory notes aside). One mypy run checks all the files (pandas-stubs
+makes a cold run take seconds), with its cache in a temporary folder and the
+working directory outside the repository, so dpframe is found the way a
+user's mypy finds it: installed. mypy reads pandas-stubs, never the installed
+pandas, so the pandas 2.2 run checks the same thing (the programs also pass
+with pandas-stubs 2.2).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
     assert not stderr, stderr
     lines: dict[str, list[str]] = {program.name: [] for program in PROGRAMS}
     for line in stdout.splitlines():
-        lines.setdefault(Path(line.split(":", 1)[0]).name, []).append(line)
+        lines[Path(line.split(":", 1)[0]).name].append(line)  # only the programs may be reported on
     return lines
 
 
