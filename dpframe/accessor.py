@@ -11,10 +11,11 @@ cost from the schema and arguments alone), and hands it to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from dpframe.accounting.budget import Budget, LedgerLike
@@ -937,6 +938,14 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         ['a', 'b']
         """
         return selection.top_k(self._target(), k, epsilon=epsilon, keys=keys, delta=delta, rho=rho, mechanism=mechanism)
+
+    @overload
+    def quantile(self, q: float = ..., *, bounds: Any = ..., epsilon: float | None = ...,
+                 rho: float | None = ...) -> DPFloat: ...
+
+    @overload
+    def quantile(self, q: Sequence[float] | pd.Index[Any] | np.ndarray[Any, Any], *, bounds: Any = ...,
+                 epsilon: float | None = ..., rho: float | None = ...) -> pd.Series[Any]: ...
 
     def quantile(
         self,

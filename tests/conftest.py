@@ -20,6 +20,9 @@ from dpframe.testing import NotPrivateWarning, seeded_noise
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
+# tests/typecheck/ holds user programs for mypy (tests/test_typing.py), not tests: never import them.
+collect_ignore = ["typecheck"]
+
 
 @pytest.fixture
 def seeded() -> Iterator[None]:

@@ -20,7 +20,7 @@ object keys against numeric ones, and such a check would depend on the data.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import pandas as pd
 
@@ -28,6 +28,7 @@ from dpframe.protection.objects import (
     UNPROTECTED_MARK,
     Protected,
     ProtectedFrame,
+    ProtectedSeries,
     Rows,
     _user_levels,
     level_dtypes,
@@ -197,6 +198,20 @@ def _merge_protected(
     # A joined person's rows come from the left table's sample, if any (the right table only adds
     # to rows the left one has); a sampled right table gives no amplification.
     return ProtectedFrame(merged, protection, Rows(left._rows.sample))
+
+
+Axis = Literal[0, 1, "index", "columns"]
+
+
+# Series stacked as rows stay a series; everything else (frames, or binding columns) is a frame.
+@overload
+def concat(objs: Sequence[ProtectedSeries], axis: Literal[0, "index"] = ..., *,  # type: ignore[overload-overlap]
+           join: Literal["inner", "outer"] = ..., ignore_index: bool = ..., keys: Any = ...) -> ProtectedSeries: ...
+
+
+@overload
+def concat(objs: Sequence[Protected], axis: Axis = ..., *, join: Literal["inner", "outer"] = ...,
+           ignore_index: bool = ..., keys: Any = ...) -> ProtectedFrame: ...
 
 
 def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"] = "outer", ignore_index: bool = False,

@@ -232,12 +232,17 @@ class Protected:
         """1 for a series, 2 for a frame."""
         return int(self._data.ndim)
 
-    def __getattr__(self, name: str) -> Any:
+    def _refuse_attribute(self, name: str) -> NoReturn:
         if name.startswith("_"):
             raise AttributeError(name)
         if hasattr(self._pandas, name):
             raise attribute_refusal(self._kind, name)
         raise AttributeError(f"{self._kind} has no attribute or column {name!r}")
+
+    if not TYPE_CHECKING:
+        # Hidden from type checkers: every attribute not defined here is refused, so a type
+        # checker should report ``s.mean()`` or a misspelt name as missing, not as Any.
+        __getattr__ = _refuse_attribute
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot set {name!r} on a {self._kind}; assign columns with p[{name!r}] = value")
@@ -916,6 +921,19 @@ class _Loc:
             return key
         return key, slice(None)
 
+    # As p[...]: a list of columns (or all of them) gives a frame, one label a column.
+    @overload
+    def __getitem__(self, key: tuple[Any, list[Any] | pd.Index[Any] | slice]) -> ProtectedFrame: ...
+
+    @overload
+    def __getitem__(self, key: tuple[Any, Callable[[ProtectedFrame], Any]]) -> Any: ...
+
+    @overload
+    def __getitem__(self, key: tuple[Any, Hashable]) -> ProtectedSeries: ...
+
+    @overload
+    def __getitem__(self, key: Protected | Callable[[ProtectedFrame], Any]) -> ProtectedFrame: ...
+
     def __getitem__(self, key: Any) -> Any:
         rows, columns = self._split(key)
         frame = self._frame
@@ -1045,7 +1063,7 @@ class ProtectedFrame(Protected):
         return (f"<p><b>ProtectedFrame</b>: rows hidden; {html.escape(self._budget_line())}</p>"
                 f"<table><tr><th>column</th><th>dtype</th></tr>{cells}</table>")
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> ProtectedSeries:  # a column, as p.age (as pandas-stubs types it)
         if not name.startswith("_"):
             try:
                 columns = object.__getattribute__(self, "_data").columns
@@ -1053,7 +1071,7 @@ class ProtectedFrame(Protected):
                 raise AttributeError(name) from None
             if name in columns:
                 return self[name]
-        return super().__getattr__(name)
+        self._refuse_attribute(name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "columns":
@@ -1089,7 +1107,16 @@ class ProtectedFrame(Protected):
         """Columns by position, ``p.iloc[:, [0, 2]]``; row positions are refused."""
         return _ILoc(self)
 
-    def __getitem__(self, key: Any) -> Any:
+    # Conditions (functions are hashable too, hence the overlap) and lists of columns give frames; a label a column.
+    @overload
+    def __getitem__(  # type: ignore[overload-overlap]
+        self, key: Protected | Callable[[ProtectedFrame], Any] | list[Any] | pd.Index[Any] | np.ndarray[Any, Any]
+    ) -> ProtectedFrame: ...
+
+    @overload
+    def __getitem__(self, key: Hashable) -> ProtectedSeries: ...
+
+    def __getitem__(self, key: Any) -> ProtectedFrame | ProtectedSeries:
         if isinstance(key, Protected) or (callable(key) and not isinstance(key, type)):
             if callable(key) and not isinstance(key, Protected):
                 key = key(self)
@@ -1098,7 +1125,8 @@ class ProtectedFrame(Protected):
             return self._filter(self._condition(key, "p[cond]"))
         if isinstance(key, slice):
             raise refusal("p[i:j]", "positional")
-        return self._wrap(self._data[self._column_key(key, "p[key]")])
+        selected: pd.DataFrame | pd.Series[Any] = self._data[self._column_key(key, "p[key]")]
+        return self._wrap(selected)
 
     def _column_key(self, key: Any, operation: str) -> Any:
         """``key`` if it names columns (a label, or a list of labels); refused otherwise.

@@ -18,7 +18,7 @@ released groups are then remembered.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -135,7 +135,11 @@ def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: in
     return with_release(values, release)  # type: ignore[no-any-return]
 
 
-class ColumnGroupBy:
+# What a statistic of the selected columns is: a Series for one column, a frame for a list of them.
+Result = TypeVar("Result", bound="pd.Series[Any] | pd.DataFrame")
+
+
+class ColumnGroupBy(Generic[Result]):
     """``gb["age"]`` (one column) or ``gb[["age", "hours"]]``: the statistics of those columns per group.
 
     >>> import pandas as pd, dpframe
@@ -147,7 +151,7 @@ class ColumnGroupBy:
     """
 
     def __init__(self, groupby: GroupBy, columns: Any):
-        self._groupby = groupby
+        self._groupby: GroupBy = groupby
         self._columns = columns
         for column in self._list:
             groupby._target.column(column)  # an unknown column fails here
@@ -156,13 +160,14 @@ class ColumnGroupBy:
     def _list(self) -> list[Any]:
         return list(self._columns) if isinstance(self._columns, list) else [self._columns]
 
-    def _one(self, statistic: str, **arguments: Any) -> Any:
+    def _one(self, statistic: str, **arguments: Any) -> Result:
+        # Result is a frame exactly when the columns are a list (GroupBy.__getitem__'s overloads).
         if isinstance(self._columns, list):
-            return aggregate(self._groupby, [(c, statistic) for c in self._columns], **arguments)
-        return getattr(self._groupby, statistic)(self._columns, **arguments)
+            return cast(Result, aggregate(self._groupby, [(c, statistic) for c in self._columns], **arguments))
+        return cast(Result, getattr(self._groupby, statistic)(self._columns, **arguments))
 
     def count(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
-              mechanism: str | None = None) -> Any:
+              mechanism: str | None = None) -> pd.Series[Any]:
         """Noisy number of non-missing values per group, like ``gb["x"].count()``."""
         groupby = self._groupby
         target = groupby._target
@@ -180,26 +185,26 @@ class ColumnGroupBy:
         return self._groupby.count(epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
     def sum(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-            rho: float | None = None, mechanism: str | None = None) -> Any:
+            rho: float | None = None, mechanism: str | None = None) -> Result:
         """Noisy sum per group (a frame for several columns, the budget split equally)."""
         return self._one("sum", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
     def mean(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-             rho: float | None = None, mechanism: str | None = None) -> Any:
+             rho: float | None = None, mechanism: str | None = None) -> Result:
         """Noisy mean per group (a frame for several columns, the budget split equally)."""
         return self._one("mean", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
     def var(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-            rho: float | None = None, mechanism: str | None = None) -> Any:
+            rho: float | None = None, mechanism: str | None = None) -> Result:
         """Noisy variance per group (a frame for several columns, the budget split equally)."""
         return self._one("var", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
     def std(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-            rho: float | None = None, mechanism: str | None = None) -> Any:
+            rho: float | None = None, mechanism: str | None = None) -> Result:
         """Noisy standard deviation per group (a frame for several columns, the budget split equally)."""
         return self._one("std", bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
-    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> Any:
+    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> pd.Series[Any]:
         """Private median per group, like ``gb["x"].median()`` (one column)."""
         if isinstance(self._columns, list):
             raise TypeError("median of several columns: ask gb[column].median(...) for each")

@@ -16,10 +16,10 @@ probability at most delta.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -616,7 +616,13 @@ class GroupBy:
     def _fresh(self) -> Target:
         return self._target.fresh() if self._shared is None else self._shared
 
-    def __getitem__(self, columns: Any) -> ColumnGroupBy:
+    @overload
+    def __getitem__(self, columns: list[Any]) -> ColumnGroupBy[pd.DataFrame]: ...
+
+    @overload
+    def __getitem__(self, columns: Hashable) -> ColumnGroupBy[pd.Series[Any]]: ...
+
+    def __getitem__(self, columns: Any) -> ColumnGroupBy[Any]:
         """``gb["age"]`` or ``gb[["age", "hours"]]``: the same groups, those columns' statistics (pandas' spelling)."""
         return ColumnGroupBy(self, columns)
 
@@ -713,10 +719,18 @@ class GroupBy:
         result, release = _counts_with_remainder(counts, "count")
         return with_release(result, release)  # type: ignore[no-any-return]
 
+    @overload
+    def sum(self, column: list[Any], *, bounds: Any = ..., epsilon: float | None = ...,
+            delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.DataFrame: ...
+
+    @overload
+    def sum(self, column: Hashable, *, bounds: Any = ..., epsilon: float | None = ...,
+            delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.Series[Any]: ...
+
     def sum(
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
         rho: float | None = None, mechanism: str | None = None,
-    ) -> pd.Series[Any]:
+    ) -> pd.Series[Any] | pd.DataFrame:
         """Noisy sum per group of ``column`` clipped to ``bounds``.
 
         >>> import pandas as pd, dpframe
@@ -728,7 +742,7 @@ class GroupBy:
         several = self._columns_or_one("sum", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                                                              mechanism=mechanism))
         if several is not None:
-            return several  # type: ignore[return-value]
+            return several
         target = self._fresh()
         series = target.column(column)
         check_numeric(series, "sum")
@@ -766,23 +780,39 @@ class GroupBy:
                           result - half, result + half, LEVEL, (lo, hi), note)
         return with_release(result, release)  # type: ignore[no-any-return]
 
+    @overload
+    def mean(self, column: list[Any], *, bounds: Any = ..., epsilon: float | None = ...,
+             delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.DataFrame: ...
+
+    @overload
+    def mean(self, column: Hashable, *, bounds: Any = ..., epsilon: float | None = ...,
+             delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.Series[Any]: ...
+
     def mean(
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
         rho: float | None = None, mechanism: str | None = None,
-    ) -> pd.Series[Any]:
+    ) -> pd.Series[Any] | pd.DataFrame:
         """Noisy mean per group of ``column`` clipped to ``bounds`` (a list of columns: a frame, the budget split)."""
         several = self._columns_or_one("mean", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                                                               mechanism=mechanism))
         if several is not None:
-            return several  # type: ignore[return-value]
+            return several
         target = self._fresh()
         return self._moment_query(target, "mean", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism))
 
+    @overload
+    def var(self, column: list[Any], *, bounds: Any = ..., ddof: int = ..., epsilon: float | None = ...,
+            delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.DataFrame: ...
+
+    @overload
+    def var(self, column: Hashable, *, bounds: Any = ..., ddof: int = ..., epsilon: float | None = ...,
+            delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.Series[Any]: ...
+
     def var(
         self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
         delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
-    ) -> pd.Series[Any]:
+    ) -> pd.Series[Any] | pd.DataFrame:
         """Noisy variance per group of ``column`` clipped to ``bounds``.
 
         >>> import pandas as pd, dpframe
@@ -794,15 +824,23 @@ class GroupBy:
         several = self._columns_or_one("var", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                                                               mechanism=mechanism))
         if several is not None:
-            return several  # type: ignore[return-value]
+            return several
         target = self._fresh()
         return self._moment_query(target, "var", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism), ddof)
 
+    @overload
+    def std(self, column: list[Any], *, bounds: Any = ..., ddof: int = ..., epsilon: float | None = ...,
+            delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.DataFrame: ...
+
+    @overload
+    def std(self, column: Hashable, *, bounds: Any = ..., ddof: int = ..., epsilon: float | None = ...,
+            delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.Series[Any]: ...
+
     def std(
         self, column: Any, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None,
         delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
-    ) -> pd.Series[Any]:
+    ) -> pd.Series[Any] | pd.DataFrame:
         """Noisy standard deviation per group of ``column`` clipped to ``bounds``.
 
         >>> import pandas as pd, dpframe
@@ -814,7 +852,7 @@ class GroupBy:
         several = self._columns_or_one("std", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                                                               mechanism=mechanism))
         if several is not None:
-            return several  # type: ignore[return-value]
+            return several
         target = self._fresh()
         return self._moment_query(target, "std", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism), ddof)
