@@ -161,9 +161,7 @@ class _Released:
     def _describe(self, value: float) -> str:
         lo, hi = self.ci
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
-        # Digits the noise justifies -- but enough to tell the interval's ends apart when it was cut at the
-        # bounds (an all-missing column's mean: the noise dwarfs the range).
-        resolution = min(self.std, (hi - lo) / 4) if hi > lo else self.std
+        resolution = shown_resolution(self.std, lo, hi)
         shown = justified(value, resolution)
         if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
             return f"{shown} ({self.mechanism}, {cost}; no interval)"
@@ -189,20 +187,32 @@ def is_unreliable(value: float, lower: float, upper: float) -> bool:
     return reach > 0 and reach >= abs(value)
 
 
-def justified(value: float, std: float) -> str:
+def justified(value: float, std: float, *, grouping: bool = False) -> str:
     """``value`` with the digits its noise justifies: down to the second significant digit of ``std``.
 
     Integers stay whole; without a finite positive ``std`` the value is shown in full.
+    ``grouping`` separates thousands with commas (for reports).
 
     >>> justified(0.4946313830662, 0.0124), justified(41.18734, 0.0516), justified(123456.7, 350.0)
     ('0.495', '41.187', '123460')
-    >>> justified(17, 4.2), justified(2.5, float("nan"))
-    ('17', '2.5')
+    >>> justified(17, 4.2), justified(2.5, float("nan")), justified(30061.3, 140.0, grouping=True)
+    ('17', '2.5', '30,060')
     """
     if isinstance(value, int) or not (math.isfinite(std) and std > 0 and math.isfinite(value)):
-        return repr(value)
+        return f"{value:,}" if grouping and isinstance(value, int) else repr(value)
     decimals = 1 - math.floor(math.log10(std))
-    return f"{round(value, decimals):.{max(decimals, 0)}f}"
+    return f"{round(value, decimals):{',' if grouping else ''}.{max(decimals, 0)}f}"
+
+
+def shown_resolution(std: float, lower: float, upper: float) -> float:
+    """The resolution a released value is shown to (:func:`justified`): its noise's std -- but fine
+    enough to tell the interval's ends apart when it was cut at the bounds (an all-missing column's
+    mean: the noise dwarfs the range).
+
+    >>> shown_resolution(3.0, 90.0, 110.0), shown_resolution(50.0, 0.0, 1.0), shown_resolution(2.0, 5.0, 5.0)
+    (3.0, 0.25, 2.0)
+    """
+    return min(std, (upper - lower) / 4) if upper > lower else std
 
 
 class DPFloat(_Released, float):
