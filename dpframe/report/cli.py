@@ -24,6 +24,8 @@ import pandas as pd
 
 from dpframe.accounting.costs import exact
 from dpframe.errors import DPFrameError
+from dpframe.report import require_report_dependencies
+from dpframe.report.cells import formatted
 
 HISTOGRAM_SHARE = Fraction(1, 5)
 BINS = 10
@@ -214,6 +216,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if len(frame) == 0:
             raise UserError(f"{args.path} is empty: it has no data rows")
         require_delta_for_text(frame, args.delta)
+        if args.out:  # the report's libraries are optional: say so before anything is spent
+            try:
+                require_report_dependencies()
+            except ImportError as error:
+                raise UserError(f"--out: {error}; nothing was spent") from None
         protected = frame.dp.protect(epsilon=args.epsilon, delta=args.delta, name=args.name, ledger=args.ledger)
         total = exact(args.epsilon, "epsilon")
         numeric = [c for c in frame.columns
@@ -230,8 +237,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         print(f"dpframe describe: error: {message(error)}", file=err)
         return 1
 
-    from dpframe.report.html import formatted, render
-
     budget = protected.dp.budget
     print(f"Private summary of {args.path} ({budget.total}):", file=out)
     with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_colwidth", 40):
@@ -247,8 +252,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             f"equally over {len(numeric)} numeric column(s); {args.bins} bins over each column's released "
             "clipping bounds; error bars are 95% intervals of the noise.",
         ) if histograms else ()
-        page = render(f"dpframe: private summary of {Path(args.path).name}", summary, budget.ledger, str(budget),
-                      histograms, notes)
+        from dpframe.report.html import render
+
+        page = render(f"Private summary of {Path(args.path).name}", summary, budget, histograms, notes)
         try:
             Path(args.out).write_text(page, encoding="utf-8")
         except OSError as error:
