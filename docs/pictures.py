@@ -1,13 +1,20 @@
-"""Render the pictures of docs/reading-answers.md from real data: ``python docs/pictures.py [out_dir]``.
+"""Render the pictures of docs/reading-answers.md from real data, and the report's screenshot in
+docs/describe.md: ``python docs/pictures.py [out_dir]``.
 
-Needs the ``examples`` extra (statsmodels, matplotlib). The noise is seeded
+Needs the ``examples`` extra (statsmodels, matplotlib), and for the report the ``report`` extra
+and headless Chromium. The noise of the reading-answers pictures is seeded
 (:func:`dpframe.testing.seeded_noise`, a test-only switch) so that the pictures
 do not change from one build to the next; everything else is what a user runs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shutil
+import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -105,9 +112,30 @@ def preview(out: Path) -> None:
     assert p.dp.budget.spent.epsilon == 0
 
 
+def report(out: Path) -> None:
+    """The HTML report of `dpframe describe --out` on the demo's census-like frame, as headless Chromium shows it."""
+    from dpframe.__main__ import census_like, main as command
+
+    browser = next((path for name in ("chromium", "chromium-browser", "google-chrome")
+                    if (path := shutil.which(name))), None)
+    if browser is None:
+        print("report.png not drawn: no headless Chromium (apt-get install chromium)", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        data, page = Path(folder) / "census.csv", Path(folder) / "report.html"
+        census_like().to_csv(data, index=False)
+        # Not seeded: the ledger would (rightly) show the releases as not private.
+        with contextlib.redirect_stdout(io.StringIO()):
+            command(["describe", str(data), "--epsilon", "1", "--delta", "1e-6", "--out", str(page),
+                     "--ledger", str(Path(folder) / "ledger.sqlite")])
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        f"--screenshot={out / 'report.png'}", "--window-size=1280,2300", page.as_uri()],
+                       check=True, capture_output=True)
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for draw in (clipping, histogram, other, preview):
+    for draw in (clipping, histogram, other, preview, report):
         draw(out)
 
 

@@ -43,7 +43,11 @@ def format_value(value: Any, *, grouping: bool = False) -> str:
     ('3.14159', '', '12', 'HS')
     >>> format_value(385024.0, grouping=True), format_value(26571.4285, grouping=True), format_value(1.5e-9)
     ('385,024', '26,571.4', '1.5e-09')
+    >>> format_value(pd.Timestamp("2020-06-01")), format_value(pd.Timestamp("2020-06-01 11:02:27"))
+    ('2020-06-01', '2020-06-01 11:02:27')
     """
+    if isinstance(value, pd.Timestamp) and value is not pd.NaT and value == value.normalize():
+        return value.strftime("%Y-%m-%d")  # a date (e.g. a declared bound): no 00:00:00
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return "" if value is pd.NaT else str(value)
     if isinstance(value, numbers.Integral):

@@ -135,9 +135,11 @@ def summary_table(summary: pd.DataFrame) -> Markup:
     True
     """
     shown = cells(summary, grouping=True)
+    if "unreliable" in shown.index:  # say "none" rather than leave the row blank, as if it did not apply
+        shown.loc["unreliable"] = [c if c.value else Cell("none") for c in shown.loc["unreliable"]]
     classes = pd.DataFrame(
         [[" ".join(filter(None, ("bound" if "bound" in str(row) else "", "unreliable" if c.unreliable else "",
-                                 "empty" if not c.value else "")))
+                                 "none" if row == "unreliable" and c.value == "none" else "")))
           for c in shown.loc[row]] for row in shown.index],
         index=shown.index, columns=shown.columns,
     )
