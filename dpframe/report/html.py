@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import datetime
 import io
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from dpframe import __version__
 from dpframe.plotting import plot_release
 from dpframe.report import INSTALL_HINT
 from dpframe.report.cells import Cell, cells, format_value
@@ -135,12 +137,16 @@ def summary_table(summary: pd.DataFrame) -> Markup:
     True
     """
     shown = cells(summary, grouping=True)
-    if "unreliable" in shown.index:  # say "none" rather than leave the row blank, as if it did not apply
-        shown.loc["unreliable"] = [c if c.value else Cell("none") for c in shown.loc["unreliable"]]
+    # The unreliable row says "none" rather than stay blank, as if it did not apply.
+    grid: list[list[Cell]] = [
+        [Cell("none") if row == "unreliable" and not c.value else c for c in shown.loc[row]]
+        for row in shown.index
+    ]
+    shown = pd.DataFrame(grid, index=shown.index, columns=shown.columns, dtype=object)
     classes = pd.DataFrame(
         [[" ".join(filter(None, ("bound" if "bound" in str(row) else "", "unreliable" if c.unreliable else "",
                                  "none" if row == "unreliable" and c.value == "none" else "")))
-          for c in shown.loc[row]] for row in shown.index],
+          for c in line] for row, line in zip(shown.index, grid)],
         index=shown.index, columns=shown.columns,
     )
     styler = _styled(shown.map(_cell_html), "summary", index=True)
@@ -251,8 +257,8 @@ def _figure(name: str, result: pd.Series[Any]) -> dict[str, Any]:
         notes = _clauses(release.note)
     index = result.index
     if isinstance(index, pd.IntervalIndex) and len(index):
-        first, last = float(index.left[0]), float(index.right[-1])
-        if first > float("-inf") and last < float("inf"):
+        first, last = index.left[0], index.right[-1]
+        if not any(isinstance(edge, float) and math.isinf(edge) for edge in (first, last)):
             notes.append(f"Values below {format_value(first, grouping=True)} or above "
                          f"{format_value(last, grouping=True)} are not counted")
         else:
@@ -290,8 +296,6 @@ def render(
     release = current_release(summary)
     summary_notes = _clauses(release.note) if release is not None else []
     hidden = _hidden_columns(ledger)
-    from dpframe import __version__
-
     return _TEMPLATES.get_template("report.html.j2").render(
         title=title,
         generated=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
