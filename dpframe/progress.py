@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 
 class _Bar(tqdm):  # type: ignore[type-arg]
-    # No monitor thread: our bars redraw on every step (mininterval=0), and a thread left running would
+    # No monitor thread: our bars redraw on every step (mininterval=0, miniters=0), and a thread left running would
     # make a later os.fork() in the user's program warn about forking a multi-threaded process.
     monitor_interval = 0
 
@@ -48,7 +48,8 @@ class Progress:
         self.label = label
         self.bar: Any = _Bar(
             total=1.0, desc=label, disable=None if enabled else True, delay=delay, file=stream, leave=False,
-            mininterval=0.0, bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
+            mininterval=0.0, miniters=0,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
         )
 
     def __call__(self, message: str, fraction: float) -> None:

@@ -102,8 +102,8 @@ def cell(value: Any, std: float, lower: float, upper: float, *, grouping: bool =
         return Cell(format_value(value, grouping=grouping))
     number: float = int(value) if isinstance(value, numbers.Integral) else float(value)
     below, above = (justified(reach, resolution, grouping=grouping) for reach in (number - lower, upper - number))
-    interval = (f"± {above}" if below == above
-                else f"{justified(lower, resolution, grouping=grouping)} to {justified(upper, resolution, grouping=grouping)}")
+    ends = (justified(end, resolution, grouping=grouping) for end in (lower, upper))
+    interval = f"± {above}" if below == above else " to ".join(ends)
     return Cell(justified(number, resolution, grouping=grouping), interval, is_unreliable(number, lower, upper))
 
 
