@@ -828,6 +828,12 @@ def test_progress_bar_draws_on_a_terminal_with_no_delay() -> None:
     assert frames[-2].startswith("synthesize:  50%|") and frames[-2].endswith(", fitting]")
     assert frames[-1].startswith("synthesize: 100%|") and frames[-1].endswith(", done]")
     assert out.getvalue().endswith("\r")  # the bar is cleared at the end: the next output starts clean
+    # Every step is drawn, however small (tqdm would otherwise skip steps smaller than the ones before).
+    out = Terminal()
+    with Progress("x", stream=out, delay=0.0) as bar:
+        for step, fraction in enumerate((0.0, 0.9, 0.92, 0.95, 0.99)):
+            bar(f"step {step}", fraction)
+    assert all(f"step {step}]" in out.getvalue() for step in range(5))
     # Clamped fractions.
     out = Terminal()
     with Progress("x", stream=out, delay=0.0) as bar:
