@@ -252,8 +252,9 @@ def _figure(name: str, result: pd.Series[Any]) -> dict[str, Any]:
     release = current_release(result)
     facts, notes = "", []
     if release is not None:
-        facts = (f"{release.mechanism}, {release.cost.describe('zcdp' if release.cost.rho else 'approx')}; "
-                 f"error bars: {release.level:.0%} intervals of the noise")
+        cost = ", ".join(f"{_GREEK[n]}={_amount(getattr(release.cost, n))}" for n in _GREEK
+                         if getattr(release.cost, n))
+        facts = f"{release.mechanism}, {cost}; error bars: {release.level:.0%} intervals of the noise"
         notes = _clauses(release.note)
     index = result.index
     if isinstance(index, pd.IntervalIndex) and len(index):
