@@ -1,16 +1,23 @@
 """Render the pictures of the docs: ``python docs/pictures.py [out_dir]`` (default ``docs/img``).
 
 docs/reading-answers.md's are drawn from real data (statsmodels' datasets), docs/plots.md's from the
-examples on that page, on the generated frame of ``python -m dpframe demo``.
+examples on that page, on the generated frame of ``python -m dpframe demo``, and the report's
+screenshot in docs/describe.md in headless Chromium.
 
-Needs the ``examples`` extra (statsmodels, matplotlib). The noise is seeded
+Needs the ``examples`` extra (statsmodels, matplotlib), and for the report the ``report`` extra
+and headless Chromium. The noise of the reading-answers pictures is seeded
 (:func:`dpframe.testing.seeded_noise`, a test-only switch) so that the pictures
 do not change from one build to the next; everything else is what a user runs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import shutil
+import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -126,9 +133,32 @@ def plots(out: Path) -> None:
         plt.close(fig)
 
 
+def report(out: Path) -> None:
+    """The HTML report of `dpframe describe --out` on the demo's census-like frame, as headless Chromium shows it."""
+    from dpframe.__main__ import census_like, main as command
+
+    browser = next((path for name in ("chromium", "chromium-browser", "google-chrome")
+                    if (path := shutil.which(name))), None)
+    if browser is None:
+        print("report.png not drawn: no headless Chromium (apt-get install chromium)", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        data, page = Path(folder) / "census.csv", Path(folder) / "report.html"
+        census_like().to_csv(data, index=False)
+        # Not seeded: the ledger would (rightly) show the releases as not private.
+        schema = Path(folder) / "schema.json"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            command(["schema", str(data), "--out", str(schema)])
+            command(["describe", str(data), "--schema", str(schema), "--epsilon", "1", "--delta", "1e-6",
+                     "--out", str(page), "--ledger", str(Path(folder) / "ledger.sqlite")])
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        f"--screenshot={out / 'report.png'}", "--window-size=1280,2300", page.as_uri()],
+                       check=True, capture_output=True)
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for draw in (clipping, histogram, other, preview, plots):
+    for draw in (clipping, histogram, other, preview, plots, report):
         draw(out)
 
 

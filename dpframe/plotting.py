@@ -1,6 +1,7 @@
 """Bar charts of released counts with their intervals as error bars.
 
-Needs matplotlib, an optional extra: ``pip install "dpframe[plot]"``. The rest
+Needs matplotlib, an optional extra: ``pip install "dpframe[plot]"`` (from a source
+checkout ``pip install -e ".[plot]"``, or ``pip install matplotlib``). The rest
 of dpframe imports without it. Plots are post-processing of released values
 and cost nothing.
 
@@ -21,12 +22,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.results import Release, current_release
+from dpframe.results import Release, current_release, is_other, justified
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-INSTALL_HINT = 'plotting needs matplotlib: pip install "dpframe[plot]" (or pip install matplotlib)'
+INSTALL_HINT = ('plotting needs matplotlib: pip install "dpframe[plot]" (from a source checkout of dpframe: '
+                'pip install -e ".[plot]"), or pip install matplotlib')
 
 
 def _pyplot() -> Any:
@@ -76,7 +78,26 @@ def _aligned(result: pd.Series[Any] | pd.DataFrame, bound: Any) -> NDArray[np.fl
 
 
 def _label(key: Any) -> str:
-    return ", ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+    text = ", ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+    return text.replace("$", r"\$")  # a label, never mathtext (a column named "income ($)")
+
+
+def _edges(edges: NDArray[np.float64]) -> list[str]:
+    """Bin edges as text, without exponents: to a thousandth of the narrowest bin, trailing zeros dropped.
+
+    >>> _edges(np.array([4096.0, 42188.8, 80281.6])), _edges(np.linspace(16.5, 82, 11))[:3]
+    (['4096', '42189', '80282'], ['16.5', '23.05', '29.6'])
+    """
+    finite = edges[np.isfinite(edges)]
+    step = float(np.min(np.diff(finite))) if len(finite) > 1 else 1.0
+    return [justified(float(edge), step / 1000, trim=True) for edge in edges]
+
+
+def _ticks(ax: Axes, positions: Any, labels: list[str]) -> None:
+    """Tick labels, slanted and right-aligned under their bars when there are many or they are long."""
+    slanted = len(labels) > 6 or sum(map(len, labels)) > 60
+    ax.set_xticks(positions, labels, rotation=35 if slanted else 0, ha="right" if slanted else "center",
+                  rotation_mode="anchor" if slanted else "default")
 
 
 def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, **kwargs: Any) -> Axes:
@@ -96,12 +117,14 @@ def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, 
     ['[20, 30)', '[30, 40)', '[40, 50]']
 
     Open-ended outer bins (a histogram whose edges were chosen privately) are
-    hatched, as wide as their neighbours, and labelled ``< lower`` and ``> upper``.
+    hatched, as wide as their neighbours, and labelled ``< lower`` and ``> upper``;
+    so is the entry that counts the categories a private selection did not
+    release together (:data:`~dpframe.results.OTHER`). Bin edges are shown to a
+    thousandth of the narrowest bin, without exponents.
     """
     release = release_of(result)
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots()
+    if ax is None:  # pyplot only for a figure of its own: drawing into a given Axes changes no global state
+        _, ax = _pyplot().subplots()
     assert ax is not None
     values = _floats(result)
     lower, upper = _aligned(result, release.lower), _aligned(result, release.upper)
@@ -112,14 +135,15 @@ def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, 
         index = result.index
         if isinstance(index, pd.IntervalIndex):
             left, right = index.left.to_numpy(np.float64, copy=True), index.right.to_numpy(np.float64, copy=True)
-            labels = [f"[{lo:.4g}, {hi:.4g})" for lo, hi in zip(left, right)]
+            lefts, rights = _edges(left), _edges(right)
+            labels = [f"[{lo}, {hi})" for lo, hi in zip(lefts, rights)]
             open_ended = ~np.isfinite(left) | ~np.isfinite(right)
             if len(labels):
                 labels[-1] = labels[-1][:-1] + "]"  # the last bin includes its right edge
             if open_ended.any() and len(labels) > 2:
                 # Open-ended outer bins (edges chosen privately): drawn as wide as their neighbour, hatched,
                 # labelled by the values they count; the last inner bin keeps its right edge.
-                labels[0], labels[-1] = f"< {right[0]:.4g}", f"> {left[-1]:.4g}"
+                labels[0], labels[-1] = f"< {rights[0]}", f"> {lefts[-1]}"
                 labels[-2] = labels[-2][:-1] + "]"
                 left[0], right[-1] = right[0] - (right[1] - left[1]), left[-1] + (right[-2] - left[-2])
             kwargs.setdefault("edgecolor", "white")
@@ -128,24 +152,27 @@ def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, 
             for bar, outer in zip(bars, open_ended):
                 if outer:
                     bar.set_hatch("//")
-            ax.set_xticks((left + right) / 2, labels, rotation=45 if len(labels) > 6 else 0)
+            _ticks(ax, (left + right) / 2, labels)
         else:
             x = np.arange(len(result))
-            ax.bar(x, values[:, 0], yerr=np.vstack([below[:, 0], above[:, 0]]), **kwargs)
-            ax.set_xticks(x, [_label(k) for k in index])
+            bars = ax.bar(x, values[:, 0], yerr=np.vstack([below[:, 0], above[:, 0]]), **kwargs)
+            for bar, key in zip(bars, index):
+                if is_other(key):  # the categories not released, together
+                    bar.set_hatch("//")
+            _ticks(ax, x, [_label(k) for k in index])
         ax.set_xlabel(_label(index.name) if index.name is not None else "")
-        ax.set_ylabel(str(result.name) if result.name is not None else "")
+        ax.set_ylabel(_label(result.name) if result.name is not None else "")
     else:
         rows, cols = len(result.index), len(result.columns)
         x, width = np.arange(rows), 0.8 / max(cols, 1)
         for j, column in enumerate(result.columns):
             ax.bar(x - 0.4 + (j + 0.5) * width, values[:, j], width=width, label=_label(column),
                    yerr=np.vstack([below[:, j], above[:, j]]), **kwargs)
-        ax.set_xticks(x, [_label(k) for k in result.index])
+        _ticks(ax, x, [_label(k) for k in result.index])
         ax.set_xlabel(_label(result.index.name) if result.index.name is not None else "")
         ax.set_ylabel("count")
         ax.legend(title=_label(result.columns.name) if result.columns.name is not None else None)
-    ax.set_title(f"{release.query} of {', '.join(release.columns)} ({release.level:.0%} intervals)")
+    ax.set_title(_label(f"{release.query} of {', '.join(release.columns)} ({release.level:.0%} intervals)"))
     return ax
 
 

@@ -25,6 +25,15 @@ Cells = Union[float, "pd.Series[float]", pd.DataFrame]
 
 # The label of the entry that counts the rows of the categories a private selection did not release.
 OTHER = "other (not released)"
+
+
+def is_other(key: object) -> bool:
+    """Whether an index entry is :data:`OTHER` (in a multi-level index: on every level).
+
+    >>> is_other(OTHER), is_other((OTHER, OTHER)), is_other("HS")
+    (True, True, False)
+    """
+    return key == OTHER or (isinstance(key, tuple) and len(key) > 0 and all(part == OTHER for part in key))
 # A clipped share of the values this large, beyond what the counts' noise explains, is worth a warning.
 NOTICEABLE_CLIPPING = 0.01
 # ... where "beyond the noise" means more than this many standard deviations of the two counts' sum: with
@@ -161,9 +170,7 @@ class _Released:
     def _describe(self, value: float) -> str:
         lo, hi = self.ci
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
-        # Digits the noise justifies -- but enough to tell the interval's ends apart when it was cut at the
-        # bounds (an all-missing column's mean: the noise dwarfs the range).
-        resolution = min(self.std, (hi - lo) / 4) if hi > lo else self.std
+        resolution = shown_resolution(self.std, lo, hi)
         shown = justified(value, resolution)
         if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
             return f"{shown} ({self.mechanism}, {cost}; no interval)"
@@ -189,20 +196,36 @@ def is_unreliable(value: float, lower: float, upper: float) -> bool:
     return reach > 0 and reach >= abs(value)
 
 
-def justified(value: float, std: float) -> str:
+def justified(value: float, std: float, *, grouping: bool = False, trim: bool = False) -> str:
     """``value`` with the digits its noise justifies: down to the second significant digit of ``std``.
 
     Integers stay whole; without a finite positive ``std`` the value is shown in full.
+    ``grouping`` separates thousands with commas (for reports); ``trim`` drops trailing
+    zeros after the point (for values known exactly, such as bin edges).
 
     >>> justified(0.4946313830662, 0.0124), justified(41.18734, 0.0516), justified(123456.7, 350.0)
     ('0.495', '41.187', '123460')
-    >>> justified(17, 4.2), justified(2.5, float("nan"))
-    ('17', '2.5')
+    >>> justified(17, 4.2), justified(2.5, float("nan")), justified(30061.3, 700.0, grouping=True)
+    ('17', '2.5', '30,060')
+    >>> justified(16.5, 0.001), justified(16.5, 0.001, trim=True), justified(20.0, 0.01, trim=True)
+    ('16.5000', '16.5', '20')
     """
     if isinstance(value, int) or not (math.isfinite(std) and std > 0 and math.isfinite(value)):
-        return repr(value)
+        return f"{value:,}" if grouping and isinstance(value, int) else repr(value)
     decimals = 1 - math.floor(math.log10(std))
-    return f"{round(value, decimals):.{max(decimals, 0)}f}"
+    text = f"{round(value, decimals):{',' if grouping else ''}.{max(decimals, 0)}f}"
+    return text.rstrip("0").rstrip(".") if trim and "." in text else text
+
+
+def shown_resolution(std: float, lower: float, upper: float) -> float:
+    """The resolution a released value is shown to (:func:`justified`): its noise's std -- but fine
+    enough to tell the interval's ends apart when it was cut at the bounds (an all-missing column's
+    mean: the noise dwarfs the range).
+
+    >>> shown_resolution(3.0, 90.0, 110.0), shown_resolution(50.0, 0.0, 1.0), shown_resolution(2.0, 5.0, 5.0)
+    (3.0, 0.25, 2.0)
+    """
+    return min(std, (upper - lower) / 4) if upper > lower else std
 
 
 class DPFloat(_Released, float):
@@ -259,7 +282,7 @@ class DPInt(_Released, int):
         return (DPInt, (int(self), self.release))
 
 
-def _time_resolution(std_seconds: float) -> str | None:
+def time_resolution(std_seconds: float) -> str | None:
     """The unit a time is shown to: the largest of day, hour, minute, second at most half the noise std."""
     for unit, seconds in (("D", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
         if std_seconds >= 2 * seconds:
@@ -314,7 +337,7 @@ class _ReleasedTime:
         return self.release.cost
 
     def _shown(self, value: Any) -> str:
-        unit = _time_resolution(float(self.release.std))  # type: ignore[arg-type]
+        unit = time_resolution(float(self.release.std))  # type: ignore[arg-type]
         return str(value if unit is None or value is pd.NaT else value.round(unit))
 
     def _describe(self, value: Any) -> str:

@@ -864,51 +864,62 @@ def test_fast_run_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert captured.err == "" and captured.out == ""
 
 
-def test_progress_bar_draws_with_no_delay() -> None:
-    out = io.StringIO()
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal, where tqdm draws (it stays silent in logs and pipes)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_on_a_terminal_with_no_delay() -> None:
+    out = Terminal()
     with Progress("synthesize", stream=out, delay=0.0) as bar:
         bar("measuring", 0.0)
         bar("fitting", 0.5)
         bar("done", 1.0)
-    text = out.getvalue()
-    assert text.endswith("\n")
-    lines = text.rstrip("\n").split("\r")[1:]
-    assert len(lines) == 3
-    assert lines[0].strip() == "synthesize [........................]   0% measuring"
-    assert lines[1].strip() == "synthesize [############............]  50% fitting"
-    assert lines[2].strip() == "synthesize [########################] 100% done"
+    frames = [frame.strip() for frame in out.getvalue().split("\r") if frame.strip()]
+    assert frames[-3].startswith("synthesize:   0%|") and frames[-3].endswith(", measuring]")
+    assert frames[-2].startswith("synthesize:  50%|") and frames[-2].endswith(", fitting]")
+    assert frames[-1].startswith("synthesize: 100%|") and frames[-1].endswith(", done]")
+    assert out.getvalue().endswith("\r")  # the bar is cleared at the end: the next output starts clean
+    # Every step is drawn, however small (tqdm would otherwise skip steps smaller than the ones before).
+    out = Terminal()
+    with Progress("x", stream=out, delay=0.0) as bar:
+        for step, fraction in enumerate((0.0, 0.9, 0.92, 0.95, 0.99)):
+            bar(f"step {step}", fraction)
+    assert all(f"step {step}]" in out.getvalue() for step in range(5))
     # Clamped fractions.
-    out = io.StringIO()
+    out = Terminal()
     with Progress("x", stream=out, delay=0.0) as bar:
         bar("over", 1.7)
-    assert "[########################]" in out.getvalue()
+    assert "x: 100%|" in out.getvalue()
 
 
-def test_progress_is_silent_when_disabled_or_quick() -> None:
-    for enabled, delay in ((False, 0.0), (True, 60.0)):
-        out = io.StringIO()
-        with Progress("synthesize", stream=out, enabled=enabled, delay=delay) as bar:
+def test_progress_is_silent_when_disabled_quick_or_not_a_terminal() -> None:
+    for stream, enabled, delay in ((Terminal(), False, 0.0), (Terminal(), True, 60.0), (io.StringIO(), True, 0.0)):
+        with Progress("synthesize", stream=stream, enabled=enabled, delay=delay) as bar:
             bar("measuring", 0.5)
-        assert out.getvalue() == ""
+        assert stream.getvalue() == ""
 
 
-def test_synthesize_reports_progress_on_stderr_when_slow(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_synthesize_reports_progress_on_a_terminal_when_slow(monkeypatch: pytest.MonkeyPatch) -> None:
     import dpframe.synthesis.synthesize as module
+
+    terminal = Terminal()
 
     class Immediate(Progress):
         def __init__(self, label: str, **kwargs: Any) -> None:
-            super().__init__(label, **{**kwargs, "delay": 0.0})
+            super().__init__(label, **{**kwargs, "delay": 0.0, "stream": terminal})
 
     monkeypatch.setattr(module, "Progress", Immediate)
     p = small().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     p.dp.synthesize(epsilon=0.5, bounds={"c": (0, 19)}, method="mst", progress=True)
-    err = capsys.readouterr().err
-    assert err.startswith("\rsynthesize [") and err.endswith("\n")
-    assert "sampling" in err and "spanning tree" in err
+    text = terminal.getvalue()
+    assert text.startswith("\rsynthesize:") and "sampling" in text and "spanning tree" in text
+    terminal.seek(0)
+    terminal.truncate()
     p.dp.synthesize(epsilon=0.5, bounds={"c": (0, 19)}, method="mst", progress=False)
-    assert capsys.readouterr().err == ""
+    assert terminal.getvalue() == ""
 
 
 # ---------------------------------------------------------------------------

@@ -38,6 +38,8 @@ from dpframe.accounting.budget import Budget
 from dpframe.accounting.costs import exact
 from dpframe.errors import DPFrameError
 from dpframe.protection.objects import ProtectedFrame
+from dpframe.report import require_report_dependencies
+from dpframe.report.cells import formatted
 from dpframe.results import Release, current_release
 from dpframe.schema import Dialect, SchemaError, check_columns, header, load_schema, read_with_schema
 
@@ -357,6 +359,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         source = prepare_input(args, REFUSED)
         target = check_output(args.out, (".html", ".htm"), [source.path]) if args.out else None
+        if target is not None:  # the report's libraries are optional: say so before anything is spent
+            try:
+                require_report_dependencies()
+            except ImportError as error:
+                raise ArgumentProblem(f"--out: {error}; nothing was spent") from None
         frame, categories = source.read()
         protected = protect(frame, categories, args)
         total = exact(args.epsilon, "epsilon")
@@ -372,8 +379,6 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except USER_ERRORS as error:
         return problem("describe", error, err)
 
-    from dpframe.report.html import formatted, render
-
     budget = protected.dp.budget
     notes = [BOUNDS_NOTE]
     if histograms:
@@ -383,8 +388,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             "clipping bounds; error bars are 95% intervals of the noise."
         )
     if target is not None:
-        page = render(f"dpframe: private summary of {source.path.name}", summary, budget.ledger, str(budget),
-                      histograms, tuple(notes[1:]))
+        from dpframe.report.html import render
+
+        page = render(f"Private summary of {source.path.name}", summary, budget, histograms, tuple(notes[1:]))
         try:
             target.write_text(page, encoding="utf-8")
         except OSError as error:

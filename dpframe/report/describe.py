@@ -351,8 +351,9 @@ def describe(
     ``freq`` that noisy count. ``result.attrs["dp"]`` is a
     :class:`~dpframe.results.Release` whose ``std``, ``lower`` and ``upper``
     are frames of the result's shape (NaN where there is no interval).
-    A progress bar appears on standard error when it runs for more than a
-    second (``progress=False`` to silence it).
+    A progress bar (:mod:`dpframe.progress`) appears in a terminal or a
+    notebook when it runs for more than a second (``progress=False`` to
+    silence it).
 
     >>> import numpy as np, pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
