@@ -176,6 +176,9 @@ def test_missing_bool_datetime_and_wide_categories_survive(
         assert (syn[complete].isna().mean() < 0.06).all()
     else:
         assert syn[complete].isna().sum().sum() == 0
+        (note,) = [n for n in syn.attrs["dp"].notes if n.startswith("missing values")]
+        generated, absent = note.split("; ")
+        assert "'f64'" in generated and "'f32'" in absent and "'f32'" not in generated
     # Both booleans appear in about the right proportion.
     assert abs(syn["b"].mean() - real["b"].mean()) < 0.06
     # The wide categorical keeps its 2,000 categories in the dtype, and draws many of them.

@@ -209,6 +209,11 @@ class Compression:
             weights.append(rare / rare.sum() if rare.sum() > 0 else np.full(len(rare), 1.0 / len(rare)))
         return cls(tuple(kept), tuple(merged), tuple(weights), tuple(sizes))
 
+    def keeps(self, attribute: int, code: int) -> bool:
+        """Whether an original code of an attribute can come out of :meth:`undo` (kept, or merged as rare)."""
+        kept, rare = self.kept[attribute], self.rare[attribute]
+        return kept is None or code in kept or (rare is not None and code in rare)
+
     def sizes(self) -> tuple[int, ...]:
         """Codes per attribute after compression."""
         return tuple(

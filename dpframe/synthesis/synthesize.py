@@ -29,7 +29,7 @@ from dpframe.queries.plan import Plan, Target
 from dpframe.synthesis import graphical
 from dpframe.synthesis.domain import DEFAULT_BINS, DomainPlan, plan_domains
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
-from dpframe.synthesis.measure import Allowance, CodedData
+from dpframe.synthesis.measure import Allowance, CodedData, Compression
 from dpframe.synthesis.model import Clique, GraphicalModel
 from dpframe.testing import seeded_noise
 
@@ -55,7 +55,9 @@ class SynthesisReport:
 
     ``marginals`` are the distinct column sets measured; ``domains`` describes
     each column's codes (bins with their bounds, declared or found privately,
-    or categories), which fix what the synthetic values can be.
+    or categories), which fix what the synthetic values can be; ``notes`` say
+    what the noise decided (a range that did not stand out, where missing
+    values are generated).
 
     >>> import dpframe
     >>> p = pd.DataFrame({"sex": pd.Categorical(["F", "M"] * 500)}).dp.protect(epsilon=1.0)
@@ -70,6 +72,7 @@ class SynthesisReport:
     domains: dict[Any, str]
     rows: int
     seeded: bool
+    notes: tuple[str, ...] = ()
 
 
 def _summary(labels: list[str]) -> str:
@@ -130,6 +133,22 @@ def _groups(marginals: Any, columns: Sequence[Any]) -> list[Clique]:
         used |= set(clique)
         groups.append(clique)
     return groups + [(i,) for i in range(len(columns)) if i not in used]
+
+
+def _missing_note(names: Sequence[Any], missing: Sequence[int | None], compression: Compression | None) -> tuple[str, ...]:
+    """Which columns may have missing values in the synthetic frame, and why (whether the data has any is private)."""
+    columns = [(name, code) for name, code in zip(names, missing) if code is not None]
+    if compression is None or not columns:
+        return ()
+    kept = [str(name) for name, code in columns if compression.keeps(list(names).index(name), code)]
+    dropped = [str(name) for name, _ in columns if str(name) not in kept]
+    return (
+        "missing values: "
+        + (f"generated in {kept}, where their noisy count stood out of the noise" if kept else "")
+        + ("; " if kept and dropped else "")
+        + (f"none generated in {dropped}, where their noisy count was within three noise standard deviations "
+           "of zero (a column with a few missing values may lose them)" if dropped else ""),
+    )
 
 
 def _check_rows(n: Any) -> int | None:
@@ -244,5 +263,6 @@ def synthesize(
     out.attrs["dp"] = SynthesisReport(
         method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
+        found.notes + _missing_note(names, coded.missing, compression),
     )
     return out
