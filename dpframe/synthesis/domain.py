@@ -21,21 +21,27 @@ Kinds of column
   versions, datetimes (any unit, with or without a time zone) and
   timedeltas. Equal-width bins over bounds that are declared
   (``bounds={column: (lower, upper)}``; datetimes as timestamps, timedeltas
-  as durations) or found privately (:func:`~dpframe.queries.bounds.private_bounds`,
-  datetimes in seconds since the epoch), or explicit bin edges
-  (``bins={column: [...]}``). Values beyond the bounds fall in the end bins.
-  Integer columns get integer-aligned bins, one code per integer when the
-  range has at most ``bins`` integers. Decoding draws a uniform value (a
-  uniform integer for integer dtypes) within the bin.
+  as durations) or found privately (the outermost octaves of a noisy
+  histogram, :func:`_discover_range`; for datetimes the sparse vector,
+  :func:`~dpframe.queries.bounds.private_bounds`, in seconds since the
+  epoch), or explicit bin edges (``bins={column: [...]}``). Values beyond the
+  bounds fall in the end bins. Integer columns get integer-aligned bins, one
+  code per integer when the range has at most ``bins`` integers. Decoding
+  draws a uniform value (a uniform integer for integer dtypes) within the bin.
+* **Resolution.** Floats, datetimes and timedeltas without declared bounds
+  first measure the coarsest resolution their values keep
+  (:func:`_discover_step`: whole numbers; whole days, hours, minutes or
+  seconds); bins then lie on multiples of it and decoding draws multiples.
 * **Bins of columns whose bounds are found privately** follow the data: half
-  of the column's share finds the bounds, the other half a noisy histogram of
-  :data:`FINE_CELLS` x ``bins`` equal-width cells between them (parallel
-  composition), and the edges are placed at equal steps of a curve that is
-  half the noisy cumulative mass and half the width (post-processing). Heavy
-  regions (a spike at 0, the body of a skewed income) get narrow bins, and no
-  bin is wider than two equal-width bins. Integer columns whose range turns
-  out to hold at most ``bins`` integers keep one code per integer and skip
-  the histogram; what it would have spent is reported as unspent.
+  of the column's share finds the bounds, the rest (after the resolution's
+  quarter, if any) a noisy histogram of :data:`FINE_CELLS` x ``bins`` cells
+  between them (parallel composition), and the edges are placed at equal
+  steps of a curve that is half the noisy cumulative mass and half the width
+  (post-processing). Heavy regions (a spike at 0, the body of a skewed
+  income) get narrow bins, and no bin is wider than two equal-width bins.
+  Columns whose range turns out to hold at most ``bins`` values keep one code
+  per value and skip the histogram; what it would have spent is reported as
+  unspent.
 
 Missing values have their own (last) code for every dtype that can hold them
 (everything except numpy ints and bools), whether or not the data has any:
