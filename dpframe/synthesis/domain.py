@@ -22,7 +22,7 @@ Kinds of column
   timedeltas. Equal-width bins over bounds that are declared
   (``bounds={column: (lower, upper)}``; datetimes as timestamps, timedeltas
   as durations) or found privately (the outermost octaves of a noisy
-  histogram, :func:`_discover_range`; for datetimes the sparse vector,
+  histogram, ``_discover_range``; for datetimes the sparse vector,
   :func:`~dpframe.queries.bounds.private_bounds`, in seconds since the
   epoch), or explicit bin edges (``bins={column: [...]}``). Values beyond the
   bounds fall in the end bins. Integer columns get integer-aligned bins, one
@@ -30,7 +30,7 @@ Kinds of column
   draws a uniform value (a uniform integer for integer dtypes) within the bin.
 * **Resolution.** Floats, datetimes and timedeltas without declared bounds
   first measure the coarsest resolution their values keep
-  (:func:`_discover_step`: whole numbers; whole days, hours, minutes or
+  (``_discover_step``: whole numbers; whole days, hours, minutes or
   seconds); bins then lie on multiples of it and decoding draws multiples.
 * **Bins of columns whose bounds are found privately** follow the data: half
   of the column's share finds the bounds, the rest (after the resolution's
