@@ -373,9 +373,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         histograms: dict[str, pd.Series[Any]] = {}
         for column in numeric if histogram_epsilon else []:
             lo, hi = summary.loc["lower bound", column], summary.loc["upper bound", column]
-            histograms[str(column)] = protected[column].dp.histogram(
-                bins=args.bins, bounds=(lo, hi), epsilon=cast(float, histogram_epsilon / len(numeric))
-            )
+            share = cast(float, histogram_epsilon / len(numeric))
+            if source.kinds()[column] == "integer":
+                # Whole-number bins [a, b) over the released bounds: the edges say which integers each holds.
+                first, last = math.floor(cast(float, lo)), math.ceil(cast(float, hi))
+                edges = np.unique(np.round(np.linspace(first, last + 1, min(args.bins, last + 1 - first) + 1)))
+                histograms[str(column)] = protected[column].dp.histogram(bins=edges.tolist(), epsilon=share)
+            else:
+                histograms[str(column)] = protected[column].dp.histogram(bins=args.bins, bounds=(lo, hi),
+                                                                         epsilon=share)
     except USER_ERRORS as error:
         return problem("describe", error, err)
 
