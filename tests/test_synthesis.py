@@ -205,6 +205,19 @@ def test_declared_domains_with_rare_and_empty_categories_produce_no_missing_valu
         assert all(syn[c].nunique() > 5 for c in "abcd")  # the rare categories are still drawn
 
 
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_declared_categories_of_text_produce_only_declared_values(method: str) -> None:
+    # The "other" code (values outside the list) decodes as missing: unsupported, it is dropped too.
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"job": rng.choice(["nurse", "clerk", "chef"], 3000, p=[0.6, 0.3, 0.1]).astype(object),
+                          "grade": rng.choice(["a", "b"], 3000).astype(object)})
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.5)
+    for seed in range(3):
+        syn = p.dp.synthesize(epsilon=0.5, method=method, progress=False, random_state=seed,
+                              categories={"job": ["nurse", "clerk", "chef", "pilot"], "grade": ["a", "b"]})
+        assert syn.notna().all().all() and set(syn["job"]) <= {"nurse", "clerk", "chef", "pilot"}
+
+
 def test_support_is_kept_on_real_mixed_data_without_declarations() -> None:
     # statsmodels' randhie as a user loads it: floats, counts and 0/1 indicators, nothing declared.
     sm = pytest.importorskip("statsmodels.api")

@@ -45,8 +45,9 @@ Kinds of column
 
 Missing values have their own (last) code for every dtype that can hold them
 (everything except numpy ints and bools), whether or not the data has any:
-that is a fact about the data, and so private. AIM and MST drop that code when
-its noisy one-way count is below three noise standard deviations
+that is a fact about the data, and so private. AIM and MST drop that code (and
+a category's "other" code, which decodes as missing) when its noisy one-way
+count is below three noise standard deviations
 (:class:`~dpframe.synthesis.measure.Compression`, post-processing), so a
 column without missing values gets none unless the noise says otherwise.
 
@@ -219,6 +220,11 @@ class ColumnDomain(ABC):
         """The code of missing values (always the last), or None when the dtype cannot hold them."""
         return self.size - 1 if self.missing else None
 
+    @property
+    def missing_codes(self) -> tuple[int, ...]:
+        """Every code that decodes as a missing value (the missing code; for categories also "other")."""
+        return () if self.missing_code is None else (self.missing_code,)
+
     def _check_dtype(self, series: pd.Series[Any]) -> None:
         if series.dtype != self.dtype:
             raise TypeError(
@@ -276,6 +282,13 @@ class CategoryDomain(ColumnDomain):
     def other_code(self) -> int | None:
         """The code of values outside the list, or None."""
         return len(self.keys) if self.other else None
+
+    @property
+    def missing_codes(self) -> tuple[int, ...]:
+        """The missing code, and the "other" code, which decodes as missing where the dtype holds one."""
+        if self.missing_code is None:
+            return ()
+        return (self.missing_code,) if self.other_code is None else (self.other_code, self.missing_code)
 
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
         """Every row's code (vectorised; unlisted values get the other code)."""

@@ -70,8 +70,8 @@ class CodedData:
 
     columns: tuple[NDArray[np.int32], ...]
     sizes: tuple[int, ...]
-    # Per attribute, the code of missing values (the domain's last code) or None: public, from the schema.
-    missing: tuple[int | None, ...] = ()
+    # Per attribute, the codes that decode as missing values (public, from the schema).
+    missing: tuple[tuple[int, ...], ...] = ()
 
     @property
     def rows(self) -> int:
@@ -99,8 +99,7 @@ class CodedData:
         sizes[attribute] = size
         missing = list(self.missing)
         if missing:
-            code = missing[attribute]
-            missing[attribute] = None if code is None or mapping[code] < 0 else int(mapping[code])
+            missing[attribute] = tuple(int(mapping[c]) for c in missing[attribute] if mapping[c] >= 0)
         return CodedData(tuple(columns), tuple(sizes), tuple(missing))
 
 
@@ -159,10 +158,10 @@ class Compression:
     counts (clipped at zero; uniformly if all are), which private-pgm leaves
     uniform. A *lone* such code is dropped instead: a bucket of its own could
     only be over-estimated (a non-negative fit puts mass on empty cells). So is
-    an unsupported *missing-value* code, lone or not: merged with rare values it
-    would be drawn in proportion to a noisy count that is positive half the time
-    when the column has no missing values, and every such column would grow a
-    few spurious missing values. Records with a dropped code are left out of
+    an unsupported code that decodes as *missing* (a missing-value or "other"
+    code), lone or not: merged with rare values it would be drawn in proportion
+    to a noisy count that is positive half the time when the column has no
+    such values, and every such column would grow a few spurious missing values. Records with a dropped code are left out of
     the measurements (code -1), which keeps every count's sensitivity.
 
     >>> one_way = [Measurement((0,), np.array([500.0, 400.0, 2.0, -1.0]), np.full(4, 0.1))]  # sigma 10
@@ -183,8 +182,8 @@ class Compression:
 
     @classmethod
     def of(cls, one_way: Sequence[Measurement], sizes: Sequence[int],
-           missing: Sequence[int | None] = ()) -> Compression:
-        """Decide from the noisy one-way marginals (post-processing); ``missing``: each attribute's missing code."""
+           missing: Sequence[Sequence[int]] = ()) -> Compression:
+        """Decide from the noisy one-way marginals (post-processing); ``missing``: the codes that decode as missing."""
         kept: list[NDArray[np.int64] | None] = []
         merged: list[NDArray[np.int64] | None] = []
         weights: list[NDArray[np.float64] | None] = []
@@ -197,9 +196,8 @@ class Compression:
                 continue
             kept.append(np.flatnonzero(supported))
             rare_codes = np.flatnonzero(~supported)
-            code = missing[a] if missing else None
-            if code is not None and not supported[code]:
-                rare_codes = rare_codes[rare_codes != code]  # an unsupported missing code: always dropped
+            if missing:  # an unsupported code that decodes as missing: always dropped
+                rare_codes = rare_codes[~np.isin(rare_codes, np.asarray(missing[a], dtype=np.int64))]
             if len(rare_codes) == 0 or (len(rare_codes) == 1 and supported.any()):
                 merged.append(None)  # a lone unsupported code: dropped
                 weights.append(None)

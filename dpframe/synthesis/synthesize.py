@@ -135,13 +135,15 @@ def _groups(marginals: Any, columns: Sequence[Any]) -> list[Clique]:
     return groups + [(i,) for i in range(len(columns)) if i not in used]
 
 
-def _missing_note(names: Sequence[Any], missing: Sequence[int | None], compression: Compression | None) -> tuple[str, ...]:
+def _missing_note(
+    names: Sequence[Any], missing: Sequence[Sequence[int]], compression: Compression | None
+) -> tuple[str, ...]:
     """Which columns may have missing values in the synthetic frame, and why (whether the data has any is private)."""
-    columns = [(name, code) for name, code in zip(names, missing) if code is not None]
+    columns = [(a, name, codes) for a, (name, codes) in enumerate(zip(names, missing)) if codes]
     if compression is None or not columns:
         return ()
-    kept = [str(name) for name, code in columns if compression.keeps(list(names).index(name), code)]
-    dropped = [str(name) for name, _ in columns if str(name) not in kept]
+    kept = [str(name) for a, name, codes in columns if any(compression.keeps(a, code) for code in codes)]
+    dropped = [str(name) for _, name, _ in columns if str(name) not in kept]
     return (
         "missing values: "
         + (f"generated in {kept}, where their noisy count stood out of the noise" if kept else "")
@@ -242,7 +244,7 @@ def synthesize(
         coded = CodedData(
             tuple(d.encode(frame[c]).astype(np.int32)[slice(None) if mask is None else mask] for c, d in zip(names, domains)),
             tuple(d.size for d in domains),
-            tuple(d.missing_code for d in domains),
+            tuple(d.missing_codes for d in domains),
         )
         with Progress("synthesize", enabled=progress) as bar:
             compression = None
