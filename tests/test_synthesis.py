@@ -234,6 +234,26 @@ def test_support_is_kept_on_real_mixed_data_without_declarations() -> None:
     assert (syn["lncoins"] != syn["lncoins"].round()).mean() > 0.2  # continuous columns stay continuous
 
 
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_degenerate_columns_found_by_discovery_still_synthesize(method: str) -> None:
+    # Found in review: a flag that is almost always 1 (one octave stands out: lower == upper), text whose
+    # every category is too rare to select (only "other" and missing codes, both unsupported), and a
+    # few continuous values (no signal on the resolution: the column must stay continuous, not rounded).
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame({
+        "flag": np.where(np.arange(1000) < 990, 1.0, 0.0),
+        "name": pd.Series([f"n{i % 60}" for i in range(1000)], dtype=object),
+    })
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0, delta=1e-6)
+    for seed in range(2):
+        syn = p.dp.synthesize(epsilon=0.2, delta=1e-7, method=method, progress=False, random_state=seed)
+        assert syn["flag"].dropna().between(0.0, 2.0).all() and len(syn) > 0  # no crash, no overflow
+    few = pd.DataFrame({"u": rng.random(50), "v": rng.random(50)})
+    q = few.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
+    syn = q.dp.synthesize(epsilon=1.0, method=method, progress=False, random_state=0, n=500)
+    assert syn["u"].nunique() > 100
+
+
 def test_dates_keep_their_resolution() -> None:
     rng = np.random.default_rng(3)
     weekly = pd.Timestamp("2020-01-06") + pd.to_timedelta(rng.integers(0, 150, 4000) * 7, unit="D")

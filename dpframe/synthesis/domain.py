@@ -387,8 +387,8 @@ class NumericDomain(ColumnDomain):
             if max(lower, -limit) >= min(upper, limit):
                 if strict:
                     raise ValueError(f"bounds ({lower:g}, {upper:g}) of {name!r} lie outside the range of its dtype {dtype}")
-                lower, upper = -limit, limit
-            lower, upper = max(lower, -limit), min(upper, limit)
+                lower, upper = -limit / 4, limit / 4  # linspace must not overflow computing the width
+            lower, upper = max(lower, -limit / 4), min(upper, limit / 4)
             edges = np.unique(np.linspace(lower, upper, bins + 1))
         return cls._of(name, dtype, kind, edges)
 
@@ -469,7 +469,9 @@ class NumericDomain(ColumnDomain):
         elif self.kind == "float":
             numpy_dtype = self.dtype if isinstance(self.dtype, np.dtype) else self.dtype.numpy_dtype
             if self.step is not None:
-                floats = self._multiples(lo, hi, rng).astype(numpy_dtype)
+                multiples = self._steps_within(lo, hi, rng).astype(np.float64) * self.step
+                # Every stepped bin excludes its upper edge: nudge values a narrow dtype rounds onto it.
+                floats = _within(multiples, lo, hi, np.ones(len(multiples), dtype=bool), numpy_dtype)
             else:
                 floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
             if isinstance(self.dtype, np.dtype):
@@ -481,7 +483,8 @@ class NumericDomain(ColumnDomain):
             unit = _time_unit(self.dtype)
             per_second = _PER_SECOND[unit]
             if self.step is not None:
-                ints = np.round(self._multiples(lo, hi, rng) * per_second).astype(np.int64)
+                # In whole units of the dtype: a float product loses whole seconds of ns times beyond 2116.
+                ints = self._steps_within(lo, hi, rng) * int(round(self.step * per_second))
             else:
                 low = np.ceil(lo * per_second)
                 high = np.maximum(np.ceil(hi * per_second), low + 1)
@@ -496,15 +499,14 @@ class NumericDomain(ColumnDomain):
         array[absent] = pd.NA
         return pd.Series(array, name=self.name)
 
-    def _multiples(
+    def _steps_within(
         self, lo: NDArray[np.float64], hi: NDArray[np.float64], rng: np.random.Generator
-    ) -> NDArray[np.float64]:
-        """A uniform multiple of the step in each bin ``[lo, hi)`` (edges are multiples)."""
+    ) -> NDArray[np.int64]:
+        """A uniform multiple of the step in each bin ``[lo, hi)`` (edges are multiples), as a number of steps."""
         assert self.step is not None
         first = np.round(lo / self.step)
         after = np.round(hi / self.step)
-        drawn = rng.integers(first.astype(np.int64), np.maximum(after, first + 1).astype(np.int64))
-        return drawn.astype(np.float64) * self.step
+        return rng.integers(first.astype(np.int64), np.maximum(after, first + 1).astype(np.int64))
 
     def labels(self) -> list[str]:
         """Each bin as ``[lower, upper)`` (``[lower, upper]`` for the last; integers: ``17`` or ``[17, 19]``)."""
@@ -534,7 +536,7 @@ class NumericDomain(ColumnDomain):
                 return str(stamp.tz_convert(tz) if tz is not None else stamp.tz_localize(None))
             if self.kind == "timedelta":
                 return str(pd.Timedelta(seconds=value))
-        except (OverflowError, ValueError):  # beyond what pandas timestamps can show
+        except (OverflowError, ValueError, NotImplementedError):  # beyond what pandas timestamps can show
             return f"{value:.6g}s"
         return f"{value:.6g}"
 
@@ -802,8 +804,8 @@ def _discover_range(
         note = (f"no range of {entry.name!r} stood out from the noise (threshold {threshold:.0f} values per "
                 "octave): its bounds are those of the fullest octave; declare bounds for it")
     lower, upper = _cell_edges(int(occupied[0]), step)[0], _cell_edges(int(occupied[-1]), step)[1]
-    if lower == upper == 0.0:  # only zeros stood out: keep the first step up (counts, indicators)
-        upper = step or 2.0 ** (_LOW - 1)
+    if lower == upper:  # one value stood out (only zeros, only ones): keep the next step up as well
+        upper = lower + (step or max(abs(lower), 1.0) * 2.0 ** (_LOW - 1))
     return lower, upper, note
 
 
@@ -814,8 +816,10 @@ def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy) -> floa
     "finer"): parallel composition. A step is kept when the noisy count of
     the values finer than it stays below what noise alone exceeds with
     probability 1% (Laplace tails, scaled by the square root of the cells
-    summed): a column with a few percent of finer values may be judged whole
-    at small budgets, and its values are then rounded to the step.
+    summed) and the noisy count of the values on it clears that margin: a
+    column with a few percent of finer values may be judged whole at small
+    budgets, and its values are then rounded to the step; with no signal
+    either way the column stays continuous.
     """
     steps = _STEPS[entry.kind]
 
@@ -827,9 +831,12 @@ def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy) -> floa
         return resolution
 
     noisy, scale = _noisy_histogram(target, entry, privacy, coarsest, len(steps) + 1, "resolution")
+    margin = scale * math.log(1 / (2 * 0.01))  # what the noise of one cell exceeds with probability 1%
     for index, step in enumerate(steps):
-        finer = noisy[index + 1 :]
-        if finer.sum() <= scale * math.log(1 / (2 * 0.01)) * math.sqrt(len(finer)):
+        finer, kept = noisy[index + 1 :], noisy[: index + 1]
+        # Both sides need evidence: few values finer than the step, and enough on it (with no signal
+        # either way, e.g. fifty rows, the column stays continuous rather than rounded).
+        if finer.sum() <= margin * math.sqrt(len(finer)) and kept.sum() >= margin * math.sqrt(len(kept)):
             return step
     return None
 

@@ -196,8 +196,10 @@ class Compression:
                 continue
             kept.append(np.flatnonzero(supported))
             rare_codes = np.flatnonzero(~supported)
-            if missing:  # an unsupported code that decodes as missing: always dropped
-                rare_codes = rare_codes[~np.isin(rare_codes, np.asarray(missing[a], dtype=np.int64))]
+            if missing:  # an unsupported code that decodes as missing: dropped, unless nothing else is left
+                others = rare_codes[~np.isin(rare_codes, np.asarray(missing[a], dtype=np.int64))]
+                if supported.any() or len(others):
+                    rare_codes = others
             if len(rare_codes) == 0 or (len(rare_codes) == 1 and supported.any()):
                 merged.append(None)  # a lone unsupported code: dropped
                 weights.append(None)
