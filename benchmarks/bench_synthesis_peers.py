@@ -296,6 +296,7 @@ def _mbi_data(data: Dataset) -> Any:
 
 
 def _measure(data: Any, cliques: list[tuple[str, ...]], sigma: float) -> list[Any]:
+    """Each clique's marginal with Gaussian noise of standard deviation ``sigma`` (zCDP: 1 / (2 sigma**2) each)."""
     mbi = _mbi()
     out = []
     for clique in cliques:
@@ -318,7 +319,9 @@ def mbi_mst(data: Dataset, epsilon: float, delta: float) -> pd.DataFrame:
     original = _mbi_data(data)
     rho = zcdp_rho_for(epsilon, delta)
     sigma = math.sqrt(3 / (2 * rho))
-    log1 = _measure(original, [(c,) for c in original.domain], sigma)
+    # mst.py's measure() weighs the k cliques of a group 1/sqrt(k) each: a group costs rho / 3 in all.
+    d = len(original.domain)
+    log1 = _measure(original, [(c,) for c in original.domain], sigma * math.sqrt(d))
     # compress_domain: values whose noisy count is below 3 sigma merge into one.
     mapping = {}
     for m in log1:
@@ -340,7 +343,7 @@ def mbi_mst(data: Dataset, epsilon: float, delta: float) -> pd.DataFrame:
         e = candidates[_exponential(np.array([weights[e] for e in candidates]), step, 1.0)]
         forest.merge(*e)
         edges.append(e)
-    log2 = _measure(compressed, edges, sigma)
+    log2 = _measure(compressed, edges, sigma * math.sqrt(len(edges)))
     model = mbi.estimation.MirrorDescent().estimate(compressed.domain, log1 + log2, iters=10000)
     synthetic = model.synthetic_data()
     if mapping:
@@ -423,8 +426,14 @@ def run(data: Dataset, method: str, runs: int, epsilon: float, delta: float, cap
             print(f"  {data.name:9s} {method:18s} FAILED {failures[-1]}", flush=True)
             continue
         finally:
-            spent += time.perf_counter() - start
-        seconds = time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            spent += seconds
+            if method.startswith("mbi-"):
+                # Every run compiles afresh, as in a new process: the compiled programs of many runs piled
+                # up in one process until LLVM could not map more memory (and the process crashed).
+                import jax
+
+                jax.clear_caches()
         rows.append((*score(data, synthetic, triples), seconds))
         print(f"  {data.name:9s} {method:18s} 1-way {rows[-1][0]:.4f}  2-way {rows[-1][1]:.4f}  "
               f"3-way {rows[-1][2]:.4f}  {seconds:6.1f} s", flush=True)
