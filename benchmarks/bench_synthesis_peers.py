@@ -227,7 +227,7 @@ def load(name: str, adult_dir: Path) -> Dataset | None:
         bins = {str(c): ColumnBins("values", tuple(range(len(frame[c].cat.categories))), False) for c in frame.columns}
         raw = frame.apply(lambda col: col.astype(np.int64))
         return Dataset(name, raw, bins, codes_frame(raw, bins),
-                       "the shared Adult data (48,842 rows, 14 columns), discretised by private-pgm's authors")
+                       "The shared Adult data (48,842 rows, 14 columns), discretised by private-pgm's authors")
     source = SOURCES[name]
     try:
         raw = source.load()
@@ -354,6 +354,8 @@ def mbi_mst(data: Dataset, epsilon: float, delta: float) -> pd.DataFrame:
 def mbi_aim(data: Dataset, epsilon: float, delta: float, max_model_size: float = 80,
             max_iters: int = 1000) -> pd.DataFrame:
     """private-pgm's ``mechanisms/aim.py`` on the mbi 2.0 API (workload: all pairs of at most 10,000 cells)."""
+    import jax
+
     mbi = _mbi()
     dataset = _mbi_data(data)
     domain = dataset.domain
@@ -388,6 +390,9 @@ def mbi_aim(data: Dataset, epsilon: float, delta: float, max_model_size: float =
                                              - bias[cl]) for cl in small])
         chosen = small[_exponential(errors, step, max(abs(candidates[cl]) for cl in small))]
         measurements += _measure(dataset, [chosen], sigma)
+        # Each round's model has new cliques and compiles anew; on Adult the compiled programs of ~100 rounds
+        # exhausted the process's memory maps (LLVM: "Cannot allocate memory", then a crash).
+        jax.clear_caches()
         before = np.asarray(model.project(chosen).datavector())
         model = estimator.estimate(domain, measurements, iters=max_iters, warm_start=model)
         after = np.asarray(model.project(chosen).datavector())
