@@ -45,12 +45,12 @@ from dpframe.evaluate import marginal_error  # noqa: E402
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult-pgm"
 
 
-def adult() -> pd.DataFrame | None:
+def adult(data: Path = DATA) -> pd.DataFrame | None:
     """The discretised Adult data with categorical dtypes from its domain file, or None when absent."""
-    if not (DATA / "adult.csv").exists():
+    if not (data / "adult.csv").exists():
         return None
-    domain = json.loads((DATA / "adult-domain.json").read_text())
-    frame = pd.read_csv(DATA / "adult.csv")
+    domain = json.loads((data / "adult-domain.json").read_text())
+    frame = pd.read_csv(data / "adult.csv")
     return pd.DataFrame({c: pd.Categorical(frame[c], categories=range(size)) for c, size in domain.items()})
 
 

@@ -6,7 +6,10 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_queries.py"
@@ -52,3 +55,44 @@ def test_synthesis_benchmark_runs_on_generated_data(tmp_path: Path) -> None:
     for row in written["results"]:
         assert 0 <= row["two_way"]["mean"] <= 1 and 0 <= row["three_way"]["mean"] <= 1
     assert report["rows"] == 2000
+
+
+def _peers() -> Any:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_synthesis_peers.py"
+    spec = importlib.util.spec_from_file_location("bench_synthesis_peers", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_peer_benchmark_bins_real_and_synthetic_values_alike() -> None:
+    bench = _peers()
+    real = pd.DataFrame({
+        "x": np.linspace(0.0, 32.0, 40),  # many values: 16 equal-width bins
+        "k": [0, 1, 2, 3] * 10,  # few values: a code each
+        "t": ["b", "a", None, "b"] * 10,  # text with missing values: a code for them
+    })
+    bins = bench.binning(real)
+    assert [bins[c].size for c in real.columns] == [16, 4, 3]
+    assert bench.codes_frame(real, bins).max().tolist() == [15, 3, 2]
+    # Synthetic values: outside the range go to the end bins, between values to the nearest one, and what the
+    # bins cannot place (a missing value where the real data has none, an unseen category) to "other" = size.
+    synthetic = pd.DataFrame({"x": [-5.0, 2.1, 99.0], "k": [1.4, np.nan, 7.0], "t": ["a", None, "zzz"]})
+    assert bench.codes_frame(synthetic, bins).to_numpy().tolist() == [[0, 1, 0], [1, 4, 2], [15, 3, 3]]
+
+
+def test_peer_benchmark_runs_on_a_shipped_dataset_without_mbi(tmp_path: Path) -> None:
+    bench = _peers()
+    out = tmp_path / "peers.md"
+    # The dpframe methods only: mbi and JAX are benchmark-only dependencies, never installed in CI.
+    report = bench.main(["--datasets", "grunfeld", "--methods", "dpframe-mst", "dpframe-marginals", "--runs", "1",
+                         "--markdown", str(out)])
+    rows = report["grunfeld"]
+    assert [r["method"] for r in rows] == ["dpframe-mst", "dpframe-marginals"]
+    for row in rows:
+        assert row["runs"] == 1 and not row["failures"]
+        assert all(0 <= row[k][0] <= 1 for k in ("one_way", "two_way", "three_way"))
+    written = out.read_text()
+    assert "### grunfeld: 220 rows × 5 columns" in written and "| dpframe-marginals | 1 |" in written
