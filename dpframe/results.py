@@ -295,6 +295,11 @@ def time_resolution(std_seconds: float) -> str | None:
 SHOWN_SECONDS = 9.2e9
 
 
+def _shown_seconds(seconds: float) -> float:
+    """``seconds`` clipped to :data:`SHOWN_SECONDS` either way."""
+    return min(max(float(seconds), -SHOWN_SECONDS), SHOWN_SECONDS)
+
+
 def duration(seconds: float) -> Any:
     """A number of seconds as a ``pd.Timedelta`` (NaN as NaT), clipped to :data:`SHOWN_SECONDS`.
 
@@ -303,7 +308,7 @@ def duration(seconds: float) -> Any:
     """
     if seconds != seconds:
         return pd.NaT
-    return pd.Timedelta(seconds=min(max(float(seconds), -SHOWN_SECONDS), SHOWN_SECONDS))
+    return pd.Timedelta(seconds=_shown_seconds(seconds))
 
 
 class _ReleasedTime:
@@ -408,7 +413,7 @@ class DPTimedelta(_ReleasedTime, pd.Timedelta):
     release: Release
 
     def __new__(cls, seconds: float, release: Release) -> DPTimedelta:
-        obj = pd.Timedelta.__new__(cls, seconds=min(max(float(seconds), -SHOWN_SECONDS), SHOWN_SECONDS))
+        obj = pd.Timedelta.__new__(cls, seconds=_shown_seconds(seconds))
         obj.release = release
         return obj
 

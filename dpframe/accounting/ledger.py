@@ -291,8 +291,7 @@ class Ledger:
         recorded one (a larger total only with ``extend=True``, recorded).
         """
         with self._transaction() as db:
-            by_data = None if fingerprint is None else db.execute(
-                "SELECT budget_id FROM fingerprints WHERE fingerprint = ?", (fingerprint[0],)).fetchone()
+            by_data = None if fingerprint is None else self._linked(db, fingerprint)
             by_name = (db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
                        if name is not None else None)
             if by_data is not None and by_name is not None and by_data[0] != by_name[0]:
@@ -333,16 +332,15 @@ class Ledger:
             self._event(db, budget_id, "reconnected", "by name" if fingerprint is None else f"data {fingerprint[0][:12]}")
             return record, True
 
-    def attach(self, budget_id: str, fingerprint: tuple[str, int, str]) -> bool:
-        """Record that the data with ``fingerprint`` is protected under this budget; whether it already was.
+    def attach(self, budget_id: str, fingerprint: tuple[str, int, str]) -> None:
+        """Record that the data with ``fingerprint`` is protected under this budget (if it is not yet).
 
         Refuses (LedgerError) when the data is already protected under another
         budget: two budgets over the same people would each spend in full.
         """
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            by_data = db.execute("SELECT budget_id FROM fingerprints WHERE fingerprint = ?",
-                                 (fingerprint[0],)).fetchone()
+            by_data = self._linked(db, fingerprint)
             if by_data is not None and by_data[0] != budget_id:
                 other = self._record(db, by_data[0])
                 how = f"name={other.name!r}" if other.name else "its total and no name="
@@ -352,7 +350,6 @@ class Ledger:
             if by_data is None:
                 self._link(db, budget_id, fingerprint)
                 self._event(db, budget_id, "linked", f"data {fingerprint[0][:12]}")
-            return by_data is not None
 
     def record(self, budget_id: str) -> BudgetRecord:
         """The budget's current state (raises LedgerError if it is not in this ledger)."""
@@ -379,6 +376,12 @@ class Ledger:
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
         return BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+
+    def _linked(self, db: sqlite3.Connection, fingerprint: tuple[str, int, str]) -> tuple[str] | None:
+        """The budget the data with this fingerprint is linked to, as a row ``(budget_id,)``, or None."""
+        row: tuple[str] | None = db.execute("SELECT budget_id FROM fingerprints WHERE fingerprint = ?",
+                                            (fingerprint[0],)).fetchone()
+        return row
 
     def _link(self, db: sqlite3.Connection, budget_id: str, fingerprint: tuple[str, int, str]) -> None:
         db.execute("INSERT INTO fingerprints VALUES (?, ?, ?, ?, ?)", (*fingerprint[:1], budget_id, *fingerprint[1:],

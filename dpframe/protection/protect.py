@@ -121,11 +121,11 @@ def protect(
         raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
     if len(data) == 0:
         raise ValueError("cannot protect an empty frame: there is nothing to analyse")
+    _check_missing_testable(data)
     units = None
     if privacy_unit is not None:
         if not isinstance(data, pd.DataFrame) or privacy_unit not in data.columns:
             raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
-        _check_missing_testable(data)
         if data[privacy_unit].isna().any():
             raise ValueError(f"privacy_unit column {privacy_unit!r} has missing values; every row needs a unit")
         units = data[privacy_unit].to_numpy()
@@ -136,8 +136,6 @@ def protect(
                             "(e.g. lists); convert them first, e.g. with .astype(str)") from None
     elif max_contributions != 1:
         raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
-    else:
-        _check_missing_testable(data)
     declared = _declare_categories(data, categories)
     # Last: every argument was checked before the ledger records anything.
     if budget is None:

@@ -41,8 +41,33 @@ from dpframe.results import (
 
 _EPOCH = pd.Timestamp("1970-01-01")
 _SECOND = pd.Timedelta(seconds=1)
-_TICKS_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
-_NAT = np.iinfo(np.int64).min  # how datetime64 and timedelta64 store a missing time
+# How datetime64 and timedelta64 store times: integer ticks of their unit; a missing time as the lowest int64.
+TICKS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+NAT_TICKS = np.iinfo(np.int64).min
+
+
+def time_unit(dtype: Any) -> str:
+    """The unit of a datetime64 or timedelta64 dtype, with or without a time zone: "s", "ms", "us" or "ns"."""
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return str(dtype.unit)
+    return str(np.datetime_data(dtype)[0])
+
+
+def seconds_array(series: pd.Series[Any]) -> NDArray[np.float64]:
+    """A datetime (seconds since the epoch, UTC for zoned columns) or timedelta column in seconds, NaT as NaN.
+
+    Read from the stored integers in floating point: nothing here can overflow
+    or raise, whatever the values, so no row can make a query fail before it is
+    charged (pandas' own subtraction of the epoch raises on second-unit dates
+    beyond the nanosecond range).
+
+    >>> seconds_array(pd.Series(pd.to_datetime(["1970-01-02", None]))).tolist()
+    [86400.0, nan]
+    """
+    ticks = np.asarray(series.array.view("i8"), dtype=np.int64)
+    seconds = ticks.astype(np.float64) / TICKS_PER_SECOND[time_unit(series.dtype)]
+    seconds[ticks == NAT_TICKS] = np.nan
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -77,18 +102,8 @@ class TimeScale:
             else "seconds"
 
     def seconds(self, series: pd.Series[Any]) -> pd.Series[Any]:
-        """The column in seconds (float64; missing times become NaN), same index and name.
-
-        Read from the stored integers (time since the epoch, UTC for zoned
-        columns, in the dtype's unit) in floating point: nothing here can
-        overflow or raise, whatever the values, so no row can make a query fail
-        before it is charged (pandas' own subtraction of the epoch raises on
-        second-unit dates beyond the nanosecond range).
-        """
-        ticks = np.asarray(series.array.asi8)
-        seconds = ticks.astype(np.float64) / _TICKS_PER_SECOND[series.dt.unit]
-        seconds[ticks == _NAT] = np.nan
-        return pd.Series(seconds, index=series.index, name=series.name)
+        """The column in seconds (float64; missing times become NaN), same index and name (:func:`seconds_array`)."""
+        return pd.Series(seconds_array(series), index=series.index, name=series.name)
 
     def seconds_of(self, value: Any, what: str) -> float:
         if isinstance(value, (bool, np.bool_, int, float, np.integer, np.floating)):

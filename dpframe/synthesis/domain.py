@@ -58,6 +58,7 @@ is about a year, so declare bounds for date columns spanning a short period.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -76,6 +77,7 @@ from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
 from dpframe.queries.partitioned import Partitioning, release_counts
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
+from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array, time_unit
 
 __all__ = [
     "DEFAULT_BINS",
@@ -99,8 +101,6 @@ _MASKED_INTEGER = (
     pd.UInt8Dtype, pd.UInt16Dtype, pd.UInt32Dtype, pd.UInt64Dtype,
 )
 _MASKED_FLOAT = (pd.Float32Dtype, pd.Float64Dtype)
-_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
-_NAT = np.iinfo(np.int64).min
 # Integer bounds stay well inside int64 so that ``upper + 1`` and float edges cannot overflow.
 _INT_LIMIT = 2**62
 
@@ -146,15 +146,9 @@ def _integer_limits(dtype: Any) -> tuple[int, int]:
 def _axis_limit(dtype: Any, kind: str) -> float:
     """The largest magnitude on the column's axis that its dtype can hold (with a margin for rounding)."""
     if kind in ("datetime", "timedelta"):
-        return 0.99 * 2.0**63 / _PER_SECOND[_time_unit(dtype)]
+        return 0.99 * 2.0**63 / TICKS_PER_SECOND[time_unit(dtype)]
     numpy_dtype = dtype if isinstance(dtype, np.dtype) else dtype.numpy_dtype
     return float(np.finfo(numpy_dtype).max)
-
-
-def _time_unit(dtype: Any) -> str:
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        return str(dtype.unit)
-    return str(np.datetime_data(dtype)[0])
 
 
 def _to_axis(value: Any, kind: str, dtype: Any, name: Any) -> Any:
@@ -191,10 +185,7 @@ def axis_values(series: pd.Series[Any]) -> NDArray[np.float64]:
     [86400.0, nan]
     """
     if pd.api.types.is_datetime64_any_dtype(series.dtype) or pd.api.types.is_timedelta64_dtype(series.dtype):
-        ints = np.asarray(series.array.view("i8"), dtype=np.int64)
-        values = ints.astype(np.float64) / _PER_SECOND[_time_unit(series.dtype)]
-        values[ints == _NAT] = np.nan
-        return values
+        return seconds_array(series)
     return kernels.as_float_array(series)
 
 
@@ -411,10 +402,12 @@ class NumericDomain(ColumnDomain):
         return cls._of(name, dtype, kind, array)
 
     @classmethod
-    def _of(cls, name: Any, dtype: Any, kind: NumericKind, edges: NDArray[np.float64]) -> NumericDomain:
+    def _of(
+        cls, name: Any, dtype: Any, kind: NumericKind, edges: NDArray[np.float64], step: float | None = None
+    ) -> NumericDomain:
         missing = _holds_missing(dtype)
         size = len(edges) - 1 + int(missing)
-        return cls(name, size, dtype, missing, kind, tuple(float(e) for e in edges))
+        return cls(name, size, dtype, missing, kind, tuple(float(e) for e in edges), step)
 
     def on_steps(self, step: float | None) -> NumericDomain:
         """This (equal-width) domain with its values kept to multiples of ``step``; None: unchanged.
@@ -433,13 +426,7 @@ class NumericDomain(ColumnDomain):
             return self
         snapped = np.unique(np.round(np.asarray(self.edges) / step) * step)
         snapped = np.append(snapped, snapped[-1] + step)  # the top value gets a bin of its own
-        return self.stepped(snapped, step)
-
-    def stepped(self, edges: NDArray[np.float64] | Sequence[float], step: float | None) -> NumericDomain:
-        """The domain over these edges (multiples of ``step``, the top one exclusive) keeping values to ``step``."""
-        missing = self.missing
-        return NumericDomain(self.name, len(edges) - 1 + int(missing), self.dtype, missing, self.kind,
-                             tuple(float(e) for e in edges), step)
+        return self._of(self.name, self.dtype, self.kind, snapped, step)
 
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
         """Every row's bin (vectorised); values beyond the ends go to the end bins, missing to the missing code."""
@@ -480,8 +467,8 @@ class NumericDomain(ColumnDomain):
             array = pd.array(floats, dtype=self.dtype)
         else:
             # Whole units of the dtype within the bin (at least one unit wide).
-            unit = _time_unit(self.dtype)
-            per_second = _PER_SECOND[unit]
+            unit = time_unit(self.dtype)
+            per_second = TICKS_PER_SECOND[unit]
             if self.step is not None:
                 # In whole units of the dtype: a float product loses whole seconds of ns times beyond 2116.
                 ints = self._steps_within(lo, hi, rng) * int(round(self.step * per_second))
@@ -489,7 +476,7 @@ class NumericDomain(ColumnDomain):
                 low = np.ceil(lo * per_second)
                 high = np.maximum(np.ceil(hi * per_second), low + 1)
                 ints = rng.integers(low.astype(np.int64), high.astype(np.int64))
-            ints[absent] = _NAT
+            ints[absent] = NAT_TICKS
             letter = "M" if self.kind == "datetime" else "m"
             series = pd.Series(ints.view(f"{letter}8[{unit}]"), name=self.name)
             tz = getattr(self.dtype, "tz", None)
@@ -765,24 +752,37 @@ def _cell_edges(cell: int, step: float | None) -> tuple[float, float]:
     return (low, high) if cell > _OCTAVES else (-high, -low)
 
 
+Present = Callable[[], NDArray[np.float64]]
+
+
+def _present_values(target: Target, name: Any) -> Present:
+    """The non-missing values (on the column's axis) of the rows in use, read on the first call -- made
+    after a charge -- and kept for the column's other measurements."""
+
+    @functools.cache
+    def present() -> NDArray[np.float64]:
+        values = axis_values(target.column(name))
+        mask = target.rows_in_use()
+        return values[~np.isnan(values) if mask is None else mask & ~np.isnan(values)]
+
+    return present
+
+
 def _noisy_histogram(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, cells: Callable[[NDArray[np.float64]], NDArray[np.int64]],
-    size: int, what: str,
+    target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present,
+    cells: Callable[[NDArray[np.float64]], NDArray[np.int64]], size: int, what: str,
 ) -> tuple[NDArray[np.float64], float]:
-    """Charge ``privacy`` (one ledger line); then read the column and return the noisy count of each of its
-    ``size`` cells (``cells`` maps the non-missing values of the rows in use to cells), and the noise scale b."""
+    """Charge ``privacy`` (one ledger line); then the noisy count of each of ``size`` cells (``cells`` maps
+    the ``present`` values to cells), and the noise scale b."""
     noise = privacy.noise(target.contributions)
     Plan(f"{what} for {QUERY}", (str(entry.name),), target, privacy, {"count": noise},
          rule="parallel composition over histogram cells").charge()
-    values = axis_values(target.column(entry.name))
-    mask = target.rows_in_use()
-    keep = ~np.isnan(values) if mask is None else mask & ~np.isnan(values)
-    counts = np.bincount(cells(values[keep]), minlength=size)
+    counts = np.bincount(cells(present()), minlength=size)
     return (counts + noise.sample(size)).astype(np.float64), float(noise.param)
 
 
 def _discover_range(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, step: float | None
+    target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present, step: float | None
 ) -> tuple[float, float, str]:
     """Bounds from a noisy histogram of octaves (of both signs, and zero): ``(lower, upper, note)``.
 
@@ -795,7 +795,7 @@ def _discover_range(
     ``b ln(cells / 0.02)`` for noise scale ``b``, are lost.
     """
     size = 2 * _OCTAVES + 1
-    noisy, scale = _noisy_histogram(target, entry, privacy, _octave_cells, size, "bounds")
+    noisy, scale = _noisy_histogram(target, entry, privacy, present, _octave_cells, size, "bounds")
     threshold = scale * math.log(size / (2 * SUPPORT_FALSE_ALARM))
     occupied = np.flatnonzero(noisy >= threshold)
     note = ""
@@ -809,7 +809,7 @@ def _discover_range(
     return lower, upper, note
 
 
-def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy) -> float | None:
+def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present) -> float | None:
     """The coarsest resolution (:data:`_STEPS`) that the values keep, from a noisy count per resolution.
 
     Each value counts once, under the coarsest step it is a multiple of (or
@@ -830,7 +830,7 @@ def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy) -> floa
                 resolution[np.fmod(values, steps[index]) == 0] = index
         return resolution
 
-    noisy, scale = _noisy_histogram(target, entry, privacy, coarsest, len(steps) + 1, "resolution")
+    noisy, scale = _noisy_histogram(target, entry, privacy, present, coarsest, len(steps) + 1, "resolution")
     margin = scale * math.log(1 / (2 * 0.01))  # what the noise of one cell exceeds with probability 1%
     for index, step in enumerate(steps):
         finer, kept = noisy[index + 1 :], noisy[: index + 1]
@@ -850,11 +850,12 @@ def _discover_bins(
     times) takes a quarter and the bins the rest.
     """
     for_range, rest = _halves(privacy)
+    present = _present_values(target, entry.name)
     costs = [for_range.cost]
     step: float | None = 1.0 if entry.kind == "integer" else None
     if _STEPS[entry.kind]:
         for_step, for_bins = _halves(rest)
-        step = _discover_step(target, entry, for_step)
+        step = _discover_step(target, entry, for_step, present)
         costs.append(for_step.cost)
     else:
         for_bins = rest
@@ -866,16 +867,16 @@ def _discover_bins(
         lower, upper = private_bounds(target, seconds, for_range, query=QUERY)
         note = ""
     else:
-        lower, upper, note = _discover_range(target, entry, for_range, step)
+        lower, upper, note = _discover_range(target, entry, for_range, present, step)
     fine = NumericDomain.from_bounds(
         entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
     ).on_steps(step)
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
         return fine, costs, note
-    noisy, _ = _noisy_histogram(target, entry, for_bins, fine.codes_of, fine.size, "bins")
+    noisy, _ = _noisy_histogram(target, entry, for_bins, present, fine.codes_of, fine.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
-    domain = fine.stepped(edges, step) if step is not None else NumericDomain.from_edges(
-        entry.name, entry.dtype, edges.tolist())
+    # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
+    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step)
     return domain, [*costs, for_bins.cost], note
 
 
