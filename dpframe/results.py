@@ -283,7 +283,11 @@ class DPInt(_Released, int):
 
 
 def time_resolution(std_seconds: float) -> str | None:
-    """The unit a time is shown to: the largest of day, hour, minute, second at most half the noise std."""
+    """The unit a time is shown to: the largest of day, hour, minute, second at most half the noise std.
+
+    >>> time_resolution(7200.0), time_resolution(0.5)
+    ('h', None)
+    """
     for unit, seconds in (("D", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
         if std_seconds >= 2 * seconds:
             return unit

@@ -318,6 +318,15 @@ def share_budget(budget: Budget, data: pd.DataFrame | pd.Series[Any]) -> Budget:
 
     Data already protected under another budget is refused, so a fresh
     ``Budget(...)`` cannot give the same rows a second, unspent budget.
+
+    >>> import dpframe
+    >>> ledger = dpframe.Ledger.in_memory()
+    >>> df = pd.DataFrame({"x": [1, 2, 3]})
+    >>> shared = share_budget(Budget(epsilon=1.0, ledger=ledger), df)
+    >>> share_budget(Budget(epsilon=1.0, ledger=ledger), df)
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.LedgerError: this data is already protected under budget ..., not ...; a second budget over the same people would spend twice. Reconnect to it with protect(its total and no name=), or protect(budget=) with that budget
     """
     budget._store.attach(budget._id, _identity(data))
     return budget

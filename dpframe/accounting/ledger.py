@@ -337,6 +337,12 @@ class Ledger:
 
         Refuses (LedgerError) when the data is already protected under another
         budget: two budgets over the same people would each spend in full.
+
+        >>> ledger = Ledger.in_memory()
+        >>> record = ledger.create("approx", Cost(epsilon=Fraction(1)))
+        >>> ledger.attach(record.id, ("0f1e", 3, "x"))
+        >>> ledger.events(record.id)["event"].tolist()
+        ['created', 'linked']
         """
         with self._transaction() as db:
             record = self._record(db, budget_id)

@@ -47,7 +47,10 @@ NAT_TICKS = np.iinfo(np.int64).min
 
 
 def time_unit(dtype: Any) -> str:
-    """The unit of a datetime64 or timedelta64 dtype, with or without a time zone: "s", "ms", "us" or "ns"."""
+    """The unit of a datetime64 or timedelta64 dtype, with or without a time zone: "s", "ms", "us" or "ns".
+
+    >>> time_unit(pd.DatetimeTZDtype("ns", "UTC")), time_unit(np.dtype("timedelta64[s]"))
+    ('ns', 's')"""
     if isinstance(dtype, pd.DatetimeTZDtype):
         return str(dtype.unit)
     return str(np.datetime_data(dtype)[0])

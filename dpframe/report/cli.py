@@ -189,7 +189,13 @@ class Input:
 
 
 def prepare_path(path: str, what: str) -> Path:
-    """An input path that exists, is a file and is readable (else :class:`ArgumentProblem`)."""
+    """An input path that exists, is a file and is readable (else :class:`ArgumentProblem`).
+
+    >>> prepare_path("/no/such/data.csv", "data file")
+    Traceback (most recent call last):
+    ...
+    dpframe.report.cli.ArgumentProblem: no such data file: /no/such/data.csv
+    """
     file = Path(path)
     if not file.exists():
         raise ArgumentProblem(f"no such {what}: {path}")
@@ -273,7 +279,12 @@ def check_output(path: str, suffixes: Sequence[str], inputs: Sequence[Path] = ()
 
 
 def problem(command: str, error: BaseException, err: TextIO) -> int:
-    """Print a one-line error for ``dpframe COMMAND``; return its exit code (2 before spending, else 1)."""
+    """Print a one-line error for ``dpframe COMMAND``; return its exit code (2 before spending, else 1).
+
+    >>> import io
+    >>> problem("describe", ArgumentProblem("pass --schema"), io.StringIO())
+    2
+    """
     print(f"dpframe {command}: error: {message(error)}", file=err)
     return 2 if isinstance(error, ArgumentProblem) else 1
 

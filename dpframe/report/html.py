@@ -283,6 +283,12 @@ def render(
     its totals, the cost of each query and its ledger), ``histograms`` released
     histograms or value counts by name, and ``notes`` sentences of your own.
     Every release's note is shown with it.
+
+    >>> import dpframe
+    >>> p = pd.DataFrame({"age": range(18, 90)}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    >>> page = render("Ages", p.dp.describe(epsilon=0.5, bounds={"age": (0, 100)}, progress=False), p.dp.budget)
+    >>> page.startswith("<!DOCTYPE html>"), "Ages" in page, "<script" in page
+    (True, True, False)
     """
     ledger = budget.ledger
     kind = budget.kind

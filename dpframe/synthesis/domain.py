@@ -213,7 +213,11 @@ class ColumnDomain(ABC):
 
     @property
     def missing_codes(self) -> tuple[int, ...]:
-        """Every code that decodes as a missing value (the missing code; for categories also "other")."""
+        """Every code that decodes as a missing value (the missing code; for categories also "other").
+
+        >>> NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 1.0, bins=2).missing_codes
+        (2,)
+        """
         return () if self.missing_code is None else (self.missing_code,)
 
     def _check_dtype(self, series: pd.Series[Any]) -> None:
@@ -276,7 +280,11 @@ class CategoryDomain(ColumnDomain):
 
     @property
     def missing_codes(self) -> tuple[int, ...]:
-        """The missing code, and the "other" code, which decodes as missing where the dtype holds one."""
+        """The missing code, and the "other" code, which decodes as missing where the dtype holds one.
+
+        >>> CategoryDomain.build("c", np.dtype(object), pd.Index(["a", "b"]), other=True).missing_codes
+        (2, 3)
+        """
         if self.missing_code is None:
             return ()
         return (self.missing_code,) if self.other_code is None else (self.other_code, self.missing_code)
@@ -434,7 +442,11 @@ class NumericDomain(ColumnDomain):
         return self.codes_of(axis_values(series))
 
     def codes_of(self, values: NDArray[np.float64]) -> NDArray[np.int64]:
-        """:meth:`encode` of values already on the column's axis (NaN for missing)."""
+        """:meth:`encode` of values already on the column's axis (NaN for missing).
+
+        >>> NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 4.0, bins=2).codes_of(np.array([1.0, np.nan, 9.0]))
+        array([0, 2, 1])
+        """
         codes = np.searchsorted(np.asarray(self.edges), values, side="right").astype(np.int64) - 1
         np.clip(codes, 0, self.bins - 1, out=codes)
         if self.missing:

@@ -210,7 +210,13 @@ class Compression:
         return cls(tuple(kept), tuple(merged), tuple(weights), tuple(sizes))
 
     def keeps(self, attribute: int, code: int) -> bool:
-        """Whether an original code of an attribute can come out of :meth:`undo` (kept, or merged as rare)."""
+        """Whether an original code of an attribute can come out of :meth:`undo` (kept, or merged as rare).
+
+        >>> one_way = [Measurement((0,), np.array([500.0, 400.0, 2.0]), np.full(3, 0.1))]  # sigma 10
+        >>> compression = Compression.of(one_way, [3], [(2,)])  # code 2 decodes as missing
+        >>> compression.keeps(0, 1), compression.keeps(0, 2)
+        (True, False)
+        """
         kept, rare = self.kept[attribute], self.rare[attribute]
         return kept is None or code in kept or (rare is not None and code in rare)
 
