@@ -340,8 +340,9 @@ def test_discovery_lines_and_exact_total(method: str) -> None:
     assert queries.count("bounds for synthesize") == 1
     assert queries.count("bins for synthesize") == 1  # the float column's bins follow a noisy histogram
     assert queries.count("categories for synthesize") == 1
+    assert queries.count("values for synthesize") == 1  # the float column's common values, with delta
     assert queries.count("synthesize") == 1
-    assert queries[-1] == "synthesize" and len(queries) == 5
+    assert queries[-1] == "synthesize" and len(queries) == 6
 
 
 def test_bounds_discovery_only_with_a_pure_budget() -> None:
@@ -818,7 +819,7 @@ def test_random_state_also_seeds_discovery() -> None:
     for _ in range(2):
         p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
         runs.append(p.dp.synthesize(epsilon=1.0, method="mst", progress=False, random_state=5))
-        assert p.dp.budget.ledger["seeded"].all() and len(p.dp.budget.ledger) == 5
+        assert p.dp.budget.ledger["seeded"].all() and len(p.dp.budget.ledger) == 6
     pd.testing.assert_frame_equal(runs[0], runs[1])
 
 

@@ -377,15 +377,18 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
         discovery = plan.discover(target, privacy)
     domains = discovery.domains
     # Numeric columns: bounds (half the column's share), then the histogram that places their bins; floats
-    # and times first find the resolution their values keep (a quarter, taken from the bins' half).
+    # and times first find the resolution their values keep (a quarter, taken from the bins' half). A float
+    # column given delta selects its common values first, with a quarter taken from the bounds' half.
     assert p.dp.budget.spent == privacy.cost == discovery.cost
     ledger = p.dp.budget.ledger
     whole = ["bounds for synthesize", "bins for synthesize"]
     stepped = ["resolution for synthesize", *whole]
-    assert ledger["query"].tolist() == whole + stepped + ["categories for synthesize"] * 2 + stepped
-    assert ledger["columns"].tolist() == ["age"] * 2 + ["income"] * 3 + ["city", "job"] + ["joined"] * 3
-    assert ledger["epsilon"].tolist() == pytest.approx([0.05, 0.05, 0.025, 0.05, 0.025, 0.1, 0.1, 0.025, 0.05, 0.025])
-    assert ledger["delta"].tolist() == pytest.approx([0] * 5 + [5e-8, 5e-8] + [0] * 3)
+    assert ledger["query"].tolist() == (whole + ["values for synthesize", *stepped]
+                                        + ["categories for synthesize"] * 2 + stepped)
+    assert ledger["columns"].tolist() == ["age"] * 2 + ["income"] * 4 + ["city", "job"] + ["joined"] * 3
+    assert ledger["epsilon"].tolist() == pytest.approx(
+        [0.05, 0.05, 0.025, 0.025, 0.025, 0.025, 0.1, 0.1, 0.025, 0.05, 0.025])
+    assert ledger["delta"].tolist() == pytest.approx([0, 0, 1e-7 / 3, 0, 0, 0, 1e-7 / 3, 1e-7 / 3, 0, 0, 0])
     assert [d.name for d in domains] == list(frame.columns)
     age, income, city, job, sex, joined = domains
     assert city.labels() == ["Lima", "Oslo", "Rome", "<other>", "<NA>"]
@@ -558,3 +561,32 @@ def test_private_bounds_of_unsigned_ints_stay_in_range() -> None:
     assert domain.labels()[-1] == "[224, 255]"
     point = NumericDomain.from_bounds("n", np.dtype("int64"), 0.2, 0.4, bins=8, strict=False)
     assert point.labels() == ["0"]
+
+
+def test_common_float_values_selected_with_delta_come_back_exactly() -> None:
+    # Issue 14: discrete values that are not whole numbers (log-rates, a spike at zero) keep their exact values
+    # when delta is given: the values that many rows hold are selected privately ("values for synthesize").
+    generator = np.random.default_rng(21)
+    n = 20_000
+    frame = pd.DataFrame({
+        "rate": generator.choice([0.0, 3.258096, 4.564348], n, p=[0.5, 0.3, 0.2]),  # discrete, not integral
+        "spend": np.where(generator.random(n) < 0.4, 0.0, generator.uniform(5.0, 10.0, n)),  # a spike, then continuous
+    })
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+    with seeded_noise(4):
+        synthetic = p.dp.synthesize(epsilon=1.0, delta=1e-6, method="mst", progress=False, random_state=2)
+    assert set(synthetic["rate"].unique()) <= {0.0, 3.258096, 4.564348}  # a categorical domain of the values
+    assert synthetic["rate"].value_counts(normalize=True)[0.0] == pytest.approx(0.5, abs=0.05)
+    zero = (synthetic["spend"] == 0.0).mean()
+    assert zero == pytest.approx(0.4, abs=0.05)  # the spike is a code of its own, decoded exactly
+    rest = synthetic["spend"][synthetic["spend"] != 0.0]
+    assert rest.nunique() > 100 and rest.between(4.0, 11.0).mean() > 0.95  # the rest stays continuous
+    assert p.dp.budget.ledger["query"].tolist().count("values for synthesize") == 2
+
+
+def test_float_values_are_not_selected_without_delta() -> None:
+    frame = pd.DataFrame({"rate": np.random.default_rng(3).choice([0.0, 3.25], 5000)})
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    with seeded_noise(1):
+        p.dp.synthesize(epsilon=1.0, method="mst", progress=False, random_state=0)
+    assert "values for synthesize" not in p.dp.budget.ledger["query"].tolist()

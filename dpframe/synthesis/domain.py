@@ -32,6 +32,11 @@ Kinds of column
   first measure the coarsest resolution their values keep
   (``_discover_step``: whole numbers; whole days, hours, minutes or
   seconds); bins then lie on multiples of it and decoding draws multiples.
+* **Common values.** Given delta, a float column without declared bounds
+  first selects the values many rows hold (partition selection, as for
+  text): if nearly all values are among them, they are its categories;
+  otherwise each keeps a code of its own (``NumericDomain.points``) beside
+  the bins, and decodes exactly.
 * **Bins of columns whose bounds are found privately** follow the data: half
   of the column's share finds the bounds, the rest (after the resolution's
   quarter, if any) a noisy histogram of :data:`FINE_CELLS` x ``bins`` cells
@@ -322,7 +327,8 @@ class CategoryDomain(ColumnDomain):
 
 @dataclass(frozen=True, eq=False)
 class NumericDomain(ColumnDomain):
-    """Bins of a numeric, datetime or timedelta column, then an optional missing code.
+    """Bins of a numeric, datetime or timedelta column, then its exact common values (floats), then an
+    optional missing code.
 
     ``edges`` are on the column's axis (seconds for datetimes, since the epoch,
     and timedeltas); bin ``j`` is ``[edges[j], edges[j+1])``, the last one
@@ -344,6 +350,11 @@ class NumericDomain(ColumnDomain):
     ['[0, 2.5)', '[2.5, 5)', '[5, 7.5)', '[7.5, 10]', '<NA>']
     >>> f.encode(pd.Series([1.0, None, 9.0], dtype="float32")).tolist()
     [0, 4, 3]
+    >>> g = f.with_points([0.0, 3.25])  # values a column holds exactly and often: codes of their own
+    >>> g.labels(), g.encode(pd.Series([0.0, 3.25, 3.5], dtype="float32")).tolist()
+    (['[0, 2.5)', '[2.5, 5)', '[5, 7.5)', '[7.5, 10]', '0', '3.25', '<NA>'], [4, 5, 1])
+    >>> g.decode(np.array([4, 5, 6]), np.random.default_rng(0)).tolist()
+    [0.0, 3.25, nan]
     """
 
     kind: NumericKind
@@ -351,6 +362,8 @@ class NumericDomain(ColumnDomain):
     # The resolution the values keep (axis units): whole numbers of a float column, whole days or hours
     # of times. Edges are multiples of it, and decoding draws multiples of it. None: continuous.
     step: float | None = None
+    # Values of a float column held exactly by many rows (selected privately), sorted: codes bins..bins+len-1.
+    points: tuple[float, ...] = ()
 
     @property
     def bins(self) -> int:
@@ -436,8 +449,15 @@ class NumericDomain(ColumnDomain):
         snapped = np.append(snapped, snapped[-1] + step)  # the top value gets a bin of its own
         return self._of(self.name, self.dtype, self.kind, snapped, step)
 
+    def with_points(self, points: Sequence[float]) -> NumericDomain:
+        """This domain with codes of their own for ``points``, exact values (of a continuous float column)."""
+        ordered = tuple(sorted({float(v) for v in points}))
+        return NumericDomain(self.name, self.size + len(ordered) - len(self.points), self.dtype, self.missing,
+                             self.kind, self.edges, self.step, ordered)
+
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
-        """Every row's bin (vectorised); values beyond the ends go to the end bins, missing to the missing code."""
+        """Every row's bin or point (vectorised); values beyond the ends go to the end bins, missing to the
+        missing code."""
         self._check_dtype(series)
         return self.codes_of(axis_values(series))
 
@@ -449,15 +469,21 @@ class NumericDomain(ColumnDomain):
         """
         codes = np.searchsorted(np.asarray(self.edges), values, side="right").astype(np.int64) - 1
         np.clip(codes, 0, self.bins - 1, out=codes)
+        if self.points:
+            points = np.asarray(self.points)
+            at = np.minimum(np.searchsorted(points, values), len(points) - 1)
+            exact = points[at] == values
+            codes[exact] = self.bins + at[exact]
         if self.missing:
             codes[np.isnan(values)] = self.size - 1
         return codes
 
     def decode(self, codes: NDArray[np.int64], rng: np.random.Generator) -> pd.Series[Any]:
-        """A uniformly random value within each code's bin, in the column's dtype; missing for the missing code."""
+        """A uniformly random value within each code's bin (a point's own value), in the column's dtype;
+        missing for the missing code."""
         codes = np.asarray(codes, dtype=np.int64)
         edges = np.asarray(self.edges)
-        absent = codes == self.bins if self.missing else np.zeros(len(codes), dtype=bool)
+        absent = codes == self.missing_code if self.missing else np.zeros(len(codes), dtype=bool)
         j = np.minimum(codes, self.bins - 1)
         lo, hi = edges[j], edges[j + 1]
         if self.kind == "integer":
@@ -473,6 +499,8 @@ class NumericDomain(ColumnDomain):
                 floats = _within(multiples, lo, hi, np.ones(len(multiples), dtype=bool), numpy_dtype)
             else:
                 floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
+            at_point = (codes >= self.bins) & ~absent
+            floats[at_point] = np.asarray(self.points)[codes[at_point] - self.bins]
             if isinstance(self.dtype, np.dtype):
                 floats[absent] = np.nan
                 return pd.Series(floats, name=self.name)
@@ -523,6 +551,7 @@ class NumericDomain(ColumnDomain):
                 continue
             close = "]" if j == self.bins - 1 else ")"
             out.append(f"[{self._format(lo)}, {self._format(hi)}{close}")
+        out += [self._format(point) for point in self.points]
         if self.missing:
             out.append("<NA>")
         return out
@@ -613,9 +642,14 @@ class DomainPlan:
         return tuple(self.needs)
 
     @property
+    def selections(self) -> tuple[Any, ...]:
+        """The columns whose discovery can spend delta: text categories, and the values of float columns."""
+        return tuple(e.name for e in self.entries if e.need == "categories" or (e.need == "bounds" and e.kind == "float"))
+
+    @property
     def needs_delta(self) -> bool:
-        """True when some column's categories must be selected privately (which spends delta)."""
-        return "categories" in self.needs.values()
+        """True when some column's discovery can select values privately (which spends delta)."""
+        return bool(self.selections)
 
     def public_domains(self) -> dict[Any, ColumnDomain]:
         """The domains known without any measurement."""
@@ -625,8 +659,9 @@ class DomainPlan:
         """Raise a ValueError, before anything is charged, if ``privacy`` cannot pay for the discovery.
 
         ``None`` means no budget for discovery: every domain must then be public.
-        Delta is spent only on selecting categories, so it must be 0 when no
-        column needs that. With nothing to discover, ``privacy`` is not used
+        Delta is spent only on selecting categories (which need it) and the
+        values of float columns (which use it when given), so it must be 0
+        when no column can use it. With nothing to discover, ``privacy`` is not used
         (and :meth:`discover` charges nothing).
         """
         needs = self.needs
@@ -642,14 +677,14 @@ class DomainPlan:
                 "give the column a categorical dtype, or pass delta>0 (on an epsilon/delta budget) to select "
                 "them privately"
             )
-        if not categories and privacy.kind == "approx" and privacy.delta > 0:
+        if not self.selections and privacy.kind == "approx" and privacy.delta > 0:
             raise ValueError(
-                "discovering the domains spends delta only on selecting categories, and no column needs that: "
-                "pass delta=0 for it"
+                "discovering the domains spends delta only on selecting categories and the values of float "
+                "columns, and no column needs that: pass delta=0 for it"
             )
 
     def shares(self, privacy: Privacy) -> dict[Any, Privacy]:
-        """What each column's measurement spends: equal shares of epsilon (or rho); delta to the category selections.
+        """What each column's measurement spends: equal shares of epsilon (or rho); delta to the value selections.
 
         Every share uses the Laplace mechanism (sparse vector for bounds), whatever
         ``privacy.mechanism``; the shares add up to ``privacy.cost`` exactly.
@@ -659,16 +694,15 @@ class DomainPlan:
         if not needs:
             return {}
         each = privacy.share(Fraction(1, len(needs)))
-        selections = sum(1 for need in needs.values() if need == "categories")
+        selections = self.selections
         out = {}
-        for name, need in needs.items():
+        for name in needs:
             if privacy.kind == "zcdp":
                 # Pure epsilon-DP measurements charged rho = eps^2 / 2, as split_privacy does.
                 out[name] = Privacy("zcdp", "laplace", laplace_epsilon(each.rho), Fraction(0), each.rho)
-            elif need == "bounds":
-                out[name] = Privacy("approx", "laplace", each.epsilon, Fraction(0), Fraction(0))
             else:
-                out[name] = Privacy("approx", "laplace", each.epsilon, privacy.delta / selections, Fraction(0))
+                delta = privacy.delta / len(selections) if name in selections else Fraction(0)
+                out[name] = Privacy("approx", "laplace", each.epsilon, delta, Fraction(0))
         return out
 
     def discover(self, target: Target, privacy: Privacy | None) -> Discovery:
@@ -738,7 +772,7 @@ def _halves(privacy: Privacy) -> tuple[Privacy, Privacy]:
 _LOW, _HIGH = -40, 51
 _OCTAVES = _HIGH - _LOW + 1
 # The probability that the noise of some empty cell crosses the threshold (a bound an octave too far).
-SUPPORT_FALSE_ALARM = 0.01
+SUPPORT_FALSE_ALARM = 0.001
 # Resolutions that values may keep, coarsest first (axis units): whole numbers of floats; whole days,
 # hours, minutes and seconds of times (UTC for zoned datetimes).
 _STEPS: dict[str, tuple[float, ...]] = {"float": (1.0,), "datetime": (86400.0, 3600.0, 60.0, 1.0),
@@ -804,7 +838,7 @@ def _discover_range(
     cells). Unlike a scan that stops at the first noisy count below a
     threshold, a small share cannot make a few percent of the values vanish:
     only octaves holding fewer values than the threshold, about
-    ``b ln(cells / 0.02)`` for noise scale ``b``, are lost.
+    ``b ln(cells / 0.002)`` for noise scale ``b``, are lost.
     """
     size = 2 * _OCTAVES + 1
     noisy, scale = _noisy_histogram(target, entry, privacy, present, _octave_cells, size, "bounds")
@@ -821,56 +855,90 @@ def _discover_range(
     return lower, upper, note
 
 
-def _discover_step(target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present) -> float | None:
-    """The coarsest resolution (:data:`_STEPS`) that the values keep, from a noisy count per resolution.
+def _discover_step(
+    target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present, selected: pd.Index[Any] | None = None
+) -> tuple[float | None, bool]:
+    """The coarsest resolution (:data:`_STEPS`) that the values keep, from a noisy count per resolution;
+    and, given privately ``selected`` values, whether nearly every value is one of them: ``(step, discrete)``.
 
     Each value counts once, under the coarsest step it is a multiple of (or
-    "finer"): parallel composition. A step is kept when the noisy count of
-    the values finer than it stays below what noise alone exceeds with
-    probability 1% (Laplace tails, scaled by the square root of the cells
-    summed) and the noisy count of the values on it clears that margin: a
-    column with a few percent of finer values may be judged whole at small
-    budgets, and its values are then rounded to the step; with no signal
-    either way the column stays continuous.
+    "finer"), and apart if it is a selected value: parallel composition. A
+    step is kept when the noisy count of the values finer than it stays below
+    what noise alone exceeds with probability 1% (Laplace tails, scaled by
+    the square root of the cells summed) and the noisy count of the values
+    on it clears that margin: a column with a few percent of finer values may
+    be judged whole at small budgets, and its values are then rounded to the
+    step; with no signal either way the column stays continuous. The same
+    test, with the selected values against the others, decides ``discrete``
+    when no step is kept.
     """
     steps = _STEPS[entry.kind]
+    classes = len(steps) + 1
+    chosen = np.asarray([] if selected is None else selected, dtype=np.float64)
 
-    def coarsest(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    def cells(values: NDArray[np.float64]) -> NDArray[np.int64]:
         resolution = np.full(len(values), len(steps), dtype=np.int64)
         with np.errstate(invalid="ignore"):
             for index in range(len(steps) - 1, -1, -1):  # finest first: the coarsest step a value keeps wins
                 resolution[np.fmod(values, steps[index]) == 0] = index
-        return resolution
+        return resolution + classes * np.isin(values, chosen)
 
-    noisy, scale = _noisy_histogram(target, entry, privacy, present, coarsest, len(steps) + 1, "resolution")
+    size = classes * (2 if selected is not None else 1)
+    noisy, scale = _noisy_histogram(target, entry, privacy, present, cells, size, "resolution")
     margin = scale * math.log(1 / (2 * 0.01))  # what the noise of one cell exceeds with probability 1%
+
+    def evidence(inside: NDArray[np.float64], outside: NDArray[np.float64]) -> bool:
+        # Both sides need evidence: few values outside, and enough inside (with no signal either way,
+        # e.g. fifty rows, the column stays continuous rather than rounded).
+        return bool(outside.sum() <= margin * math.sqrt(len(outside))
+                    and inside.sum() >= margin * math.sqrt(len(inside)))
+
+    by_resolution = noisy.reshape(-1, classes)  # rows: not selected (and selected); columns: resolution
     for index, step in enumerate(steps):
-        finer, kept = noisy[index + 1 :], noisy[: index + 1]
-        # Both sides need evidence: few values finer than the step, and enough on it (with no signal
-        # either way, e.g. fifty rows, the column stays continuous rather than rounded).
-        if finer.sum() <= margin * math.sqrt(len(finer)) and kept.sum() >= margin * math.sqrt(len(kept)):
-            return step
-    return None
+        if evidence(by_resolution[:, : index + 1].ravel(), by_resolution[:, index + 1 :].ravel()):
+            return step, False
+    if selected is None or len(selected) == 0:
+        return None, False
+    return None, evidence(by_resolution[1], by_resolution[0])
 
 
 def _discover_bins(
     target: Target, entry: _ColumnPlan, privacy: Privacy
-) -> tuple[NumericDomain, list[Cost], str]:
+) -> tuple[ColumnDomain, list[Cost], str]:
     """Private resolution and bounds, then (unless few values) bins following a noisy histogram.
 
     Half of the column's share finds the range; the resolution (floats and
-    times) takes a quarter and the bins the rest.
+    times) takes a quarter and the bins the rest. A float column given delta
+    first selects its common values privately with a quarter of the share
+    (and all its delta), and the range a quarter: if nearly every value is
+    one of them (:func:`_discover_step`), they are its domain and the rest of
+    the share is left unspent.
     """
-    for_range, rest = _halves(privacy)
     present = _present_values(target, entry.name)
-    costs = [for_range.cost]
+    costs: list[Cost] = []
+    selected: pd.Index[Any] | None = None
+    if entry.kind == "float" and privacy.kind == "approx" and privacy.delta > 0:
+        quarter = privacy.epsilon / 4
+        for_values = Privacy("approx", "laplace", quarter, privacy.delta, Fraction(0))
+        for_range = Privacy("approx", "laplace", quarter, Fraction(0), Fraction(0))
+        rest = Privacy("approx", "laplace", 2 * quarter, Fraction(0), Fraction(0))
+        released = release_counts(f"values for {QUERY}", target, Partitioning((entry.name,), (None,)), for_values,
+                                  (str(entry.name),))
+        selected = pd.Index(released.cells, dtype=entry.dtype)
+        costs.append(for_values.cost)
+    else:
+        for_range, rest = _halves(privacy)
     step: float | None = 1.0 if entry.kind == "integer" else None
     if _STEPS[entry.kind]:
         for_step, for_bins = _halves(rest)
-        step = _discover_step(target, entry, for_step, present)
+        step, discrete = _discover_step(target, entry, for_step, present, selected)
         costs.append(for_step.cost)
+        if discrete:
+            assert selected is not None
+            return CategoryDomain.build(entry.name, entry.dtype, selected.sort_values(), other=True), costs, ""
     else:
         for_bins = rest
+    costs.append(for_range.cost)
     if entry.kind == "datetime":
         # Dates lie far from zero, where octaves are decades wide (2**30 s is 34 years): the sparse
         # vector's grid of 3% steps finds their range better. It needs numbers: seconds.
@@ -883,12 +951,16 @@ def _discover_bins(
     fine = NumericDomain.from_bounds(
         entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
     ).on_steps(step)
+    # Selected values keep codes of their own (unless the values are already kept to a step).
+    points = [float(v) for v in selected] if selected is not None and step is None else []
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
-        return fine, costs, note
-    noisy, _ = _noisy_histogram(target, entry, for_bins, present, fine.codes_of, fine.size, "bins")
+        return fine.with_points(points), costs, note
+    # Bins follow the values that are not points: those are counted in a cell of their own, left unused.
+    with_points = fine.with_points(points)
+    noisy, _ = _noisy_histogram(target, entry, for_bins, present, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
-    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step)
+    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points)
     return domain, [*costs, for_bins.cost], note
 
 

@@ -223,7 +223,8 @@ class GraphicalModel:
         """Clique marginals by one upward and one downward sum-product sweep.
 
         In probability space, each clique scaled by its largest potential and
-        each message by its largest entry: one ``exp`` per cell, no overflow.
+        each message and product by its largest entry: one ``exp`` per cell, no
+        overflow, and no clique whose every cell underflows.
         """
         tree = self.tree
         partial = [np.exp(t - t.max()) for t in potentials]
@@ -231,7 +232,8 @@ class GraphicalModel:
         for node, parent in reversed(tree.order[1:]):
             sep = tree.separator(node, parent)
             up[node] = _normalised(project(partial[node], tree.cliques[node], sep))
-            partial[parent] = partial[parent] * expand(up[node], sep, tree.cliques[parent])
+            # Rescaled after every product, so a clique with many children cannot underflow to zero.
+            partial[parent] = _normalised(partial[parent] * expand(up[node], sep, tree.cliques[parent]))
         full = list(partial)
         for node, parent in tree.order[1:]:
             sep = tree.separator(node, parent)
@@ -239,7 +241,7 @@ class GraphicalModel:
             message = expand(up[node], sep, tree.cliques[parent])
             cavity = np.divide(full[parent], message, out=np.zeros_like(full[parent]), where=message > 0)
             down = _normalised(project(cavity, tree.cliques[parent], sep))
-            full[node] = partial[node] * expand(down, sep, tree.cliques[node])
+            full[node] = _normalised(partial[node] * expand(down, sep, tree.cliques[node]))
         return [f * (self.total / f.sum()) for f in full]
 
     def marginal(self, clique: Clique) -> Array:
