@@ -181,12 +181,14 @@ class Compression:
     every multi-way measurement thin. Decoding draws an original code for each
     record in the rare code in proportion to the rare codes' noisy one-way
     counts shrunk towards uniform by how far they stand out of the noise
-    (:func:`rare_shares`); private-pgm leaves them uniform. A *lone* such code is dropped instead: a bucket of its own could
-    only be over-estimated (a non-negative fit puts mass on empty cells). So is
-    an unsupported code that decodes as *missing* (a missing-value or "other"
-    code), lone or not: merged with rare values it would be drawn in proportion
-    to a noisy count that is positive half the time when the column has no
-    such values, and every such column would grow a few spurious missing values. Records with a dropped code are left out of
+    (:func:`rare_shares`); private-pgm leaves them uniform. A lone such code
+    is a rare code of its own (dropping it would drop a real category: 68
+    Chinstrap penguins below a threshold of 85). An unsupported code that
+    decodes as *missing* (a missing-value or "other" code) is dropped
+    instead: merged with rare values it would be drawn in proportion to a
+    noisy count that is positive half the time when the column has no such
+    values, and every such column would grow a few spurious missing values.
+    Records with a dropped code are left out of
     the measurements (code -1), which keeps every count's sensitivity.
 
     >>> one_way = [Measurement((0,), np.array([500.0, 400.0, 2.0, -1.0]), np.full(4, 0.1))]  # sigma 10
@@ -225,8 +227,8 @@ class Compression:
                 others = rare_codes[~np.isin(rare_codes, np.asarray(missing[a], dtype=np.int64))]
                 if supported.any() or len(others):
                     rare_codes = others
-            if len(rare_codes) == 0 or (len(rare_codes) == 1 and supported.any()):
-                merged.append(None)  # a lone unsupported code: dropped
+            if len(rare_codes) == 0:
+                merged.append(None)  # only missing codes were unsupported: dropped
                 weights.append(None)
                 continue
             merged.append(rare_codes)
