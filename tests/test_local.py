@@ -303,3 +303,18 @@ def test_consistent_proportions_are_a_distribution() -> None:
         assert (f >= 0).all() and f.sum() == pytest.approx(1) and "biased" in str(f.name)
     with pytest.raises(ValueError, match="norm-sub"):
         consistent_proportions(table, "softmax")
+
+
+def test_benchmark_script_runs_on_generated_data(tmp_path: Any) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_local.py"
+    spec = importlib.util.spec_from_file_location("bench_local", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = bench.main(["--generated", "3000", "--runs", "2", "--json", str(tmp_path / "local.json")])
+    for row in result["results"]:
+        assert set(row["mae"]) == {"grr", "sue", "oue", "olh", "oue+norm-sub", "central"}
+        assert row["mae"]["central"] < row["mae"]["oue"]  # at n = 3000 local noise is ~100× central's
