@@ -126,7 +126,7 @@ class LocalRandomizer(ABC):
         return reports
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(epsilon={self.epsilon}, k={self.k})"
+        return f"{type(self).__name__}(epsilon={float(self.epsilon):.6g}, k={self.k})"
 
 
 class GeneralizedRandomizedResponse(LocalRandomizer):
@@ -262,7 +262,7 @@ class UnaryEncoding(LocalRandomizer):
         return counts
 
     def __repr__(self) -> str:
-        return f"UnaryEncoding(epsilon={self.epsilon}, k={self.k}, optimized={self.optimized})"
+        return f"UnaryEncoding(epsilon={float(self.epsilon):.6g}, k={self.k}, optimized={self.optimized})"
 
 
 def _collision_probability(g: int) -> float:
@@ -339,4 +339,4 @@ class LocalHashing(LocalRandomizer):
         return np.array([int(np.count_nonzero(self._hash(a, b, v) == y)) for v in range(self.k)], dtype=np.int64)
 
     def __repr__(self) -> str:
-        return f"LocalHashing(epsilon={self.epsilon}, k={self.k}, g={self.g})"
+        return f"LocalHashing(epsilon={float(self.epsilon):.6g}, k={self.k}, g={self.g})"

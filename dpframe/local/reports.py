@@ -226,7 +226,7 @@ class LocalReports:
         return estimate_frequencies(self, confidence=confidence)
 
     def __repr__(self) -> str:
-        return (f"LocalReports({len(self)} reports, method={self.method!r}, epsilon={self.epsilon}, "
+        return (f"LocalReports({len(self)} reports, method={self.method!r}, epsilon={float(self.epsilon):.6g}, "
                 f"categories={list(self.categories)!r})")
 
 
