@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from privacy_audit import epsilon_lower_bound
 
 import dpframe
 from dpframe import BudgetExceededError
@@ -28,7 +29,6 @@ from dpframe.local import (
 )
 from dpframe.protection.objects import Protected
 from dpframe.testing import NotPrivateWarning, seeded_noise
-from privacy_audit import epsilon_lower_bound
 
 METHODS = ["rr", "grr", "sue", "oue", "olh"]
 
@@ -66,7 +66,7 @@ def test_bernoulli_frequency() -> None:
     assert abs(share - p) < 6 * math.sqrt(p * (1 - p) / 1_000_000)
 
 
-@pytest.mark.parametrize("bad", [dict(a=2, b=0, c=1, d=1), dict(a=1, b=1, c=1, d=1), dict(a=-1, b=0, c=1, d=1)])
+@pytest.mark.parametrize("bad", [{"a": 2, "b": 0, "c": 1, "d": 1}, {"a": 1, "b": 1, "c": 1, "d": 1}, {"a": -1, "b": 0, "c": 1, "d": 1}])
 def test_probability_refuses_values_outside_zero_one(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         ExpProbability(Fraction(1), **bad)
@@ -232,19 +232,19 @@ def test_budget_exceeded_spends_nothing() -> None:
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
-        (dict(epsilon=0), ValueError, "epsilon must be > 0"),
-        (dict(epsilon=-1.0), ValueError, "epsilon must be > 0"),
-        (dict(epsilon=100.0), ValueError, "above 50"),
-        (dict(epsilon=1.0, method="rappor"), ValueError, "unknown method"),
-        (dict(epsilon=1.0, categories=[]), ValueError, "empty"),
-        (dict(epsilon=1.0, categories=None), ValueError, "must be public"),
-        (dict(epsilon=1.0, categories=["a", "a"]), ValueError, "duplicates"),
-        (dict(epsilon=1.0, categories="ab"), TypeError, "list of values"),
-        (dict(epsilon=1.0, categories=["a", "b", "c"], method="rr"), ValueError, "exactly 2 categories"),
-        (dict(epsilon=1.0, categories=["a"]), ValueError, "at least 2 categories"),
-        (dict(epsilon=1.0, g=4), ValueError, "only applies to method='olh'"),
-        (dict(epsilon=1.0, method="olh", g=1), ValueError, "g (the number of hash values)"),
-        (dict(epsilon=1.0, count_epsilon=0), ValueError, "count_epsilon must be > 0"),
+        ({"epsilon": 0}, ValueError, "epsilon must be > 0"),
+        ({"epsilon": -1.0}, ValueError, "epsilon must be > 0"),
+        ({"epsilon": 100.0}, ValueError, "above 50"),
+        ({"epsilon": 1.0, "method": "rappor"}, ValueError, "unknown method"),
+        ({"epsilon": 1.0, "categories": []}, ValueError, "empty"),
+        ({"epsilon": 1.0, "categories": None}, ValueError, "must be public"),
+        ({"epsilon": 1.0, "categories": ["a", "a"]}, ValueError, "duplicates"),
+        ({"epsilon": 1.0, "categories": "ab"}, TypeError, "list of values"),
+        ({"epsilon": 1.0, "categories": ["a", "b", "c"], "method": "rr"}, ValueError, "exactly 2 categories"),
+        ({"epsilon": 1.0, "categories": ["a"]}, ValueError, "at least 2 categories"),
+        ({"epsilon": 1.0, "g": 4}, ValueError, "only applies to method='olh'"),
+        ({"epsilon": 1.0, "method": "olh", "g": 1}, ValueError, "g (the number of hash values)"),
+        ({"epsilon": 1.0, "count_epsilon": 0}, ValueError, "count_epsilon must be > 0"),
     ],
 )
 def test_bad_arguments_cost_nothing(arguments: dict[str, Any], error: type[Exception], message: str) -> None:

@@ -96,9 +96,8 @@ class ExpProbability:
         t = math.exp(self.epsilon)
         return float((float(self.a) * t + float(self.b)) / (float(self.c) * t + float(self.d)))
 
-    @functools.lru_cache(maxsize=64)
     def scaled_floor(self, bits: int) -> int:
-        """``floor(p · 2^bits)``, exactly.
+        """``floor(p · 2^bits)``, exactly (cached: a coin needs the same few digits again and again).
 
         The map t ↦ (a t + b)/(c t + d) is monotone for t > 0, so the bounds on
         e^ε give bounds on p; they are refined until both round to the same
@@ -107,23 +106,28 @@ class ExpProbability:
         transcendental for rational ε ≠ 0 (Lindemann), so otherwise p
         never lies on the dyadic boundary.
         """
-        scale = 2**bits
-        if self.a * self.d == self.b * self.c:  # p does not depend on ε
-            constant = Fraction(self.b) / self.d if self.d else Fraction(self.a) / self.c
-            return int(math.floor(constant * scale))
-        precision = bits + 32
-        while True:
-            lo, hi = _exp_bounds(self.epsilon, precision)
-            ends = sorted((self._at(lo), self._at(hi)))
-            low, high = int(math.floor(ends[0] * scale)), int(math.floor(ends[1] * scale))
-            if low == high:
-                return low
-            precision *= 2
+        return _scaled_floor(self, bits)
 
     def digits(self, level: int) -> int:
         """The ``level``-th 16-bit digit of p's binary expansion (level 0: the first 16 bits)."""
         shift = _DIGIT_BITS * (level + 1)
         return self.scaled_floor(shift) - (self.scaled_floor(shift - _DIGIT_BITS) << _DIGIT_BITS)
+
+
+@functools.lru_cache(maxsize=256)
+def _scaled_floor(p: ExpProbability, bits: int) -> int:
+    scale = 1 << bits
+    if p.a * p.d == p.b * p.c:  # p does not depend on ε
+        constant: Fraction = Fraction(p.b) / p.d if p.d else Fraction(p.a) / p.c
+        return math.floor(constant * scale)
+    precision = bits + 32
+    while True:
+        lo, hi = _exp_bounds(p.epsilon, precision)
+        ends: list[Fraction] = sorted((p._at(lo), p._at(hi)))
+        low, high = math.floor(ends[0] * scale), math.floor(ends[1] * scale)
+        if low == high:
+            return low
+        precision *= 2
 
 
 def bernoulli(probability: ExpProbability, n: int, source: RandomSource | None = None) -> NDArray[np.bool_]:

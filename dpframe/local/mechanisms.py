@@ -37,7 +37,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.local.exact import ExpProbability, bernoulli
-from dpframe.noise.random import RandomSource, _buffered, current_source, random_bits, uniform_below
+from dpframe.noise.random import (
+    RandomSource,
+    _buffered,
+    current_source,
+    random_bits,
+    uniform_below,
+)
 
 __all__ = [
     "GeneralizedRandomizedResponse",

@@ -215,8 +215,12 @@ class LocalReports:
         if not parts:
             raise ValueError("nothing to concatenate")
         first = parts[0]
+
+        def made_by(r: LocalRandomizer) -> tuple[Any, ...]:
+            return r.method, r.epsilon, r.k, getattr(r, "g", None)
+
         for part in parts[1:]:
-            if repr(part.randomizer) != repr(first.randomizer) or not part.categories.equals(first.categories):
+            if made_by(part.randomizer) != made_by(first.randomizer) or not part.categories.equals(first.categories):
                 raise ValueError("reports made with different randomizers or categories cannot be pooled")
         frame = pd.concat([p.frame for p in parts], ignore_index=True)
         return replace(first, frame=frame, padded=any(p.padded for p in parts))
