@@ -245,6 +245,7 @@ def test_budget_exceeded_spends_nothing() -> None:
         ({"epsilon": 1.0, "g": 4}, ValueError, "only applies to method='olh'"),
         ({"epsilon": 1.0, "method": "olh", "g": 1}, ValueError, "g (the number of hash values)"),
         ({"epsilon": 1.0, "count_epsilon": 0}, ValueError, "count_epsilon must be > 0"),
+        ({"epsilon": 1.0, "count_epsilon": 1e-20}, ValueError, "count_epsilon=1e-20 is too small"),
     ],
 )
 def test_bad_arguments_cost_nothing(arguments: dict[str, Any], error: type[Exception], message: str) -> None:

@@ -56,7 +56,7 @@ from dpframe.local.mechanisms import (
     RandomizedResponse,
     UnaryEncoding,
 )
-from dpframe.noise.discrete import sample_discrete_laplace
+from dpframe.noise.discrete import MAX_LAPLACE_SCALE, sample_discrete_laplace
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 from dpframe.protection.objects import parts
 from dpframe.queries.plan import Target, normal_quantile, public_keys
@@ -393,6 +393,9 @@ def _release(target: Target, mechanism: LocalRandomizer, domain: pd.Index[Any], 
     budget = target.protection.budget
     cost = Cost(rho=total * total / 2) if budget.kind == "zcdp" else Cost(epsilon=total)
     scale = Fraction(k) / eps_count
+    if scale > MAX_LAPLACE_SCALE:  # checked before the charge: the sampler would refuse it after
+        raise ValueError(f"count_epsilon={float(eps_count):.3g} is too small: the count noise would need a scale "
+                         f"above {float(MAX_LAPLACE_SCALE):.3g}; choose a larger count_epsilon")
     series = target.series
     target.charge(
         cost, query="randomized_response", columns=(str(series.name),),
