@@ -162,6 +162,27 @@ def test_empirical_privacy_audit(method: str) -> None:
         assert bound > 0.8 * epsilon
 
 
+def test_empirical_privacy_audit_of_the_padded_release() -> None:
+    # A protected series' release at ε = 1, count_epsilon = 1 (total 2) on neighbours with 3 and 4 rows:
+    # the number of reports and of "b" reports (a post-processing of the shuffled multiset) are audited.
+    from dpframe.local.reports import _noised_count
+    from dpframe.noise.random import _buffered, current_source
+
+    mechanism = randomizer("grr", 1.0, 2)
+
+    def releases(codes: list[int]) -> np.ndarray[Any, Any]:
+        source = _buffered(current_source())
+        out = []
+        for _ in range(5000):
+            reports = _noised_count(mechanism, np.array(codes, dtype=np.int64), Fraction(1), source)["report"]
+            out.append(64 * min(len(reports), 63) + min(int(reports.sum()), 63))
+        return np.array(out, dtype=np.int64)
+
+    with _seeded(13):
+        a, b = releases([0, 0, 0]), releases([0, 0, 0, 1])
+    assert epsilon_lower_bound(a, b) <= 2.0
+
+
 @pytest.mark.parametrize("method", ["grr", "sue", "oue"])
 def test_exact_likelihood_ratio_is_e_to_epsilon(method: str) -> None:
     mechanism = randomizer(method, 1.0, 4)
@@ -319,3 +340,15 @@ def test_benchmark_script_runs_on_generated_data(tmp_path: Any) -> None:
     for row in result["results"]:
         assert set(row["mae"]) == {"grr", "sue", "oue", "olh", "oue+norm-sub", "central"}
         assert row["mae"]["central"] < row["mae"]["oue"]  # at n = 3000 local noise is ~100× central's
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_reports_draw_from_the_current_source(method: str) -> None:
+    # Every coin comes from dpframe.noise.random.current_source(): the test switch reproduces them all.
+    s = pd.Series(["a", "b"] * 500)
+    runs = []
+    for _ in range(2):
+        with _seeded(4):
+            runs.append(s.dp.randomized_response(epsilon=1.0, categories=["a", "b"], method=method).frame)
+    assert runs[0].equals(runs[1])
+    assert not runs[0].equals(s.dp.randomized_response(epsilon=1.0, categories=["a", "b"], method=method).frame)

@@ -410,11 +410,18 @@ def _release(target: Target, mechanism: LocalRandomizer, domain: pd.Index[Any], 
     source = _buffered(current_source())
     used = target.rows_in_use()
     values = series if used is None else series[used]
-    reports = mechanism.randomize(_encode(values, domain, other, source), source)
+    reports = _noised_count(mechanism, _encode(values, domain, other, source), scale, source)
+    return LocalReports(mechanism, domain, reports, padded=True)
+
+
+def _noised_count(mechanism: LocalRandomizer, codes: NDArray[np.int64], scale: Fraction,
+                  source: RandomSource) -> pd.DataFrame:
+    """The reports of ``codes``, shuffled, with discrete Laplace(``scale``) dummies added or reports dropped."""
+    reports = mechanism.randomize(codes, source)
     z = int(sample_discrete_laplace(scale, 1, source)[0])
     if z > 0:
-        dummies = mechanism.randomize(uniform_below(len(domain), source, size=z), source)
+        dummies = mechanism.randomize(uniform_below(mechanism.k, source, size=z), source)
         reports = pd.concat([reports, dummies], ignore_index=True)
     elif z < 0:
         reports = _shuffled(reports, source).iloc[: max(len(reports) + z, 0)]
-    return LocalReports(mechanism, domain, _shuffled(reports, source), padded=True)
+    return _shuffled(reports, source)
