@@ -36,6 +36,8 @@ from dpframe.results import DPFloat, DPInt, Release, current_release, with_relea
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from dpframe.local import LocalReports
+
 Categories = Mapping[Any, Sequence[Any]] | None
 PT = TypeVar("PT", ProtectedFrame, ProtectedSeries)
 
@@ -982,6 +984,35 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         target, scale, bounds = self._in_seconds("median", bounds)
         answer = selection.median(target, bounds=bounds, epsilon=epsilon, rho=rho)
         return answer if scale is None else scale.answer(answer, "median")
+
+    def randomized_response(
+        self,
+        *,
+        epsilon: float,
+        categories: Sequence[Any] | None = None,
+        method: str = "grr",
+        other: Any = None,
+        count_epsilon: float | None = None,
+        g: int | None = None,
+    ) -> LocalReports:
+        """Locally private reports of this column, one per value (``method``: rr, grr, sue, oue, olh).
+
+        On a plain Series nothing is charged: this is what a party runs on its
+        own data before sharing it. On a protected series the budget is charged
+        first and the reports, shuffled and with a noised number, are public.
+        Categories must be public (``categories=``, a categorical or boolean
+        dtype). See :func:`dpframe.local.randomized_response` and ``docs/local.md``.
+
+        >>> import pandas as pd, dpframe
+        >>> s = pd.Series(["a", "b", "a", "c"] * 2500)
+        >>> reports = s.dp.randomized_response(epsilon=2.0, categories=["a", "b", "c"], method="oue")
+        >>> bool(abs(reports.estimate_frequencies().loc["a", "proportion"] - 0.5) < 0.05)
+        True
+        """
+        from dpframe.local import randomized_response
+
+        return randomized_response(self._obj, epsilon=epsilon, categories=categories, method=method, other=other,
+                                   count_epsilon=count_epsilon, g=g)
 
 
 def register() -> None:
