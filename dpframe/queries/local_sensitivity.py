@@ -77,12 +77,21 @@ from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, spli
 from dpframe.results import DPFloat, Release, with_release
 
 __all__ = [
+    "PTRNoise",
     "PTR_STATISTICS",
+    "SmoothNoise",
+    "aggregation_noise",
+    "laplace_noise",
+    "lower_median",
     "mean_widths",
     "median_reach_widths",
+    "noisy_means",
     "propose_test_release",
+    "ptr_releases",
+    "quartic_noise",
     "sample_and_aggregate",
     "smooth_median",
+    "smooth_releases",
     "smooth_sensitivity",
     "stability_distance",
 ]
@@ -279,9 +288,9 @@ class SmoothNoise:
             return cls("Laplace", eps / 2, eps / (2 * math.log(2 / float(privacy.delta))))
         return cls("quartic", eps / (4 * _GAMMA), eps / _GAMMA)
 
-    def sample(self) -> float:
-        """One draw of Z."""
-        return float((laplace_noise if self.name == "Laplace" else quartic_noise)(1)[0])
+    def sample(self, size: int = 1) -> NDArray[np.float64]:
+        """``size`` draws of Z."""
+        return (laplace_noise if self.name == "Laplace" else quartic_noise)(size)
 
     @property
     def rule(self) -> str:
@@ -289,6 +298,14 @@ class SmoothNoise:
         if self.name == "Laplace":
             return "NRS 2007 Lemma 2.9: Laplace is (ε/2, ε/(2 ln(2/δ)))-admissible, (ε, δ)-DP"
         return "NRS 2007 Lemma 2.7 (γ=4): 1/(1+z⁴) is (ε/16, ε/4)-admissible, ε-DP"
+
+
+def smooth_releases(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
+                    noise: SmoothNoise, size: int = 1) -> NDArray[np.float64]:
+    """``size`` independent releases ``median + S(x)/alpha Z`` of the sorted clipped values (audits use many)."""
+    scale = smooth_sensitivity(sorted_values, lo, hi, contributions, noise.beta) / noise.alpha
+    released: NDArray[np.float64] = lower_median(sorted_values, lo) + scale * noise.sample(size)
+    return released
 
 
 def smooth_median(target: Target, bounds: Any, epsilon: float | None, delta: float | None) -> DPFloat:
@@ -315,8 +332,7 @@ def smooth_median(target: Target, bounds: Any, epsilon: float | None, delta: flo
                 detail=f"{noise.name} noise × S(x)/α, α={noise.alpha:.4g}, β={noise.beta:.4g} (scale private)")
     plan.charge()
     values = _clipped_sorted(target, series, lo, hi)
-    scale = smooth_sensitivity(values, lo, hi, target.contributions, noise.beta) / noise.alpha
-    value = lower_median(values, lo) + scale * noise.sample()
+    value = float(smooth_releases(values, lo, hi, target.contributions, noise)[0])
     nan = float("nan")
     note = (f"values clipped to ({lo:g}, {hi:g}); the noise scale is the (private) smooth sensitivity, so no "
             "interval is given; noise in floating point")
@@ -337,6 +353,53 @@ def _proposed(sensitivity: Any) -> float:
     if not (math.isfinite(b) and b > 0):
         raise ValueError(f"sensitivity= (the proposed bound) must be a positive finite number, got {sensitivity!r}")
     return b
+
+
+def ptr_releases(distance: int, value_units: int, test_noise: NoiseSpec, release_noise: NoiseSpec, threshold: float,
+                 size: int = 1) -> NDArray[np.float64]:
+    """``size`` independent PTR outcomes in release-grid units: NaN where the test ``distance + noise > threshold`` fails.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     out = ptr_releases(0, 7, NoiseSpec("laplace", Fraction(2)), NoiseSpec("laplace", Fraction(1)), 20.0, 1000)
+    >>> int(np.isnan(out).sum())  # distance 0: passes with probability below e^-10
+    1000
+    """
+    passed = distance + test_noise.sample(size) > threshold
+    released = (value_units + release_noise.sample(size)).astype(np.float64)
+    outcome: NDArray[np.float64] = np.where(passed, released, np.nan)
+    return outcome
+
+
+@dataclass(frozen=True)
+class PTRNoise:
+    """The noise of a propose-test-release: the release grid ``step``, both noises and the test's threshold."""
+
+    step: float
+    test: NoiseSpec
+    release: NoiseSpec
+    threshold: float
+
+    @classmethod
+    def of(cls, proposed: float, lo: float, hi: float, privacy: Privacy) -> PTRNoise:
+        """Half of epsilon each; the test passes a distance-0 data set w.p. below delta: P(Z > t ln(1/δ)) < δ.
+
+        The release grid is a data-independent 2^-20 of ``proposed``; rounding to it adds one step of sensitivity.
+
+        >>> noise = PTRNoise.of(1.0, 0.0, 100.0, Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)))
+        >>> noise.step == 2.0**-20, float(noise.test.param), round(noise.threshold, 2)
+        (True, 2.0, 27.63)
+        """
+        step = math.ldexp(1.0, math.frexp(proposed)[1] - 1 - _PTR_GRID_BITS)
+        if max(abs(lo), abs(hi)) / step >= _INT_LIMIT:
+            raise ValueError(f"the proposed sensitivity {proposed:g} is too small for bounds ({lo:g}, {hi:g}): "
+                             "propose a larger one or narrower bounds")
+        halves = split(privacy, ["test", "release"])
+        test = Privacy("approx", "laplace", halves["test"].epsilon, Fraction(0), Fraction(0)).noise(1)
+        release = Privacy("approx", "laplace", halves["release"].epsilon, Fraction(0), Fraction(0)).noise(
+            math.ceil(proposed / step) + 1)
+        # Discrete Laplace with scale t: P(Z >= m) = e^(-m/t) / (1 + e^(-1/t)) < e^(-threshold/t) = delta for m > threshold.
+        return cls(step, test, release, float(test.param) * math.log(1 / float(privacy.delta)))
 
 
 def propose_test_release(target: Target, statistic: str, *, sensitivity: Any, bounds: Any,
@@ -361,17 +424,8 @@ def propose_test_release(target: Target, statistic: str, *, sensitivity: Any, bo
     lo, hi = check_bounds(bounds)
     b = _proposed(sensitivity)
     privacy = _approximate(target, epsilon, delta, statistic)
-    halves = split(privacy, ["test", "release"])
-    test = Privacy("approx", "laplace", halves["test"].epsilon, Fraction(0), Fraction(0))
-    release = Privacy("approx", "laplace", halves["release"].epsilon, Fraction(0), Fraction(0))
-    # The release grid: a data-independent step 2^-20 of b; rounding adds at most one step of sensitivity.
-    step = math.ldexp(1.0, math.frexp(b)[1] - 1 - _PTR_GRID_BITS)
-    if max(abs(lo), abs(hi)) / step >= _INT_LIMIT:
-        raise ValueError(f"the proposed sensitivity {b:g} is too small for bounds ({lo:g}, {hi:g}): propose a larger "
-                         "one or narrower bounds")
-    test_noise = test.noise(1)
-    release_noise: NoiseSpec = release.noise(math.ceil(b / step) + 1)
-    threshold = float(test_noise.param) * math.log(1 / float(privacy.delta))
+    noise = PTRNoise.of(b, lo, hi, privacy)
+    step, test_noise, release_noise, threshold = noise.step, noise.test, noise.release, noise.threshold
     plan = Plan(statistic, (str(series.name),), target, privacy, {"test": test_noise, "release": release_noise},
                 {"release": step}, mechanism_name="propose-test-release (Dwork & Lei 2009)",
                 rule="propose-test-release: ε/2 tests the distance to instability, ε/2 releases, δ bounds passing "
@@ -387,8 +441,9 @@ def propose_test_release(target: Target, statistic: str, *, sensitivity: Any, bo
     else:
         widths = mean_widths(values.size, lo, hi, target.contributions, ks)
         exact_value = float(values.mean()) if values.size else (lo + hi) / 2
-    distance = stability_distance(widths, b)
-    if distance + int(test_noise.sample(1)[0]) <= threshold:
+    units = float(ptr_releases(stability_distance(widths, b), round(exact_value / step), test_noise, release_noise,
+                               threshold)[0])
+    if math.isnan(units):
         raise ProposalRefusedError(
             f"propose-test-release refused the {statistic} of {series.name!r}: the noisy test could not show that "
             f"its local sensitivity stays below the proposed {b:g}; ε={float(privacy.epsilon):g}, "
@@ -396,7 +451,7 @@ def propose_test_release(target: Target, statistic: str, *, sensitivity: Any, bo
             "sensitivity, or use a mechanism with global sensitivity (e.g. method='exponential')",
             target.spent,
         )
-    value = (round(exact_value / step) + int(release_noise.sample(1)[0])) * step
+    value = units * step
     half = release_noise.halfwidth(LEVEL) * step
     note = f"values clipped to ({lo:g}, {hi:g}); passed the test of proposed local sensitivity {b:g}"
     answer = Release(statistic, plan.columns, plan.mechanism, target.spent, release_noise.std * step,
@@ -486,10 +541,8 @@ def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *,
     counting = None if blocks is not None else privacy.share(BLOCK_COUNT_SHARE)
     rest = privacy if counting is None else privacy.share(1 - BLOCK_COUNT_SHARE)
     outputs = [str(i) for i in range(len(pairs))]
-    shares = split(rest, outputs)
-    # Replacing one block's output moves the centred sum by at most hi - lo: two contributions of half-width.
-    grids = [SumGrid.choose(-(hi - lo) / 2, (hi - lo) / 2, 2, shares[o]) for o, (lo, hi) in zip(outputs, pairs)]
-    noises = {o: shares[o].noise(grid.sensitivity) for o, grid in zip(outputs, grids)}
+    grids, noise_list = aggregation_noise(pairs, rest)
+    noises = dict(zip(outputs, noise_list))
     count_noise = None if counting is None else counting.noise(1)
     if counting is not None:
         target.reserve(counting.cost, rest.cost, query="sample_and_aggregate with its block count")
@@ -510,17 +563,13 @@ def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *,
     plain = _plain(frame)
     results = np.array([_block_output(func, plain.iloc[order[end - size:end]], names, los, his)
                         for end, size in zip(ends, np.diff(np.r_[0, ends]))])
-    values, stds, halves = [], [], []
-    for i, (o, grid) in enumerate(zip(outputs, grids)):
-        center = (los[i] + his[i]) / 2
-        sums = kernels.moment_sums(np.ascontiguousarray(results[:, i]), center, grid).sums
-        step = grid.release_step / k
-        values.append(center + float(grid.to_release_grid(sums)[0] + noises[o].sample(1)[0]) * step)
-        stds.append(noises[o].std * step)
-        halves.append(noises[o].halfwidth(LEVEL) * step + float(grid.data_step) / 2 + step / 2)
+    value = noisy_means(results, los, his, grids, [noises[o] for o in outputs])[0]
+    steps = np.array([grid.release_step / k for grid in grids])
+    std = np.array([noises[o].std for o in outputs]) * steps
+    half = (np.array([noises[o].halfwidth(LEVEL) for o in outputs]) * steps
+            + np.array([float(grid.data_step) / 2 for grid in grids]) + steps / 2)
     note = (f"mean of func over k={k} random blocks of privacy units, outputs clipped to their bounds (a failing "
             "block counts as their midpoint); the interval is the noise's only, not func's sampling error")
-    value, std, half = np.array(values), np.array(stds), np.array(halves)
     if names is None:
         return DPFloat(float(value[0]), Release("sample_and_aggregate", (), plan.mechanism, target.spent,
                                                 float(std[0]), float(value[0] - half[0]), float(value[0] + half[0]),
@@ -529,6 +578,40 @@ def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *,
     release = Release("sample_and_aggregate", (), plan.mechanism, target.spent, pd.Series(std, index=names),
                       pd.Series(value - half, index=names), pd.Series(value + half, index=names), LEVEL, None, note)
     return with_release(result, release)  # type: ignore[no-any-return]
+
+
+def aggregation_noise(pairs: Sequence[tuple[float, float]], privacy: Privacy) -> tuple[list[SumGrid], list[NoiseSpec]]:
+    """The sum grid and noise of each output (privacy split equally among them).
+
+    Replacing one block's output moves its centred sum by at most hi - lo: the
+    grid of two contributions of half-width (hi - lo)/2.
+    """
+    shares = split(privacy, [str(i) for i in range(len(pairs))])
+    grids = [SumGrid.choose(-(hi - lo) / 2, (hi - lo) / 2, 2, shares[str(i)]) for i, (lo, hi) in enumerate(pairs)]
+    return grids, [shares[str(i)].noise(grid.sensitivity) for i, grid in enumerate(grids)]
+
+
+def noisy_means(results: NDArray[np.float64], los: NDArray[np.float64], his: NDArray[np.float64],
+                grids: Sequence[SumGrid], noises: Sequence[NoiseSpec], size: int = 1) -> NDArray[np.float64]:
+    """``size`` independent noisy means of the k blocks' clipped outputs (``results``: k x d), one row each.
+
+    Exact sums of the outputs' deviations from the bounds' midpoints on each grid, then discrete noise.
+
+    >>> from dpframe.noise.mechanism import resolve
+    >>> from dpframe.accounting.budget import Budget
+    >>> grid = SumGrid.choose(-0.5, 0.5, 2, resolve(Budget(epsilon=1.0), 1.0, None, None, None))
+    >>> noise = NoiseSpec("laplace", Fraction(1))
+    >>> means = noisy_means(np.full((1000, 1), 0.75), np.array([0.0]), np.array([1.0]), [grid], [noise], 3)
+    >>> means.shape, bool(np.all(np.abs(means - 0.75) < 1e-4))
+    ((3, 1), True)
+    """
+    k = results.shape[0]
+    out = np.empty((size, len(grids)))
+    for i, (grid, noise) in enumerate(zip(grids, noises)):
+        center = (los[i] + his[i]) / 2
+        exact_sum = grid.to_release_grid(kernels.moment_sums(np.ascontiguousarray(results[:, i]), center, grid).sums)
+        out[:, i] = center + (exact_sum[0] + noise.sample(size)).astype(np.float64) * (grid.release_step / k)
+    return out
 
 
 def _block_count(target: Target, blocks: int | None, counting: Privacy | None,
