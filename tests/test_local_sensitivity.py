@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 from fractions import Fraction
@@ -20,13 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from privacy_audit import epsilon_lower_bound, ranks
 from scipy import stats
 
 import dpframe
 from dpframe.noise.mechanism import Privacy
 from dpframe.queries import local_sensitivity as ls
 from dpframe.testing import NotPrivateWarning, seeded_noise
-from privacy_audit import epsilon_lower_bound, ranks
 
 DOMAIN = (0.0, 4.0)
 
@@ -53,7 +52,7 @@ def _neighbours(values: tuple[float, ...], rows: int = 1) -> set[tuple[float, ..
 
 def _small_data_sets() -> list[tuple[float, ...]]:
     rng = np.random.default_rng(5)  # test data only; no noise
-    sets = [tuple(sorted(rng.integers(0, 5, size=n).astype(float))) for n in range(0, 8) for _ in range(6)]
+    sets = [tuple(sorted(rng.integers(0, 5, size=n).astype(float))) for n in range(8) for _ in range(6)]
     return sorted(set(sets))
 
 
@@ -194,9 +193,8 @@ def test_ptr_passes_stable_data_and_its_intervals_cover() -> None:
 
 def test_ptr_mean_refuses_a_small_data_set() -> None:
     p = pd.DataFrame({"x": np.arange(20.0)}).dp.protect(epsilon=10.0, delta=1e-3)
-    with seeded_noise(14):
-        with pytest.raises(dpframe.ProposalRefusedError):
-            p["x"].dp.propose_test_release("mean", sensitivity=0.01, bounds=(0, 100), epsilon=1.0, delta=1e-6)
+    with seeded_noise(14), pytest.raises(dpframe.ProposalRefusedError):
+        p["x"].dp.propose_test_release("mean", sensitivity=0.01, bounds=(0, 100), epsilon=1.0, delta=1e-6)
 
 
 def _regression(n: int = 40_000) -> pd.DataFrame:

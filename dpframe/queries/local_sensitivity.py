@@ -77,8 +77,8 @@ from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, spli
 from dpframe.results import DPFloat, Release, with_release
 
 __all__ = [
-    "PTRNoise",
     "PTR_STATISTICS",
+    "PTRNoise",
     "SmoothNoise",
     "aggregation_noise",
     "laplace_noise",
@@ -547,7 +547,8 @@ def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *,
     if counting is not None:
         target.reserve(counting.cost, rest.cost, query="sample_and_aggregate with its block count")
     k, counted = _block_count(target, blocks, counting, count_noise)
-    plan = Plan("sample_and_aggregate", (), target, rest, noises,
+    columns = tuple(str(c) for c in target.obj.columns)  # func may read any of them
+    plan = Plan("sample_and_aggregate", columns, target, rest, noises,
                 rule="sample-and-aggregate (NRS 2007): each unit in one of k random blocks, so a unit changes one "
                      "block's clipped output; sequential composition over outputs",
                 mechanism_name="sample-and-aggregate (Nissim, Raskhodnikova & Smith 2007)",
@@ -571,11 +572,11 @@ def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *,
     note = (f"mean of func over k={k} random blocks of privacy units, outputs clipped to their bounds (a failing "
             "block counts as their midpoint); the interval is the noise's only, not func's sampling error")
     if names is None:
-        return DPFloat(float(value[0]), Release("sample_and_aggregate", (), plan.mechanism, target.spent,
+        return DPFloat(float(value[0]), Release("sample_and_aggregate", columns, plan.mechanism, target.spent,
                                                 float(std[0]), float(value[0] - half[0]), float(value[0] + half[0]),
                                                 LEVEL, pairs[0], note))
     result = pd.Series(value, index=names)
-    release = Release("sample_and_aggregate", (), plan.mechanism, target.spent, pd.Series(std, index=names),
+    release = Release("sample_and_aggregate", columns, plan.mechanism, target.spent, pd.Series(std, index=names),
                       pd.Series(value - half, index=names), pd.Series(value + half, index=names), LEVEL, None, note)
     return with_release(result, release)  # type: ignore[no-any-return]
 
