@@ -18,6 +18,7 @@ from dpframe.errors import (
     DPFrameError,
     LedgerError,
     NotProtectedError,
+    ProposalRefusedError,
     ReconnectedWarning,
     RefusedError,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "LedgerError",
     "NotProtectedError",
     "ProtectedFrame",
+    "ProposalRefusedError",
     "ProtectedSeries",
     "ReconnectedWarning",
     "RefusedError",

@@ -22,7 +22,7 @@ from dpframe.accounting.budget import Budget, LedgerLike
 from dpframe.protection import protect as protect_data
 from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries, refuse_protected
 from dpframe.protection.protect import poisson_sample, unprotected
-from dpframe.queries import partitioned, scalar, temporal
+from dpframe.queries import local_sensitivity, partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.covariance import covariance
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
@@ -609,6 +609,40 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
 
         return anonymize(self._plain(".dp.anonymize()"), k=k, quasi_identifiers=quasi_identifiers, **options)
 
+    def sample_and_aggregate(
+        self,
+        func: Any,
+        *,
+        bounds: Any,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+        blocks: int | None = None,
+    ) -> DPFloat | pd.Series[Any]:
+        """Any statistic ``func(frame) -> float`` (or vector), privately: sample-and-aggregate (NRS 2007).
+
+        The privacy units are split at random into ``blocks`` disjoint blocks
+        (``None``: about √n, from a noisy count of units with a tenth of the
+        budget); ``func`` runs on each block, its outputs are clipped to
+        ``bounds`` -- ``(lo, hi)``, or a list or dict of pairs for a vector --
+        and their mean is released with noise of sensitivity (hi - lo)/blocks.
+        A block on which ``func`` fails counts as the bounds' midpoint. See
+        :mod:`dpframe.queries.local_sensitivity`.
+
+        >>> import numpy as np, pandas as pd, dpframe
+        >>> df = pd.DataFrame({"x": np.arange(10_000) % 50.0})
+        >>> df["y"] = 2 * df["x"] + 5
+        >>> p = df.dp.protect(epsilon=1.0)
+        >>> fit = p.dp.sample_and_aggregate(lambda b: np.polyfit(b["x"], b["y"], 1), bounds=[(0, 4), (0, 10)],
+        ...                                 epsilon=1.0, blocks=100)
+        >>> bool(abs(fit[0] - 2) < 0.2), len(fit)
+        (True, 2)
+        """
+        target = self._target()
+        privacy = target.privacy(epsilon, delta, rho, mechanism)
+        return local_sensitivity.sample_and_aggregate(target, func, bounds=bounds, privacy=privacy, blocks=blocks)
+
 
 class SeriesAccessor(_Accessor[ProtectedSeries]):
     """``s.dp.protect()`` on a Series; private questions about a :class:`~dpframe.ProtectedSeries` (``s.dp``).
@@ -972,15 +1006,37 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         answer = selection.quantile(target, q, bounds=bounds, epsilon=epsilon, rho=rho)
         return answer if scale is None else scale.answer(answer, "quantile")
 
-    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> DPFloat:
+    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
+               method: str = "exponential", delta: float | None = None, sensitivity: float | None = None) -> DPFloat:
         """Private median of the values clipped to ``bounds``: ``quantile(0.5)``.
 
+        ``method="smooth"`` adds noise scaled to the median's smooth sensitivity
+        (Laplace with ``delta``, else pure-ε heavy-tailed noise), ``method="ptr"``
+        is propose-test-release with the proposed local ``sensitivity`` (needs
+        ``delta``); see :mod:`dpframe.queries.local_sensitivity`.
+
         >>> import pandas as pd, dpframe
-        >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0)
+        >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=2.0, delta=1e-6)
         >>> m = p["age"].dp.median(bounds=(0, 125), epsilon=1.0)
         >>> abs(m - 50) <= 2, m.mechanism
         (True, 'exponential mechanism (Smith 2011)')
+        >>> s = p["age"].dp.median(bounds=(0, 125), epsilon=0.5, delta=1e-7, method="smooth")
+        >>> s.mechanism
+        'smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)'
         """
+        if method not in ("exponential", "smooth", "ptr"):
+            raise ValueError(f"method must be 'exponential', 'smooth' or 'ptr', got {method!r}")
+        if method != "exponential":
+            if rho is not None:
+                raise ValueError(f"method={method!r} takes epsilon= (and delta=), not rho=")
+            if method == "smooth":
+                if sensitivity is not None:
+                    raise ValueError("sensitivity= is the proposed bound of method='ptr'; drop it for 'smooth'")
+                return local_sensitivity.smooth_median(self._target(), bounds, epsilon, delta)
+            return self.propose_test_release("median", sensitivity=sensitivity, bounds=bounds, epsilon=epsilon,
+                                             delta=delta)
+        if delta is not None or sensitivity is not None:
+            raise ValueError("delta= and sensitivity= are for method='smooth' or 'ptr', not the exponential mechanism")
         target, scale, bounds = self._in_seconds("median", bounds)
         answer = selection.median(target, bounds=bounds, epsilon=epsilon, rho=rho)
         return answer if scale is None else scale.answer(answer, "median")
@@ -1013,6 +1069,27 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
 
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, method=method, other=other,
                                    count_epsilon=count_epsilon, g=g)
+
+    def propose_test_release(self, statistic: str = "median", *, sensitivity: float | None = None, bounds: Any = None,
+                             epsilon: float | None = None, delta: float | None = None) -> DPFloat:
+        """Propose-test-release (Dwork & Lei 2009) of the clipped ``"median"`` or ``"mean"``.
+
+        ``sensitivity`` is the proposed bound on the local sensitivity: half of
+        ``epsilon`` tests, with noise, that the data is far from any data set
+        whose local sensitivity exceeds it; the other half releases with Laplace
+        noise scaled to it. When the test fails, :class:`~dpframe.ProposalRefusedError`
+        is raised and the cost stays charged. (ε, δ) in all.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0, delta=1e-6)
+        >>> m = p["age"].dp.propose_test_release("mean", sensitivity=0.05, bounds=(0, 125), epsilon=1.0, delta=1e-6)
+        >>> bool(abs(m - 50) < 1), m.release.query
+        (True, 'mean')
+        """
+        if sensitivity is None:
+            raise ValueError("pass sensitivity=, the proposed bound on the local sensitivity (e.g. sensitivity=1.0)")
+        return local_sensitivity.propose_test_release(self._target(), statistic, sensitivity=sensitivity,
+                                                      bounds=bounds, epsilon=epsilon, delta=delta)
 
 
 def register() -> None:

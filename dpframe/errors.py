@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpframe.accounting.costs import Cost
 
 
 class DPFrameError(Exception):
@@ -53,6 +57,26 @@ class RefusedError(DPFrameError, TypeError):
     ...     print(str(error).split(":")[0])
     ProtectedSeries.mean is refused on protected data
     """
+
+
+class ProposalRefusedError(DPFrameError):
+    """Propose-test-release refused to answer: its noisy test failed. Unlike other refusals, this one was charged.
+
+    The refusal is part of the private release (it depends on the data only
+    through the noisy test), so its cost (``.cost``) stays spent.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [0.0] * 50 + [100.0] * 50}).dp.protect(epsilon=1.0, delta=1e-6)
+    >>> try:
+    ...     p["x"].dp.median(method="ptr", sensitivity=1.0, bounds=(0, 100), epsilon=1.0, delta=1e-6)
+    ... except dpframe.ProposalRefusedError as refusal:
+    ...     print(float(refusal.cost.epsilon), float(p.dp.budget.spent.epsilon.exact))
+    1.0 1.0
+    """
+
+    def __init__(self, message: str, cost: Cost) -> None:
+        super().__init__(message)
+        self.cost = cost
 
 
 class AlreadyProtectedError(DPFrameError, ValueError):

@@ -1,0 +1,629 @@
+"""Local sensitivity: smooth sensitivity, propose-test-release and sample-and-aggregate.
+
+Global sensitivity asks how much a statistic can change between *any* two
+neighbouring data sets; these mechanisms use how much it can change near the
+data at hand, without letting that (private) quantity leak. The rules, with
+their proofs, are in ``docs/local-sensitivity.md``; in short:
+
+* **Neighbours** are data sets differing by the rows of one privacy unit
+  (added or removed, up to ``c = max_contributions`` rows), as everywhere in
+  dpframe. All statistics are of the values clipped to the declared
+  ``bounds = (lo, hi)``; ``x_1 <= ... <= x_n`` are the sorted clipped values,
+  padded with ``x_i = lo`` for ``i < 1`` and ``x_i = hi`` for ``i > n``, and the
+  median is the lower median ``x_m``, ``m = floor((n + 1) / 2)`` (``lo`` for no rows).
+
+* **Reach.** Changing ``j`` rows (adding or removing) moves the median at
+  most to ``x_{floor((n+1-j)/2)}`` below and ``x_{floor((n+1+j)/2)}`` above
+  (adding ``hi``'s or removing the smallest values reaches the top; the
+  bottom likewise), and both ends are reached. So every data set within ``k``
+  units, and its neighbours, has its median in the reach of ``j = c(k+1)``
+  rows, whose width ``A(k)`` bounds the local sensitivity at distance ``k``;
+  and ``A(k)`` of a data set is at most ``A(k+1)`` of any neighbour (reaches
+  nest by the triangle inequality). :func:`median_reach_widths`.
+
+* **Smooth sensitivity** (Nissim, Raskhodnikova & Smith 2007, Def. 2.1 and
+  Lemma 2.3 / Cor. 2.4 construction): ``S(x) = max_k e^{-k beta} A(k)`` is a
+  beta-smooth upper bound on the local sensitivity (``S >= LS`` and
+  ``S(x) <= e^beta S(y)`` for neighbours), computed exactly in O(n) after the
+  sort. Released: ``median + (S(x) / alpha) Z`` with admissible noise Z:
+  Laplace with ``alpha = eps/2``, ``beta = eps / (2 ln(2/delta))`` for
+  (eps, delta)-DP (NRS Lemma 2.9), or, for pure eps-DP, the density
+  ``h(z) ∝ 1 / (1 + z^4)`` with ``alpha = eps/16``, ``beta = eps/4``
+  (NRS Lemma 2.7 with gamma = 4; it has variance 1).
+
+* **Propose-test-release** (Dwork & Lei 2009; Dwork & Roth 2014 §7.3): with a
+  proposed bound ``b``, ``d(x) = min{k : A(k) > b}`` is a lower bound on the
+  number of units to change before the local sensitivity can exceed ``b``;
+  it has sensitivity 1 (from the nesting above). Half of epsilon tests
+  ``d(x) + Lap > ln(1/delta) t`` (t the noise scale), the other half releases
+  ``f(x) + Lap(b / (eps/2))``; otherwise the query is refused
+  (:class:`~dpframe.errors.ProposalRefusedError`), and the refusal is part
+  of the release: (eps, delta)-DP in all, charged before the data is read.
+  The test and the release use exact discrete Laplace noise on integer grids.
+
+* **Sample-and-aggregate** (Nissim, Raskhodnikova & Smith 2007 §4): each
+  privacy unit goes to one of ``k`` blocks, uniformly and independently (the
+  secure source), so adding or removing a unit changes one block; an
+  arbitrary function of each block, clipped to its bounds, is averaged, and
+  the sum of the k outputs has (replace-one) sensitivity ``hi - lo``
+  (:class:`~dpframe.noise.mechanism.SumGrid` with exact discrete noise).
+
+Smooth-sensitivity noise is continuous and drawn in floating point from the
+secure source (its scale depends on the data, so no fixed integer grid
+applies): exact up to floating-point rounding, like the exponential-mechanism
+quantiles. Its scale is private, so that release carries no interval.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.accounting.costs import exact
+from dpframe.errors import ProposalRefusedError
+from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
+from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
+from dpframe.protection.units import UNIT_LEVEL, unit_codes, unit_ids
+from dpframe.queries import kernels
+from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
+from dpframe.results import DPFloat, Release, with_release
+
+__all__ = [
+    "PTR_STATISTICS",
+    "PTRNoise",
+    "SmoothNoise",
+    "aggregation_noise",
+    "laplace_noise",
+    "lower_median",
+    "mean_widths",
+    "median_reach_widths",
+    "noisy_means",
+    "propose_test_release",
+    "ptr_releases",
+    "quartic_noise",
+    "sample_and_aggregate",
+    "smooth_median",
+    "smooth_releases",
+    "smooth_sensitivity",
+    "stability_distance",
+]
+
+LEVEL = 0.95
+PTR_STATISTICS = ("median", "mean")
+# A distance to instability is capped here (min of two sensitivity-1 functions keeps sensitivity 1).
+_DISTANCE_CAP = 2**40
+# Release grid of PTR: 2^20 steps per proposed bound; values in units of it must stay int64.
+_PTR_GRID_BITS = 20
+_INT_LIMIT = 2**62
+# The density ∝ 1/(1+z^4) (NRS Lemma 2.7, gamma = 4): admissible with alpha = eps/16, beta = eps/4.
+_GAMMA = 4
+# max over z of (1 + z^2) / (1 + z^4), at z^2 = sqrt(2) - 1: the rejection envelope of the Cauchy proposal.
+_ENVELOPE = (1 + math.sqrt(2)) / 2
+
+
+# ---------------------------------------------------------------------------
+# reach of the median and smooth sensitivity
+# ---------------------------------------------------------------------------
+
+
+def _padded(sorted_values: NDArray[np.float64], index: NDArray[np.int64], lo: float, hi: float) -> NDArray[np.float64]:
+    """``x_i`` for 1-based ``index``, with ``lo`` below 1 and ``hi`` above n."""
+    n = sorted_values.size
+    inside = np.clip(index, 1, max(n, 1)) - 1
+    values = sorted_values[inside] if n else np.full(index.shape, lo)
+    out: NDArray[np.float64] = np.where(index < 1, lo, np.where(index > n, hi, values))
+    return out
+
+
+def lower_median(sorted_values: NDArray[np.float64], lo: float) -> float:
+    """``x_m``, ``m = floor((n+1)/2)``; ``lo`` for no values.
+
+    >>> lower_median(np.array([1.0, 2.0, 3.0, 4.0]), 0.0)
+    2.0
+    """
+    n = sorted_values.size
+    return float(sorted_values[(n + 1) // 2 - 1]) if n else lo
+
+
+def median_reach_widths(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
+                        ks: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``A(k)``: the width of the medians reachable by changing ``c (k + 1)`` rows, for each k in ``ks``.
+
+    >>> x = np.array([0.0, 0.0, 50.0, 100.0, 100.0])
+    >>> median_reach_widths(x, 0.0, 100.0, 1, np.arange(4)).tolist()
+    [50.0, 100.0, 100.0, 100.0]
+    """
+    n = sorted_values.size
+    j = contributions * (ks + 1)
+    top = _padded(sorted_values, (n + 1 + j) // 2, lo, hi)
+    bottom = _padded(sorted_values, (n + 1 - j) // 2, lo, hi)
+    return top - bottom
+
+
+def _distances(n: int, contributions: int) -> NDArray[np.int64]:
+    """k = 0, 1, ... until c(k+1) rows reach past both ends of n values (then A(k) = hi - lo)."""
+    return np.arange(n // contributions + 3, dtype=np.int64)
+
+
+def smooth_sensitivity(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
+                       beta: float) -> float:
+    """``max_k e^{-k beta} A(k)``: the beta-smooth sensitivity bound of the (clipped, lower) median.
+
+    Beyond the last k computed, ``A(k) = hi - lo`` while the factor decreases, so the maximum is attained here.
+
+    >>> x = np.arange(1001.0)  # local sensitivity 1, but k units away it is k + 1: the max is near k = 1/beta
+    >>> round(smooth_sensitivity(x, 0.0, 1000.0, 1, 0.1), 3)
+    4.066
+    """
+    ks = _distances(sorted_values.size, contributions)
+    widths = median_reach_widths(sorted_values, lo, hi, contributions, ks)
+    return float(np.max(np.exp(-beta * ks.astype(np.float64)) * widths))
+
+
+def mean_widths(n: int, lo: float, hi: float, contributions: int, ks: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``A(k)`` of the clipped mean: ``(hi - lo) min(1, c / (n - c k))``, ``hi - lo`` once no rows may be left.
+
+    A data set within k units has at least ``n - c k`` rows, and a unit moves
+    the mean of ``m`` rows by at most ``c (hi - lo) / m`` (at most ``hi - lo``).
+
+    >>> mean_widths(10, 0.0, 1.0, 1, np.arange(3)).tolist()
+    [0.1, 0.1111111111111111, 0.125]
+    """
+    rows = (n - contributions * ks).astype(np.float64)
+    with np.errstate(divide="ignore"):
+        share = np.where(rows > 0, np.minimum(1.0, contributions / np.maximum(rows, 1.0)), 1.0)
+    return (hi - lo) * share
+
+
+def stability_distance(widths: NDArray[np.float64], proposed: float) -> int:
+    """``min{k : A(k) > b}`` for nondecreasing ``widths`` (capped): sensitivity 1, by the nesting of reaches.
+
+    >>> stability_distance(np.array([1.0, 2.0, 5.0]), 2.0)
+    2
+    """
+    over = np.flatnonzero(widths > proposed)
+    return int(over[0]) if over.size else _DISTANCE_CAP
+
+
+# ---------------------------------------------------------------------------
+# continuous noise from the secure source (floating point)
+# ---------------------------------------------------------------------------
+
+
+def _uniform(size: int, source: RandomSource) -> NDArray[np.float64]:
+    """Uniform in (0, 1): 53 random bits plus a half step."""
+    return ((source.words(size) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def laplace_noise(size: int, source: RandomSource | None = None) -> NDArray[np.float64]:
+    """Standard Laplace draws (scale 1), the difference of two Exp(1) (floating point)."""
+    src = _buffered(current_source() if source is None else source)
+    noise: NDArray[np.float64] = np.log(_uniform(size, src)) - np.log(_uniform(size, src))
+    return noise
+
+
+def quartic_noise(size: int, source: RandomSource | None = None) -> NDArray[np.float64]:
+    """Draws with density ∝ 1/(1 + z^4) (variance 1): Cauchy proposals accepted w.p. (1+z²)/((1+z⁴) M).
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     z = quartic_noise(100_000)
+    >>> bool(abs(z.var() - 1) < 0.05)
+    True
+    """
+    src = _buffered(current_source() if source is None else source)
+    out = np.empty(0)
+    while out.size < size:
+        want = 2 * (size - out.size) + 16  # acceptance is pi/(sqrt(2) M) ~ 0.92
+        z = np.tan(np.pi * (_uniform(want, src) - 0.5))
+        accept = _uniform(want, src) * _ENVELOPE * (1 + z**4) <= 1 + z**2
+        out = np.concatenate([out, z[accept]])
+    result: NDArray[np.float64] = out[:size]
+    return result
+
+
+# ---------------------------------------------------------------------------
+# privacy arguments
+# ---------------------------------------------------------------------------
+
+
+def _approximate(target: Target, epsilon: float | None, delta: float | None, query: str) -> Privacy:
+    """(eps, delta) with delta > 0, for a mechanism that is neither pure nor zCDP; validated, not charged."""
+    budget = target.protection.budget
+    if budget.kind == "zcdp":
+        raise ValueError(
+            f"{query} is (ε, δ)-DP and this budget is zCDP: use a budget with epsilon and delta"
+            + (", or method='smooth' without delta (pure ε, charged ε²/2)" if query == "median" else "")
+        )
+    pure = resolve(budget, epsilon, None, None, "laplace")
+    if delta is None:
+        raise ValueError(f"{query} needs delta > 0: pass delta= (e.g. 1e-6)")
+    dlt = exact(delta, "delta")
+    if dlt >= 1:
+        raise ValueError(f"delta must be < 1, got {delta!r}")
+    return Privacy("approx", "laplace", pure.epsilon, dlt, Fraction(0))
+
+
+def _clipped_sorted(target: Target, series: pd.Series[Any], lo: float, hi: float) -> NDArray[np.float64]:
+    """After charging: the non-missing values in use, clipped and sorted."""
+    mask = target.rows_in_use()
+    values = kernels.as_float_array(series)
+    if mask is not None:
+        values = values[mask]
+    values = np.clip(values[~np.isnan(values)], lo, hi)
+    values.sort()
+    return values
+
+
+# ---------------------------------------------------------------------------
+# smooth-sensitivity median
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SmoothNoise:
+    """Admissible noise for smooth sensitivity: ``value + S(x)/alpha * Z`` with Z of ``name``."""
+
+    name: Literal["Laplace", "quartic"]
+    alpha: float
+    beta: float
+
+    @classmethod
+    def of(cls, privacy: Privacy) -> SmoothNoise:
+        """Laplace (NRS Lemma 2.9) with delta > 0, else 1/(1+z^4) (NRS Lemma 2.7, gamma = 4).
+
+        >>> SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0)))
+        SmoothNoise(name='quartic', alpha=0.0625, beta=0.25)
+        """
+        eps = float(privacy.epsilon)
+        if privacy.delta > 0:
+            return cls("Laplace", eps / 2, eps / (2 * math.log(2 / float(privacy.delta))))
+        return cls("quartic", eps / (4 * _GAMMA), eps / _GAMMA)
+
+    def sample(self, size: int = 1) -> NDArray[np.float64]:
+        """``size`` draws of Z."""
+        return (laplace_noise if self.name == "Laplace" else quartic_noise)(size)
+
+    @property
+    def rule(self) -> str:
+        """The admissibility lemma, for the ledger."""
+        if self.name == "Laplace":
+            return "NRS 2007 Lemma 2.9: Laplace is (ε/2, ε/(2 ln(2/δ)))-admissible, (ε, δ)-DP"
+        return "NRS 2007 Lemma 2.7 (γ=4): 1/(1+z⁴) is (ε/16, ε/4)-admissible, ε-DP"
+
+
+def smooth_releases(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
+                    noise: SmoothNoise, size: int = 1) -> NDArray[np.float64]:
+    """``size`` independent releases ``median + S(x)/alpha Z`` of the sorted clipped values (audits use many)."""
+    scale = smooth_sensitivity(sorted_values, lo, hi, contributions, noise.beta) / noise.alpha
+    released: NDArray[np.float64] = lower_median(sorted_values, lo) + scale * noise.sample(size)
+    return released
+
+
+def smooth_median(target: Target, bounds: Any, epsilon: float | None, delta: float | None) -> DPFloat:
+    """The median of the values clipped to ``bounds`` plus noise scaled to its smooth sensitivity.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0, delta=1e-6)
+    >>> with seeded_noise(1):
+    ...     m = smooth_median(Target.of(p["age"]), (0, 125), 0.5, 1e-7)
+    >>> bool(abs(m - 50) < 20), m.release.mechanism
+    (True, 'smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)')
+    """
+    series = target.series
+    check_numeric(series, "median")
+    lo, hi = check_bounds(bounds)
+    if delta is None:
+        privacy = resolve(target.protection.budget, epsilon, None, None, "laplace")
+    else:
+        privacy = _approximate(target, epsilon, delta, "median")
+    noise = SmoothNoise.of(privacy)
+    plan = Plan("median", (str(series.name),), target, privacy, rule=noise.rule,
+                mechanism_name="smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)",
+                detail=f"{noise.name} noise × S(x)/α, α={noise.alpha:.4g}, β={noise.beta:.4g} (scale private)")
+    plan.charge()
+    values = _clipped_sorted(target, series, lo, hi)
+    value = float(smooth_releases(values, lo, hi, target.contributions, noise)[0])
+    nan = float("nan")
+    note = (f"values clipped to ({lo:g}, {hi:g}); the noise scale is the (private) smooth sensitivity, so no "
+            "interval is given; noise in floating point")
+    release = Release("median", plan.columns, plan.mechanism, target.spent, nan, nan, nan, LEVEL, (lo, hi), note)
+    return DPFloat(value, release)
+
+
+# ---------------------------------------------------------------------------
+# propose-test-release
+# ---------------------------------------------------------------------------
+
+
+def _proposed(sensitivity: Any) -> float:
+    try:
+        b = float(sensitivity)
+    except (TypeError, ValueError):
+        raise TypeError(f"sensitivity= (the proposed bound) must be a number, got {sensitivity!r}") from None
+    if not (math.isfinite(b) and b > 0):
+        raise ValueError(f"sensitivity= (the proposed bound) must be a positive finite number, got {sensitivity!r}")
+    return b
+
+
+def ptr_releases(distance: int, value_units: int, test_noise: NoiseSpec, release_noise: NoiseSpec, threshold: float,
+                 size: int = 1) -> NDArray[np.float64]:
+    """``size`` independent PTR outcomes in release-grid units: NaN where the test ``distance + noise > threshold`` fails.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     out = ptr_releases(0, 7, NoiseSpec("laplace", Fraction(2)), NoiseSpec("laplace", Fraction(1)), 20.0, 1000)
+    >>> int(np.isnan(out).sum())  # distance 0: passes with probability below e^-10
+    1000
+    """
+    passed = distance + test_noise.sample(size) > threshold
+    released = (value_units + release_noise.sample(size)).astype(np.float64)
+    outcome: NDArray[np.float64] = np.where(passed, released, np.nan)
+    return outcome
+
+
+@dataclass(frozen=True)
+class PTRNoise:
+    """The noise of a propose-test-release: the release grid ``step``, both noises and the test's threshold."""
+
+    step: float
+    test: NoiseSpec
+    release: NoiseSpec
+    threshold: float
+
+    @classmethod
+    def of(cls, proposed: float, lo: float, hi: float, privacy: Privacy) -> PTRNoise:
+        """Half of epsilon each; the test passes a distance-0 data set w.p. below delta: P(Z > t ln(1/δ)) < δ.
+
+        The release grid is a data-independent 2^-20 of ``proposed``; rounding to it adds one step of sensitivity.
+
+        >>> noise = PTRNoise.of(1.0, 0.0, 100.0, Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)))
+        >>> noise.step == 2.0**-20, float(noise.test.param), round(noise.threshold, 2)
+        (True, 2.0, 27.63)
+        """
+        step = math.ldexp(1.0, math.frexp(proposed)[1] - 1 - _PTR_GRID_BITS)
+        if max(abs(lo), abs(hi)) / step >= _INT_LIMIT:
+            raise ValueError(f"the proposed sensitivity {proposed:g} is too small for bounds ({lo:g}, {hi:g}): "
+                             "propose a larger one or narrower bounds")
+        halves = split(privacy, ["test", "release"])
+        test = Privacy("approx", "laplace", halves["test"].epsilon, Fraction(0), Fraction(0)).noise(1)
+        release = Privacy("approx", "laplace", halves["release"].epsilon, Fraction(0), Fraction(0)).noise(
+            math.ceil(proposed / step) + 1)
+        # Discrete Laplace with scale t: P(Z >= m) = e^(-m/t) / (1 + e^(-1/t)) < e^(-threshold/t) = delta for m > threshold.
+        return cls(step, test, release, float(test.param) * math.log(1 / float(privacy.delta)))
+
+
+def propose_test_release(target: Target, statistic: str, *, sensitivity: Any, bounds: Any,
+                         epsilon: float | None, delta: float | None) -> DPFloat:
+    """Propose-test-release of the clipped ``"median"`` or ``"mean"`` with proposed local sensitivity bound.
+
+    Raises :class:`~dpframe.errors.ProposalRefusedError` (its cost charged) when the noisy test fails.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0, delta=1e-6)
+    >>> with seeded_noise(0):
+    ...     m = propose_test_release(Target.of(p["age"]), "median", sensitivity=1.0, bounds=(0, 125),
+    ...                              epsilon=1.0, delta=1e-7)
+    >>> bool(abs(m - 50) < 20), m.release.lower < m < m.release.upper
+    (True, True)
+    """
+    if statistic not in PTR_STATISTICS:
+        raise ValueError(f"propose-test-release supports {list(PTR_STATISTICS)}, got {statistic!r}")
+    series = target.series
+    check_numeric(series, statistic)
+    lo, hi = check_bounds(bounds)
+    b = _proposed(sensitivity)
+    privacy = _approximate(target, epsilon, delta, statistic)
+    noise = PTRNoise.of(b, lo, hi, privacy)
+    step, test_noise, release_noise, threshold = noise.step, noise.test, noise.release, noise.threshold
+    plan = Plan(statistic, (str(series.name),), target, privacy, {"test": test_noise, "release": release_noise},
+                {"release": step}, mechanism_name="propose-test-release (Dwork & Lei 2009)",
+                rule="propose-test-release: ε/2 tests the distance to instability, ε/2 releases, δ bounds passing "
+                     "the test where the local sensitivity may exceed b (sequential composition)",
+                detail=f"proposed local sensitivity b={b:.4g}; test: distance + discrete Laplace σ={test_noise.std:.4g}"
+                       f" > {threshold:.4g}; release: discrete Laplace σ={release_noise.std * step:.4g}")
+    plan.charge()
+    values = _clipped_sorted(target, series, lo, hi)
+    ks = _distances(values.size, target.contributions)
+    if statistic == "median":
+        widths = median_reach_widths(values, lo, hi, target.contributions, ks)
+        exact_value = lower_median(values, lo)
+    else:
+        widths = mean_widths(values.size, lo, hi, target.contributions, ks)
+        exact_value = float(values.mean()) if values.size else (lo + hi) / 2
+    units = float(ptr_releases(stability_distance(widths, b), round(exact_value / step), test_noise, release_noise,
+                               threshold)[0])
+    if math.isnan(units):
+        raise ProposalRefusedError(
+            f"propose-test-release refused the {statistic} of {series.name!r}: the noisy test could not show that "
+            f"its local sensitivity stays below the proposed {b:g}; ε={float(privacy.epsilon):g}, "
+            f"δ={float(privacy.delta):g} was charged (the refusal is itself a private release). Propose a larger "
+            "sensitivity, or use a mechanism with global sensitivity (e.g. method='exponential')",
+            target.spent,
+        )
+    value = units * step
+    half = release_noise.halfwidth(LEVEL) * step
+    note = f"values clipped to ({lo:g}, {hi:g}); passed the test of proposed local sensitivity {b:g}"
+    answer = Release(statistic, plan.columns, plan.mechanism, target.spent, release_noise.std * step,
+                     value - half - step / 2, value + half + step / 2, LEVEL, (lo, hi), note)
+    return DPFloat(value, answer)
+
+
+# ---------------------------------------------------------------------------
+# sample-and-aggregate
+# ---------------------------------------------------------------------------
+
+# With blocks=None, this share of the budget counts the units to choose about sqrt(n) blocks.
+BLOCK_COUNT_SHARE = Fraction(1, 10)
+_MIN_BLOCKS = 2
+
+
+def _output_bounds(bounds: Any) -> tuple[pd.Index[Any] | None, list[tuple[float, float]]]:
+    """``(lo, hi)`` -> (None, one pair); a mapping or a list of pairs -> (their names or positions, pairs)."""
+    if isinstance(bounds, Mapping):
+        if not bounds:
+            raise ValueError("bounds= is an empty mapping: give (lower, upper) for each output of func")
+        return pd.Index(list(bounds)), [check_bounds(pair) for pair in bounds.values()]
+    if isinstance(bounds, Sequence) and not isinstance(bounds, (str, bytes)) and len(bounds) > 0 and all(
+            isinstance(pair, Sequence) and not isinstance(pair, (str, bytes)) for pair in bounds):
+        return pd.RangeIndex(len(bounds)), [check_bounds(pair) for pair in bounds]
+    return None, [check_bounds(bounds)]
+
+
+def _block_output(func: Callable[[pd.DataFrame], Any], block: pd.DataFrame, names: pd.Index[Any] | None,
+                  los: NDArray[np.float64], his: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``func(block)`` clipped to the bounds; the bounds' midpoints if it raises or returns a wrong or missing value.
+
+    Nothing about a failure is reported (it depends on the data): the fallback is a fixed point of the bounds.
+    """
+    middle = (los + his) / 2
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # a block's warnings would say something about its rows
+            out = func(block)
+            if names is None:
+                values = np.array([float(out)])
+            elif isinstance(out, (Mapping, pd.Series)) and not isinstance(names, pd.RangeIndex):
+                values = np.array([float(out[name]) for name in names])
+            else:
+                values = np.asarray(out, dtype=np.float64).reshape(-1)
+    except Exception:  # noqa: BLE001 -- any failure of the analyst's function gives the fixed default
+        return middle
+    if values.shape != middle.shape:
+        return middle
+    result: NDArray[np.float64] = np.where(np.isnan(values), middle, np.clip(values, los, his))
+    return result
+
+
+def _plain(obj: pd.DataFrame) -> pd.DataFrame:
+    """The frame without its unit record, as the analyst's function sees a block."""
+    if obj.index.nlevels > 1:
+        return obj.droplevel(UNIT_LEVEL)
+    return obj.reset_index(drop=True)
+
+
+def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *, bounds: Any, privacy: Privacy,
+                         blocks: int | None = None) -> DPFloat | pd.Series[Any]:
+    """The private average of ``func`` over random disjoint blocks of privacy units, clipped to ``bounds``.
+
+    >>> import numpy as np, pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> df = pd.DataFrame({"x": np.arange(20_000) % 100.0})
+    >>> df["y"] = 3 * df["x"] + 1
+    >>> p = df.dp.protect(epsilon=1.0)
+    >>> slope = lambda b: np.polyfit(b["x"], b["y"], 1)[0]
+    >>> with seeded_noise(0):
+    ...     s = sample_and_aggregate(Target.of(p), slope, bounds=(0, 10), privacy=Target.of(p).privacy(1.0, None, None, None),
+    ...                              blocks=200)
+    >>> bool(abs(s - 3) < 0.3), s.release.query
+    (True, 'sample_and_aggregate')
+    """
+    if not callable(func):
+        raise TypeError(f"func must be a function of a DataFrame (a block of rows), got {type(func).__name__}")
+    if not isinstance(target.obj, pd.DataFrame):
+        raise TypeError("sample_and_aggregate applies func to blocks of a frame: ask it of a protected frame, p.dp")
+    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, (int, np.integer))
+                               or blocks < _MIN_BLOCKS):
+        raise ValueError(f"blocks must be an integer >= {_MIN_BLOCKS} (or None to choose about √n), got {blocks!r}")
+    names, pairs = _output_bounds(bounds)
+    los = np.array([lo for lo, _ in pairs])
+    his = np.array([hi for _, hi in pairs])
+    counting = None if blocks is not None else privacy.share(BLOCK_COUNT_SHARE)
+    rest = privacy if counting is None else privacy.share(1 - BLOCK_COUNT_SHARE)
+    outputs = [str(i) for i in range(len(pairs))]
+    grids, noise_list = aggregation_noise(pairs, rest)
+    noises = dict(zip(outputs, noise_list))
+    count_noise = None if counting is None else counting.noise(1)
+    if counting is not None:
+        target.reserve(counting.cost, rest.cost, query="sample_and_aggregate with its block count")
+    k, counted = _block_count(target, blocks, counting, count_noise)
+    columns = tuple(str(c) for c in target.obj.columns)  # func may read any of them
+    plan = Plan("sample_and_aggregate", columns, target, rest, noises,
+                rule="sample-and-aggregate (NRS 2007): each unit in one of k random blocks, so a unit changes one "
+                     "block's clipped output; sequential composition over outputs",
+                mechanism_name="sample-and-aggregate (Nissim, Raskhodnikova & Smith 2007)",
+                detail=f"k={k} blocks; " + "; ".join(f"output {o}: σ={noises[o].std * g.release_step / k:.4g}"
+                                                     for o, g in zip(outputs, grids)))
+    plan.charge()
+    frame = target.obj
+    codes = unit_codes(unit_ids(frame)) if counted is None else counted
+    block_of_unit = uniform_below(k, size=int(codes.max(initial=-1)) + 1)
+    block_of_row = block_of_unit[codes]
+    order = np.argsort(block_of_row, kind="stable")
+    ends = np.cumsum(np.bincount(block_of_row, minlength=k))
+    plain = _plain(frame)
+    results = np.array([_block_output(func, plain.iloc[order[end - size:end]], names, los, his)
+                        for end, size in zip(ends, np.diff(np.r_[0, ends]))])
+    value = noisy_means(results, los, his, grids, [noises[o] for o in outputs])[0]
+    steps = np.array([grid.release_step / k for grid in grids])
+    std = np.array([noises[o].std for o in outputs]) * steps
+    half = (np.array([noises[o].halfwidth(LEVEL) for o in outputs]) * steps
+            + np.array([float(grid.data_step) / 2 for grid in grids]) + steps / 2)
+    note = (f"mean of func over k={k} random blocks of privacy units, outputs clipped to their bounds (a failing "
+            "block counts as their midpoint); the interval is the noise's only, not func's sampling error")
+    if names is None:
+        return DPFloat(float(value[0]), Release("sample_and_aggregate", columns, plan.mechanism, target.spent,
+                                                float(std[0]), float(value[0] - half[0]), float(value[0] + half[0]),
+                                                LEVEL, pairs[0], note))
+    result = pd.Series(value, index=names)
+    release = Release("sample_and_aggregate", columns, plan.mechanism, target.spent, pd.Series(std, index=names),
+                      pd.Series(value - half, index=names), pd.Series(value + half, index=names), LEVEL, None, note)
+    return with_release(result, release)  # type: ignore[no-any-return]
+
+
+def aggregation_noise(pairs: Sequence[tuple[float, float]], privacy: Privacy) -> tuple[list[SumGrid], list[NoiseSpec]]:
+    """The sum grid and noise of each output (privacy split equally among them).
+
+    Replacing one block's output moves its centred sum by at most hi - lo: the
+    grid of two contributions of half-width (hi - lo)/2.
+    """
+    shares = split(privacy, [str(i) for i in range(len(pairs))])
+    grids = [SumGrid.choose(-(hi - lo) / 2, (hi - lo) / 2, 2, shares[str(i)]) for i, (lo, hi) in enumerate(pairs)]
+    return grids, [shares[str(i)].noise(grid.sensitivity) for i, grid in enumerate(grids)]
+
+
+def noisy_means(results: NDArray[np.float64], los: NDArray[np.float64], his: NDArray[np.float64],
+                grids: Sequence[SumGrid], noises: Sequence[NoiseSpec], size: int = 1) -> NDArray[np.float64]:
+    """``size`` independent noisy means of the k blocks' clipped outputs (``results``: k x d), one row each.
+
+    Exact sums of the outputs' deviations from the bounds' midpoints on each grid, then discrete noise.
+
+    >>> from dpframe.noise.mechanism import resolve
+    >>> from dpframe.accounting.budget import Budget
+    >>> grid = SumGrid.choose(-0.5, 0.5, 2, resolve(Budget(epsilon=1.0), 1.0, None, None, None))
+    >>> noise = NoiseSpec("laplace", Fraction(1))
+    >>> means = noisy_means(np.full((1000, 1), 0.75), np.array([0.0]), np.array([1.0]), [grid], [noise], 3)
+    >>> means.shape, bool(np.all(np.abs(means - 0.75) < 1e-4))
+    ((3, 1), True)
+    """
+    k = results.shape[0]
+    out = np.empty((size, len(grids)))
+    for i, (grid, noise) in enumerate(zip(grids, noises)):
+        center = (los[i] + his[i]) / 2
+        exact_sum = grid.to_release_grid(kernels.moment_sums(np.ascontiguousarray(results[:, i]), center, grid).sums)
+        out[:, i] = center + (exact_sum[0] + noise.sample(size)).astype(np.float64) * (grid.release_step / k)
+    return out
+
+
+def _block_count(target: Target, blocks: int | None, counting: Privacy | None,
+                 count_noise: NoiseSpec | None) -> tuple[int, NDArray[np.intp] | None]:
+    """The number of blocks: ``blocks``, or about √(noisy number of units) (charged, then counted)."""
+    if blocks is not None:
+        return int(blocks), None
+    assert counting is not None and count_noise is not None
+    plan = Plan("units for sample_and_aggregate", (), target, counting, {"count": count_noise})
+    plan.charge()
+    codes = unit_codes(unit_ids(target.obj))
+    units = int(np.unique(codes).size)
+    noisy = units + int(count_noise.sample(1)[0])
+    return max(_MIN_BLOCKS, math.isqrt(max(noisy, 0))), codes
