@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import log_ndtr
 
 from dpframe.noise.mechanism import NoiseSpec, round_down, round_up
 from dpframe.selection.exponential import choose
@@ -150,26 +151,24 @@ def estimate_total(measurements: Sequence[Measurement]) -> float:
 def rare_shares(noisy: NDArray[np.float64], variance: float) -> NDArray[np.float64]:
     """How a merged code's records are shared among its original codes, from their noisy counts.
 
-    Each rare code's count is its noisy count shrunk towards their mean by the
-    positive-part James-Stein factor ``1 − (r − 1) σ² / S`` (S: the noisy
-    counts' sum of squared deviations from their mean), clipped at zero and
-    normalised. Where the counts differ by little more than the noise (a
-    uniform column on a small frame), the shares are near uniform instead of
-    following the noise; where some counts stand far out (a few common values
-    among many rare ones), they follow the counts. Post-processing of released
-    counts.
+    Each share is proportional to the posterior mean of a non-negative count
+    under a flat prior, given its noisy count ``y`` with noise variance σ²
+    (Gaussian; the Laplace noise of pure DP is treated by its variance):
+    ``y + σ φ(y/σ) / Φ(y/σ)``. Unlike the clipped noisy counts, no code gets
+    nothing because its noise came out negative, and a value that stands out
+    of the noise keeps its lead; on a uniform column of a small frame the
+    shares stay closer to uniform. Post-processing of released counts.
 
-    >>> rare_shares(np.array([30.0, -10.0, 5.0, 15.0]), 400.0).round(2).tolist()  # sigma 20: noise, near uniform
-    [0.25, 0.25, 0.25, 0.25]
+    >>> rare_shares(np.array([30.0, -10.0, 5.0, 15.0]), 400.0).round(2).tolist()  # sigma 20: mostly noise
+    [0.38, 0.15, 0.21, 0.26]
     >>> rare_shares(np.array([900.0, -10.0, 5.0, 15.0]), 400.0).round(2).tolist()  # one value stands out
-    [0.98, 0.0, 0.01, 0.02]
+    [0.94, 0.01, 0.02, 0.02]
     """
-    mean = float(noisy.mean())
-    spread = float(np.sum((noisy - mean) ** 2))
-    factor = max(0.0, 1.0 - (len(noisy) - 1) * variance / spread) if spread > 0 else 0.0
-    shrunk = np.clip(mean + factor * (noisy - mean), 0.0, None)
-    total = float(shrunk.sum())
-    return shrunk / total if total > 0 else np.full(len(noisy), 1.0 / len(noisy))
+    sigma = math.sqrt(variance)
+    z = noisy / sigma
+    # phi(z) / Phi(z) in logs: Phi underflows for very negative z.
+    mean = noisy + sigma * np.exp(-0.5 * z * z - 0.5 * math.log(2 * math.pi) - log_ndtr(z))
+    return np.asarray(mean / mean.sum(), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -180,8 +179,8 @@ class Compression:
     ``3 sigma`` is hard to tell from an empty one, and keeping it would spread
     every multi-way measurement thin. Decoding draws an original code for each
     record in the rare code in proportion to the rare codes' noisy one-way
-    counts shrunk towards uniform by how far they stand out of the noise
-    (:func:`rare_shares`); private-pgm leaves them uniform. A lone such code
+    counts' posterior means (:func:`rare_shares`); private-pgm leaves them
+    uniform. A lone such code
     is a rare code of its own (dropping it would drop a real category: 68
     Chinstrap penguins below a threshold of 85). An unsupported code that
     decodes as *missing* (a missing-value or "other" code) is dropped
