@@ -36,6 +36,8 @@ from dpframe.results import DPFloat, DPInt, Release, current_release, with_relea
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from dpframe.queries.hypothesis import ChiSquareResult
+
 Categories = Mapping[Any, Sequence[Any]] | None
 PT = TypeVar("PT", ProtectedFrame, ProtectedSeries)
 
@@ -606,6 +608,59 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         from dpframe.anonymity import anonymize
 
         return anonymize(self._plain(".dp.anonymize()"), k=k, quasi_identifiers=quasi_identifiers, **options)
+
+    def chisquare(
+        self, column: Any, expected: Any = None, *, keys: KeySpec = None, simulations: int = 999,
+        epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> ChiSquareResult:
+        """Private chi-squared goodness-of-fit test of ``column`` against public proportions, like ``scipy.stats.chisquare``.
+
+        ``expected`` gives the null's proportions (or counts, rescaled): a dict
+        by category (whose keys are the categories), or a list in the order of
+        the public categories (``keys=``, a categorical dtype or booleans);
+        None is uniform. The noisy counts are released once (charged like
+        ``value_counts``); the p-value is a Monte Carlo test under the null that
+        includes the noise, so it stays valid (see
+        :mod:`dpframe.queries.hypothesis` and ``docs/hypothesis-tests.md``).
+
+        >>> import numpy as np, pandas as pd, dpframe
+        >>> rng = np.random.default_rng(0)
+        >>> p = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 3000, p=[0.5, 0.3, 0.2])}).dp.protect(epsilon=1.0)
+        >>> result = p.dp.chisquare("c", expected={"a": 0.5, "b": 0.3, "c": 0.2}, epsilon=1.0)
+        >>> result.pvalue > 1e-4, list(result.table.index), result.dof
+        (True, ['a', 'b', 'c'], 2)
+        """
+        from dpframe.queries import hypothesis
+
+        return hypothesis.chisquare(self._target(), column, expected, keys,
+                                    lambda t: t.privacy(epsilon, delta, rho, mechanism), simulations)
+
+    def chi2_contingency(
+        self, index: Any, columns: Any, *, keys: KeySpec = None, simulations: int = 999,
+        epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> ChiSquareResult:
+        """Private chi-squared test of independence of two columns, like ``scipy.stats.chi2_contingency``.
+
+        Both columns need public categories (``keys={col: [...]}``, categorical
+        dtypes or booleans). The noisy crosstab is released once (charged like
+        ``crosstab``); the p-value is a Monte Carlo test under independence
+        with margins estimated from the noisy table, noise included (see
+        ``docs/hypothesis-tests.md``).
+
+        >>> import numpy as np, pandas as pd, dpframe
+        >>> rng = np.random.default_rng(0)
+        >>> a = rng.random(3000) < 0.4
+        >>> df = pd.DataFrame({"a": a, "b": np.where(a, rng.random(3000) < 0.7, rng.random(3000) < 0.3)})
+        >>> result = df.dp.protect(epsilon=1.0).dp.chi2_contingency("a", "b", epsilon=1.0)
+        >>> result.pvalue < 0.01, result.table.shape
+        (True, (2, 2))
+        """
+        from dpframe.queries import hypothesis
+
+        return hypothesis.chi2_contingency(self._target(), index, columns, keys,
+                                           lambda t: t.privacy(epsilon, delta, rho, mechanism), simulations)
 
 
 class SeriesAccessor(_Accessor[ProtectedSeries]):
