@@ -64,10 +64,12 @@ class _Accessor(Generic[PT]):
         name: str | None,
         ledger: LedgerLike,
         extend: bool,
+        neighbours: str = "add/remove",
     ) -> Any:
         return protect_data(
             self._obj, epsilon=epsilon, delta=delta, rho=rho, budget=budget, privacy_unit=privacy_unit,
             max_contributions=max_contributions, categories=categories, name=name, ledger=ledger, extend=extend,
+            neighbours=neighbours,
         )
 
     @property
@@ -143,6 +145,8 @@ class _Accessor(Generic[PT]):
         (True, 'discrete Laplace')
         """
         target = self._target()
+        if target.public_count is not None:  # bounded DP: n is public, the count exact and free
+            return scalar.public_count(target)
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism))
 
     def _plain(self, operation: str) -> Any:
@@ -226,6 +230,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         name: str | None = None,
         ledger: LedgerLike = None,
         extend: bool = False,
+        neighbours: str = "add/remove",
     ) -> ProtectedFrame:
         """A :class:`~dpframe.ProtectedFrame` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -239,7 +244,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
         """
         protected: ProtectedFrame = self._protect(epsilon, delta, rho, budget, privacy_unit, max_contributions,
-                                                  categories, name, ledger, extend)
+                                                  categories, name, ledger, extend, neighbours)
         return protected
 
     def crosstab(
@@ -683,6 +688,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         name: str | None = None,
         ledger: LedgerLike = None,
         extend: bool = False,
+        neighbours: str = "add/remove",
     ) -> ProtectedSeries:
         """A :class:`~dpframe.ProtectedSeries` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -692,7 +698,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         (dtype('int64'), 1.0)
         """
         protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories, name, ledger,
-                                                   extend)
+                                                   extend, neighbours)
         return protected
 
     def _in_seconds(self, query: str, bounds: Any) -> tuple[Target, TimeScale | None, Any]:
