@@ -138,6 +138,10 @@ class _Accessor(Generic[PT]):
     ) -> DPInt:
         """Noisy number of rows (frames) or non-missing values (series).
 
+        Under bounded DP (``protect(neighbours="replace")``) the number of
+        rows protect() made is public: their count is exact and free, with no
+        ``epsilon`` needed (``docs/privacy-model.md``).
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": range(1000)}).dp.protect(epsilon=1.0)
         >>> n = p.dp.count(epsilon=0.5)
