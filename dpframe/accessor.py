@@ -11,9 +11,8 @@ cost from the schema and arguments alone), and hands it to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
-
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import numpy as np
 import pandas as pd
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from dpframe.local import LocalReports
+    from dpframe.queries.hypothesis import ChiSquareResult
 
 Categories = Mapping[Any, Sequence[Any]] | None
 PT = TypeVar("PT", ProtectedFrame, ProtectedSeries)
@@ -64,10 +64,12 @@ class _Accessor(Generic[PT]):
         name: str | None,
         ledger: LedgerLike,
         extend: bool,
+        neighbours: str = "add/remove",
     ) -> Any:
         return protect_data(
             self._obj, epsilon=epsilon, delta=delta, rho=rho, budget=budget, privacy_unit=privacy_unit,
             max_contributions=max_contributions, categories=categories, name=name, ledger=ledger, extend=extend,
+            neighbours=neighbours,
         )
 
     @property
@@ -136,6 +138,10 @@ class _Accessor(Generic[PT]):
     ) -> DPInt:
         """Noisy number of rows (frames) or non-missing values (series).
 
+        Under bounded DP (``protect(neighbours="replace")``) the number of
+        rows protect() made is public: their count is exact and free, with no
+        ``epsilon`` needed (``docs/privacy-model.md``).
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": range(1000)}).dp.protect(epsilon=1.0)
         >>> n = p.dp.count(epsilon=0.5)
@@ -143,6 +149,8 @@ class _Accessor(Generic[PT]):
         (True, 'discrete Laplace')
         """
         target = self._target()
+        if target.public_count is not None:  # bounded DP: n is public, the count exact and free
+            return scalar.public_count(target)
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism))
 
     def _plain(self, operation: str) -> Any:
@@ -226,6 +234,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         name: str | None = None,
         ledger: LedgerLike = None,
         extend: bool = False,
+        neighbours: str = "add/remove",
     ) -> ProtectedFrame:
         """A :class:`~dpframe.ProtectedFrame` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -239,7 +248,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
         """
         protected: ProtectedFrame = self._protect(epsilon, delta, rho, budget, privacy_unit, max_contributions,
-                                                  categories, name, ledger, extend)
+                                                  categories, name, ledger, extend, neighbours)
         return protected
 
     def crosstab(
@@ -643,6 +652,59 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         privacy = target.privacy(epsilon, delta, rho, mechanism)
         return local_sensitivity.sample_and_aggregate(target, func, bounds=bounds, privacy=privacy, blocks=blocks)
 
+    def chisquare(
+        self, column: Any, expected: Any = None, *, keys: KeySpec = None, simulations: int = 999,
+        epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> ChiSquareResult:
+        """Private chi-squared goodness-of-fit test of ``column`` against public proportions, like ``scipy.stats.chisquare``.
+
+        ``expected`` gives the null's proportions (or counts, rescaled): a dict
+        by category (whose keys are the categories), or a list in the order of
+        the public categories (``keys=``, a categorical dtype or booleans);
+        None is uniform. The noisy counts are released once (charged like
+        ``value_counts``); the p-value is a Monte Carlo test under the null that
+        includes the noise, so it stays valid (see
+        :mod:`dpframe.queries.hypothesis` and ``docs/hypothesis-tests.md``).
+
+        >>> import numpy as np, pandas as pd, dpframe
+        >>> rng = np.random.default_rng(0)
+        >>> p = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 3000, p=[0.5, 0.3, 0.2])}).dp.protect(epsilon=1.0)
+        >>> result = p.dp.chisquare("c", expected={"a": 0.5, "b": 0.3, "c": 0.2}, epsilon=1.0)
+        >>> result.pvalue > 1e-4, list(result.table.index), result.dof
+        (True, ['a', 'b', 'c'], 2)
+        """
+        from dpframe.queries import hypothesis
+
+        return hypothesis.chisquare(self._target(), column, expected, keys,
+                                    lambda t: t.privacy(epsilon, delta, rho, mechanism), simulations)
+
+    def chi2_contingency(
+        self, index: Any, columns: Any, *, keys: KeySpec = None, simulations: int = 999,
+        epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> ChiSquareResult:
+        """Private chi-squared test of independence of two columns, like ``scipy.stats.chi2_contingency``.
+
+        Both columns need public categories (``keys={col: [...]}``, categorical
+        dtypes or booleans). The noisy crosstab is released once (charged like
+        ``crosstab``); the p-value is a Monte Carlo test under independence
+        with margins estimated from the noisy table, noise included (see
+        ``docs/hypothesis-tests.md``).
+
+        >>> import numpy as np, pandas as pd, dpframe
+        >>> rng = np.random.default_rng(0)
+        >>> a = rng.random(3000) < 0.4
+        >>> df = pd.DataFrame({"a": a, "b": np.where(a, rng.random(3000) < 0.7, rng.random(3000) < 0.3)})
+        >>> result = df.dp.protect(epsilon=1.0).dp.chi2_contingency("a", "b", epsilon=1.0)
+        >>> result.pvalue < 0.01, result.table.shape
+        (True, (2, 2))
+        """
+        from dpframe.queries import hypothesis
+
+        return hypothesis.chi2_contingency(self._target(), index, columns, keys,
+                                           lambda t: t.privacy(epsilon, delta, rho, mechanism), simulations)
+
 
 class SeriesAccessor(_Accessor[ProtectedSeries]):
     """``s.dp.protect()`` on a Series; private questions about a :class:`~dpframe.ProtectedSeries` (``s.dp``).
@@ -664,6 +726,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         name: str | None = None,
         ledger: LedgerLike = None,
         extend: bool = False,
+        neighbours: str = "add/remove",
     ) -> ProtectedSeries:
         """A :class:`~dpframe.ProtectedSeries` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -673,7 +736,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         (dtype('int64'), 1.0)
         """
         protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories, name, ledger,
-                                                   extend)
+                                                   extend, neighbours)
         return protected
 
     def _in_seconds(self, query: str, bounds: Any) -> tuple[Target, TimeScale | None, Any]:

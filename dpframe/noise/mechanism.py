@@ -333,17 +333,33 @@ class SumGrid:
         return float(self.data_step * 2**self.shift)
 
     @classmethod
-    def choose(cls, lo: float, hi: float, contributions: int, privacy: Privacy) -> SumGrid:
-        """The grid for a sum of values clipped to ``[lo, hi]``, ``contributions`` rows per unit."""
+    def choose(cls, lo: float, hi: float, contributions: int, privacy: Privacy, *,
+               replace: Literal["", "present", "any"] = "") -> SumGrid:
+        """The grid for a sum of values clipped to ``[lo, hi]``, ``contributions`` rows per unit.
+
+        One unit's rows change the sum by at most ``max(|lo|, |hi|)`` each when
+        added or removed. Under replace-one neighbours (bounded DP) a value is
+        replaced by another: ``replace="present"`` when every row has a value
+        (a change of at most ``hi - lo``), ``"any"`` when a value may also drop
+        out or appear (missing values, derived rows: ``max(hi - lo, |lo|, |hi|)``).
+
+        >>> budget_half = resolve(Budget(epsilon=1.0), 0.5, None, None, None)
+        >>> [SumGrid.choose(18, 90, 1, budget_half, replace=r).sensitivity for r in ("", "present", "any")]
+        [737281, 589825, 737281]
+        """
         magnitude = max(abs(lo), abs(hi))
         if magnitude == 0:
             raise ValueError("bounds (0, 0) leave nothing to sum; widen them")
         data_step = _power_of_two_at_most(magnitude) / 2**_DATA_GRID_BITS
         data_bound = max(abs(round(Fraction(lo) / data_step)), abs(round(Fraction(hi) / data_step)))
-        noise_std = privacy.real_noise_std(contributions * magnitude)
+        # Rounding to the grid is monotone, so values in [lo, hi] land within [round(lo), round(hi)] steps.
+        spread = round(Fraction(hi) / data_step) - round(Fraction(lo) / data_step)
+        change = {"": data_bound, "present": spread, "any": max(spread, data_bound)}[replace]
+        real_change = {"": magnitude, "present": hi - lo, "any": max(hi - lo, magnitude)}[replace]
+        noise_std = privacy.real_noise_std(contributions * real_change)
         bits = _NOISE_GRID_BITS[privacy.mechanism]
         shift = max(0, math.frexp(noise_std / float(data_step))[1] - 1 - bits)
-        data_sensitivity = contributions * data_bound
+        data_sensitivity = contributions * change
         sensitivity = data_sensitivity if shift == 0 else data_sensitivity // 2**shift + 1
         grid = cls(lo, hi, data_step, data_bound, shift, sensitivity)
         # Checked before any charge: the grid's steps must be ordinary floats and its

@@ -194,7 +194,8 @@ def _merge_protected(
     template = probe(run, [flat], "ProtectedFrame.merge")
     with shielded("ProtectedFrame.merge"):
         merged = conform(run(flat), template.dtypes, template)
-    protection = Protection(lp.budget, max(lp.max_contributions, rp.max_contributions), lp.privacy_unit)
+    protection = Protection(lp.budget, max(lp.max_contributions, rp.max_contributions), lp.privacy_unit,
+                            neighbours=lp.neighbours)
     # A joined person's rows come from the left table's sample, if any (the right table only adds
     # to rows the left one has); a sampled right table gives no amplification.
     return ProtectedFrame(merged, protection, Rows(left._rows.sample))

@@ -1649,10 +1649,10 @@ def parts(obj: Any) -> tuple[Any, Protection, SampleAccount | None] | None:
     return None
 
 
-def wrap(data: Any, protection: Protection) -> Any:
-    """A protected object over ``data`` (pandas data whose index ends with the unit record): new rows."""
+def wrap(data: Any, protection: Protection, rows: Rows | None = None) -> Any:
+    """A protected object over ``data`` (pandas data whose index ends with the unit record): new rows (or ``rows``)."""
     kind: type[Protected] = ProtectedFrame if isinstance(data, pd.DataFrame) else ProtectedSeries
-    return kind(data, protection, Rows())
+    return kind(data, protection, Rows() if rows is None else rows)
 
 
 def same_rows(objects: Sequence[Protected]) -> bool:

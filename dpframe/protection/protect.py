@@ -29,7 +29,7 @@ from dpframe.accounting.budget import (
     totals,
 )
 from dpframe.accounting.costs import Cost, exact
-from dpframe.errors import AlreadyProtectedError
+from dpframe.errors import AlreadyProtectedError, LedgerError, RefusedError
 from dpframe.noise.random import uniform_below
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
@@ -43,14 +43,14 @@ _RATE_BITS = 62
 def protect(data: pd.DataFrame, *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
             categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
-            ledger: LedgerLike = ..., extend: bool = ...) -> ProtectedFrame: ...
+            ledger: LedgerLike = ..., extend: bool = ..., neighbours: str = ...) -> ProtectedFrame: ...
 
 
 @overload
 def protect(data: pd.Series[Any], *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
             categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
-            ledger: LedgerLike = ..., extend: bool = ...) -> ProtectedSeries: ...
+            ledger: LedgerLike = ..., extend: bool = ..., neighbours: str = ...) -> ProtectedSeries: ...
 
 
 def protect(
@@ -66,6 +66,7 @@ def protect(
     name: str | None = None,
     ledger: LedgerLike = None,
     extend: bool = False,
+    neighbours: str = "add/remove",
 ) -> ProtectedFrame | ProtectedSeries:
     """Protected data with a privacy budget; the original stays as it is.
 
@@ -83,6 +84,12 @@ def protect(
     becomes categorical; other values become missing). A categorical dtype
     given here declares its categories too: make sure they do not come from
     the data itself (``astype("category")`` takes them from the data).
+
+    ``neighbours="replace"`` keeps the budget under bounded DP: neighbouring
+    data sets differ in one replaced row, and the number of rows is public
+    (``p.dp.count()`` is exact and free). Row-level only; queries whose
+    replace-one sensitivity dpframe has not derived are refused, and a budget
+    never mixes the two relations (``docs/privacy-model.md``).
 
     >>> import pandas as pd, dpframe
     >>> df = pd.DataFrame({"age": [23, 35, 47, 59], "city": ["Oslo", "Rome", "Oslo", "Lima"]})
@@ -136,15 +143,53 @@ def protect(
                             "(e.g. lists); convert them first, e.g. with .astype(str)") from None
     elif max_contributions != 1:
         raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
+    if neighbours not in NEIGHBOURS:
+        raise ValueError(f"neighbours must be 'add/remove' (the default) or 'replace' (bounded DP, n public), "
+                         f"got {neighbours!r}")
+    if neighbours == "replace" and privacy_unit is not None:
+        raise ValueError("bounded DP (neighbours='replace') is row-level: replacing a unit of several rows could "
+                         "change n, which it makes public; drop privacy_unit= or keep add/remove neighbours")
     declared = _declare_categories(data, categories)
     # Last: every argument was checked before the ledger records anything.
     if budget is None:
         budget = budget_for_data(store, kind, total, name=name, data=data, extend=extend)
     else:
         budget = share_budget(budget, data)
-    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units),
-                                                        Protection(budget, max_contributions, privacy_unit))
+    _keep_one_relation(budget, neighbours)
+    rows = Rows()
+    protection = Protection(budget, max_contributions, privacy_unit, neighbours=neighbours,
+                            origin=rows if neighbours == "replace" else None)
+    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units), protection, rows)
     return protected
+
+
+NEIGHBOURS = ("add/remove", "replace")
+# The ledger line that marks a budget as kept under replace-one neighbours (at no cost).
+BOUNDED_LINE = "bounded DP"
+
+
+def _keep_one_relation(budget: Budget, neighbours: str) -> None:
+    """A budget composes releases under one neighbouring relation: mark a bounded one, refuse a mix.
+
+    Under replace-one neighbours an add/remove release of cost ε is only 2ε-DP,
+    and a bounded release (n exact) has no add/remove guarantee at all, so the
+    two cannot share a total.
+    """
+    used = budget.store.count_lines(budget.id) > 0  # a fresh budget: no ledger to read
+    bounded = used and bool((budget.ledger["query"] == BOUNDED_LINE).any())
+    if neighbours == "replace" and used and not bounded:
+        raise LedgerError(
+            f"this budget ({budget.id}) already has releases under add/remove neighbours; bounded DP "
+            "(neighbours='replace') needs a budget of its own: protect under another name= or ledger="
+        )
+    if neighbours != "replace" and bounded:
+        raise LedgerError(
+            f"this budget ({budget.id}) is kept under replace-one neighbours (bounded DP): protect with "
+            "neighbours='replace', or use another name= or ledger= for add/remove neighbours"
+        )
+    if neighbours == "replace" and not bounded:
+        budget.charge(Cost(), query=BOUNDED_LINE, mechanism="none", noise="none",
+                      rule="this budget is kept under replace-one neighbours (bounded DP): n is public")
 
 
 def _check_missing_testable(data: pd.DataFrame | pd.Series[Any]) -> None:
@@ -215,6 +260,12 @@ def poisson_sample(obj: Protected, rate: float | Fraction) -> Any:
     found = parts(obj)
     assert found is not None
     data, protection, sample = found
+    if protection.bounded:
+        raise RefusedError(
+            "p.dp.sample() is refused under bounded DP: Poisson sampling makes the sample's size private, and its "
+            "amplification theorem is for add/remove neighbours, not replace-one; protect with add/remove "
+            "neighbours to sample"
+        )
     q = exact(rate, "rate")
     if not 0 < q <= 1:
         raise ValueError(f"rate must lie in (0, 1], got {rate!r}")

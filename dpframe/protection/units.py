@@ -44,6 +44,15 @@ class Protection:
     # Categories released by private partition selection, by column label: public once released
     # (post-processing), so later queries on a column of that name use them as declared keys, at no cost.
     released_categories: dict[Any, pd.Index[Any]] = field(default_factory=dict, repr=False)
+    # Bounded DP (docs/privacy-model.md): "replace" neighbours differ in one replaced row and n is public. The
+    # rows protect() made (a Rows object of dpframe.protection.objects) are then the ones whose count is public.
+    neighbours: str = "add/remove"
+    origin: Any = field(default=None, repr=False)
+
+    @property
+    def bounded(self) -> bool:
+        """True under bounded DP (replace-one neighbours, public n)."""
+        return self.neighbours == "replace"
 
     def remember_categories(self, column: Any, keys: pd.Index[Any]) -> None:
         """Add privately released ``keys`` to what is public about ``column`` (sorted as released)."""

@@ -261,7 +261,9 @@ def release_counts(
     True
     """
     require_selection(partitioning, privacy)
-    k = target.contributions
+    if not partitioning.public:
+        target.refuse_unless_bounded_ok("private selection of categories")
+    k = target.count_sensitivity
     counting, rest = privacy, None
     if remainder and partitioning.public and any(partitioning.remembered):
         return _counts_on_remembered(query, target, partitioning, privacy, columns, rule)
@@ -307,7 +309,7 @@ def _counts_on_remembered(
     Each row in use is in one key cell, in the remainder or missing, so the
     remainder is one more disjoint cell at no further cost (parallel composition).
     """
-    noise = privacy.noise(target.contributions)
+    noise = privacy.noise(target.count_sensitivity)
     plan = Plan(query, columns, target, privacy, {"count": noise},
                 rule=rule or "parallel composition over partitions (categories released earlier) and the rest")
     plan.charge()
@@ -368,7 +370,7 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
             raise ValueError("give either bin edges, or a number of bins with bounds=(lower, upper), not both")
         if len(edges) < 2 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
             raise ValueError("bin edges must be at least two finite, strictly increasing numbers")
-    noise = privacy.noise(target.contributions)
+    noise = privacy.noise(target.count_sensitivity)
     plan = Plan("histogram", (str(series.name),), target, privacy, {"count": noise},
                 rule="parallel composition over bins")
     plan.charge()

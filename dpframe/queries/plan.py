@@ -22,7 +22,7 @@ from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.costs import Cost
 from dpframe.accounting.dryrun import stop_if_dry_run
 from dpframe.accounting.ledger import Line
-from dpframe.errors import NotProtectedError
+from dpframe.errors import NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.objects import parts
@@ -69,6 +69,9 @@ class Target:
     sample: SampleAccount | None = None
     receipts: list[Cost] = field(default_factory=list, compare=False)
     reservations: list[Reservation] = field(default_factory=list, compare=False)
+    # Under bounded DP: True when these are the very rows protect() made (a column of them included), whose
+    # number is public. Targets built any other way leave it False, which never under-charges.
+    original_rows: bool = False
 
     @classmethod
     def of(cls, obj: Any) -> Target:
@@ -81,11 +84,12 @@ class Target:
                 "this data is not protected: call df.dp.protect(epsilon=...) first and query the object it returns"
             )
         data, protection, sample = found
-        return cls(data, protection, sample)
+        original = protection.origin is not None and getattr(obj, "_rows", None) is protection.origin
+        return cls(data, protection, sample, original_rows=original)
 
     def fresh(self) -> Target:
         """The same rows for a new query (empty receipts)."""
-        return Target(self.obj, self.protection, self.sample)
+        return Target(self.obj, self.protection, self.sample, original_rows=self.original_rows)
 
     @property
     def series(self) -> pd.Series[Any]:
@@ -96,7 +100,8 @@ class Target:
 
     def column_target(self, name: Any) -> Target:
         """The target of one column of a frame target, for the same query (shared receipts)."""
-        return Target(self.column(name), self.protection, self.sample, self.receipts, self.reservations)
+        return Target(self.column(name), self.protection, self.sample, self.receipts, self.reservations,
+                      self.original_rows)
 
     @property
     def _amplified(self) -> SampleAccount | None:
@@ -109,6 +114,7 @@ class Target:
         The parts' own charges (:meth:`charge`) then draw from the reservation
         instead of charging again, each becoming its own ledger line.
         """
+        self.refuse_unless_bounded_ok(query)
         total = sum(costs, Cost())
         if total.is_zero or any(total.fits_in(r.asked) for r in self.reservations):
             return  # nothing to charge, or a part of a release already reserved (discovery within synthesize)
@@ -128,6 +134,7 @@ class Target:
 
         A part of a reserved release draws from its reservation (already charged).
         """
+        self.refuse_unless_bounded_ok(query)
         budget = self.protection.budget
         account = self._amplified
         if self.sample is None:
@@ -152,6 +159,35 @@ class Target:
                               rule=rule + note, seeded=is_seeded())
         self.receipts.append(charged)
         return charged
+
+    def refuse_unless_bounded_ok(self, query: str) -> None:
+        """Under bounded DP, refuse (before any charge) a query whose replace-one sensitivity is not derived.
+
+        Fail closed: its noise would be calibrated for add/remove neighbours,
+        and an add/remove ε-DP release is only 2ε-DP for replace-one neighbours.
+        """
+        if self.protection.bounded and query not in REPLACE_ONE_QUERIES:
+            raise RefusedError(
+                f"{query!r} is refused under bounded DP (neighbours='replace'): its replace-one sensitivity is not "
+                f"derived, and its add/remove noise would under-charge. Bounded DP answers "
+                f"{', '.join(sorted(REPLACE_ONE_QUERIES))} (docs/privacy-model.md); protect with add/remove "
+                "neighbours for the others"
+            )
+
+    @property
+    def count_sensitivity(self) -> int:
+        """L1 sensitivity of counts over disjoint cells: k (add/remove), 2 (replace one row: one cell -1, one +1)."""
+        return 2 * self.contributions if self.protection.bounded else self.contributions
+
+    @property
+    def public_count(self) -> int | None:
+        """Under bounded DP, the public number of rows of these rows (of values, for a column that cannot hold
+        missing values), else None: derived rows, or a column whose missing values are private."""
+        if not (self.protection.bounded and self.original_rows):
+            return None
+        if isinstance(self.obj, pd.Series) and not _never_missing(self.obj.dtype):
+            return None
+        return len(self.obj)
 
     @property
     def spent(self) -> Cost:
@@ -214,6 +250,7 @@ class Plan:
 
     def charge(self) -> Cost:
         """Spend the measurement's cost, or raise BudgetExceededError having spent nothing; return what was charged."""
+        self.target.refuse_unless_bounded_ok(self.query)  # a preview is refused too
         stop_if_dry_run(self.privacy.cost, self.query, self)  # a preview stops here, with the plan
         description = self.detail or "; ".join(
             f"{name} σ={spec.std * self.unit.get(name, 1.0):.4g}" for name, spec in self.noise.items()
@@ -222,6 +259,18 @@ class Plan:
             self.privacy.cost, query=self.query, columns=self.columns, mechanism=self.mechanism, noise=description,
             rule=self.rule,
         )
+
+
+# Queries whose sensitivity under replace-one neighbours is derived (docs/privacy-model.md): the rest are refused
+# under bounded DP. "count" of the original rows is exact and free; counts over cells have L1 sensitivity 2;
+# "sum" has max(U − L, |L|, |U|) (U − L with public n); "mean (public n)" is that sum over the public n.
+REPLACE_ONE_QUERIES = frozenset({"count", "sum", "mean (public n)", "histogram", "value_counts", "crosstab",
+                                 "groupby count", "chisquare", "chi2_contingency"})
+
+
+def _never_missing(dtype: Any) -> bool:
+    """numpy integer and boolean dtypes cannot hold a missing value (so every row has one)."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "iub"
 
 
 def split(privacy: Privacy, names: Sequence[str]) -> dict[str, Privacy]:

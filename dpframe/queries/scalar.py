@@ -20,8 +20,9 @@ budget, before either is charged.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -73,6 +74,26 @@ def count(target: Target, privacy: Privacy) -> DPInt:
     return DPInt(value, release)
 
 
+def public_count(target: Target) -> DPInt:
+    """Under bounded DP, the exact number of rows (or values) of the rows protect() made: public, so free.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": range(10)}).dp.protect(epsilon=1.0, neighbours="replace")
+    >>> n = p.dp.count()
+    >>> int(n), n.std, float(n.cost.epsilon)
+    (10, 0.0, 0.0)
+    """
+    value = target.public_count
+    assert value is not None
+    columns = (str(target.obj.name),) if isinstance(target.obj, pd.Series) else ()
+    free = Privacy(target.protection.budget.kind, "laplace", Fraction(0), Fraction(0), Fraction(0))
+    plan = Plan("count", columns, target, free, mechanism_name="none: n is public under bounded DP", detail="exact",
+                rule="bounded DP (replace-one neighbours): the number of rows is public")
+    plan.charge()
+    release = Release("count", columns, plan.mechanism, target.spent, 0.0, value, value)
+    return DPInt(value, release)
+
+
 def distinct_count(target: Target, privacy: Privacy) -> DPInt:
     """Noisy number of distinct non-missing values of a series, like ``Series.nunique()``.
 
@@ -102,7 +123,8 @@ def distinct_count(target: Target, privacy: Privacy) -> DPInt:
 
 
 def bounded_sum(
-    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None,
+    query: str = "sum",
 ) -> DPFloat | DPInt:
     """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None).
 
@@ -122,10 +144,14 @@ def bounded_sum(
     (lo, hi), privacy, clipped = resolve_bounds(target, series, bounds, privacy, "sum", check,
                                                 clipping=bounds is None if clipping is None else clipping)
     note = "" if bounds is not None else bounds_note((lo, hi), total)
-    grid = SumGrid.choose(lo, hi, target.contributions, privacy)
+    change = sum_change(target)
+    grid = SumGrid.choose(lo, hi, target.contributions, privacy, replace=change)
     noise = privacy.noise(grid.sensitivity)
     step = grid.release_step
-    plan = Plan("sum", (str(series.name),), target, privacy, {"sum": noise}, {"sum": step})
+    rule = "sequential composition" + {
+        "": "", "present": "; bounded DP: a replaced row changes the sum by at most U − L",
+        "any": "; bounded DP: a replaced row changes the sum by at most max(U − L, |L|, |U|)"}[change]
+    plan = Plan(query, (str(series.name),), target, privacy, {"sum": noise}, {"sum": step}, rule=rule)
     plan.charge()
     values = _values(target, series, target.rows_in_use())
     sums = kernels.moment_sums(values, 0.0, grid)
@@ -142,6 +168,31 @@ def bounded_sum(
     )
     warn_if_clipped(clipped, "sum", series.name)
     return DPInt(int(value), release) if whole else DPFloat(value, release)
+
+
+def sum_change(target: Target) -> Literal["", "present", "any"]:
+    """How one neighbour changes a sum (:meth:`SumGrid.choose`): add/remove, or bounded DP with or without public n."""
+    if not target.protection.bounded:
+        return ""
+    return "present" if target.public_count is not None else "any"
+
+
+def mean_over_public_n(target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy) -> DPFloat:
+    """Under bounded DP, with n public: the noisy sum (sensitivity U − L, the whole budget) over n.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1, 3] * 500}).dp.protect(epsilon=1.0, neighbours="replace")
+    >>> m = p["x"].dp.mean(bounds=(0, 4), epsilon=1.0)
+    >>> bool(abs(m - 2) < 0.05), p.dp.budget.ledger["query"].tolist()
+    (True, ['bounded DP', 'mean (public n)'])
+    """
+    n = target.public_count
+    assert n is not None
+    total = bounded_sum(target, series, bounds, privacy, clipping=False, query="mean (public n)")
+    release = total.release
+    note = "bounded DP: the noisy sum of the clipped values over the public number of rows"
+    return DPFloat(float(total) / n, replace(release, query="mean", std=release.std / n, lower=release.lower / n,
+                                             upper=release.upper / n, note=note))
 
 
 class Moments:
@@ -340,7 +391,12 @@ def _moment_query(
 def mean(
     target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None
 ) -> DPFloat:
-    """Noisy mean of the values clipped to ``bounds`` (``clipping``: as :func:`bounded_sum`)."""
+    """Noisy mean of the values clipped to ``bounds`` (``clipping``: as :func:`bounded_sum`).
+
+    Under bounded DP with a public number of values, :func:`mean_over_public_n`.
+    """
+    if target.public_count is not None and bounds is not None and not clipping:
+        return mean_over_public_n(target, series, bounds, privacy)
     return _moment_query("mean", target, series, bounds, privacy, clipping=clipping)
 
 
