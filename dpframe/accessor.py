@@ -62,10 +62,12 @@ class _Accessor(Generic[PT]):
         name: str | None,
         ledger: LedgerLike,
         extend: bool,
+        accounting: str | None = None,
     ) -> Any:
         return protect_data(
             self._obj, epsilon=epsilon, delta=delta, rho=rho, budget=budget, privacy_unit=privacy_unit,
             max_contributions=max_contributions, categories=categories, name=name, ledger=ledger, extend=extend,
+            accounting=accounting,
         )
 
     @property
@@ -224,6 +226,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         name: str | None = None,
         ledger: LedgerLike = None,
         extend: bool = False,
+        accounting: str | None = None,
     ) -> ProtectedFrame:
         """A :class:`~dpframe.ProtectedFrame` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -237,7 +240,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
         """
         protected: ProtectedFrame = self._protect(epsilon, delta, rho, budget, privacy_unit, max_contributions,
-                                                  categories, name, ledger, extend)
+                                                  categories, name, ledger, extend, accounting)
         return protected
 
     def crosstab(
@@ -628,6 +631,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         name: str | None = None,
         ledger: LedgerLike = None,
         extend: bool = False,
+        accounting: str | None = None,
     ) -> ProtectedSeries:
         """A :class:`~dpframe.ProtectedSeries` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -637,7 +641,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         (dtype('int64'), 1.0)
         """
         protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories, name, ledger,
-                                                   extend)
+                                                   extend, accounting)
         return protected
 
     def _in_seconds(self, query: str, bounds: Any) -> tuple[Target, TimeScale | None, Any]:

@@ -13,6 +13,12 @@ release and the new spending, all or nothing. It is committed with
 charge never refunds it, and two processes spending one budget serialise on
 the lock and can never overspend. Amounts are stored as exact fractions
 (text ``"p/q"``).
+
+A Rényi budget (kind ``"rdp"``) also keeps one row per Rényi order in the
+``renyi`` table: the total of its releases' RDP curves at that order, rounded
+up, which is all its filter (:class:`~dpframe.accounting.composition.RenyiFilter`)
+needs. They are read, checked and updated in the same transaction as the
+charge, so the filter is as atomic and as durable as any other budget.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import uuid
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
@@ -34,6 +40,7 @@ from typing import Any
 import pandas as pd
 
 from dpframe.accounting import process
+from dpframe.accounting.composition import RenyiFilter
 from dpframe.accounting.costs import BudgetKind, Cost
 from dpframe.accounting.process import ProcessToken
 from dpframe.errors import BudgetExceededError, LedgerError
@@ -56,10 +63,16 @@ CREATE TABLE IF NOT EXISTS charges (
     epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL,
     noise TEXT NOT NULL, rule TEXT NOT NULL, seeded INTEGER NOT NULL, process INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS charges_by_budget ON charges(budget_id, line);
+CREATE TABLE IF NOT EXISTS renyi (
+    budget_id TEXT NOT NULL REFERENCES budgets(id), alpha TEXT NOT NULL, spent TEXT NOT NULL,
+    PRIMARY KEY (budget_id, alpha));
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
     detail TEXT NOT NULL);
 """
+
+# What a Rényi budget's lines say in place of "sequential composition".
+RENYI_RULE = "Rényi composition (curves add order by order; Rényi filter)"
 
 LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
@@ -278,6 +291,9 @@ class Ledger:
                    (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _text(total.rho),
                     zero, zero, zero))
         self._event(db, budget_id, "created", f"total {total.describe(kind)}")
+        if kind == "rdp":
+            db.executemany("INSERT INTO renyi VALUES (?, ?, ?)",
+                           [(budget_id, _text(alpha), zero) for alpha in RenyiFilter(total.epsilon, total.delta).orders])
         if fingerprint is not None:
             self._link(db, budget_id, fingerprint)
         return BudgetRecord(budget_id, name, kind, created, total, Cost())
@@ -381,7 +397,17 @@ class Ledger:
                          "spent_delta, spent_rho FROM budgets WHERE id = ?", (budget_id,)).fetchone()
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
-        return BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+        total, spent = _cost(*row[4:7]), _cost(*row[7:10])
+        if row[2] == "rdp" and not spent.is_zero:
+            # A Rényi budget's spending, in its own (ε, δ) terms: the ε its filter certifies at its δ.
+            certified = RenyiFilter(total.epsilon, total.delta).epsilon(self._renyi(db, budget_id))
+            spent = Cost(epsilon=min(Fraction(certified), total.epsilon), delta=total.delta)
+        return BudgetRecord(row[0], row[1], row[2], row[3], total, spent)
+
+    def _renyi(self, db: sqlite3.Connection, budget_id: str) -> dict[Fraction, Fraction]:
+        """A Rényi budget's totals, order by order."""
+        rows = db.execute("SELECT alpha, spent FROM renyi WHERE budget_id = ?", (budget_id,)).fetchall()
+        return {Fraction(alpha): Fraction(spent) for alpha, spent in rows}
 
     def _linked(self, db: sqlite3.Connection, fingerprint: tuple[str, int, str]) -> tuple[str] | None:
         """The budget the data with this fingerprint is linked to, as a row ``(budget_id,)``, or None."""
@@ -426,7 +452,7 @@ class Ledger:
         with self._transaction() as db:
             self._record(db, budget_id)
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
-                                  ("budgets", "id")):
+                                  ("renyi", "budget_id"), ("budgets", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {column} = ?", (budget_id,))
 
     # -- charging ------------------------------------------------------------------
@@ -436,18 +462,47 @@ class Ledger:
         Committed durably before returning; returns the lines' numbers.
         """
         total_cost = sum((line.cost for line in lines), Cost())
+        query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            remaining = record.total - record.spent
-            if not total_cost.fits_in(remaining):
-                query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
-                raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
-                                          f"{remaining.describe(record.kind)} remains; nothing was charged")
+            if record.kind == "rdp":
+                spent = self._charge_renyi(db, record, total_cost, query)
+                lines = [replace(line, rule=line.rule.replace("sequential composition", RENYI_RULE))
+                         for line in lines]
+            else:
+                remaining = record.total - record.spent
+                if not total_cost.fits_in(remaining):
+                    raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
+                                              f"{remaining.describe(record.kind)} remains; nothing was charged")
+                spent = record.spent + total_cost
             numbers = [self._insert(db, budget_id, line) for line in lines]
-            spent = record.spent + total_cost
             db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
                        (_text(spent.epsilon), _text(spent.delta), _text(spent.rho), budget_id))
         return numbers
+
+    def _charge_renyi(self, db: sqlite3.Connection, record: BudgetRecord, cost: Cost, query: str) -> Cost:
+        """Check a release against a Rényi budget's filter and add its curve to the totals; return the new raw spending.
+
+        The raw spending (the columns ``spent_*``) adds the releases' ε (pure
+        parts) and ρ (zCDP parts) in their own terms; the filter decides.
+        """
+        if cost.delta:
+            raise BudgetExceededError(f"{query} needs δ={float(cost.delta):.3g}, and a Rényi budget gives no δ to "
+                                      "releases (its δ is the one its total converts at); declare the categories, or "
+                                      "use an (epsilon, delta) budget; nothing was charged")
+        rule = RenyiFilter(record.total.epsilon, record.total.delta)
+        totals, extra = self._renyi(db, record.id), rule.curve(cost.epsilon, cost.rho)
+        if not rule.admits(totals, extra):
+            raise BudgetExceededError(
+                f"{query} needs {cost.describe('rdp')}, and after it no Rényi order would stay within the budget's "
+                f"limit (the budget {record.total.describe('rdp')} has spent ε={float(record.spent.epsilon):.4g} "
+                "as its filter reads it); nothing was charged")
+        for alpha, value in rule.add(totals, extra).items():
+            db.execute("UPDATE renyi SET spent = ? WHERE budget_id = ? AND alpha = ?",
+                       (_text(value), record.id, _text(alpha)))
+        row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
+                         (record.id,)).fetchone()
+        return _cost(*row) + cost
 
     def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line) -> int:
         cursor = db.execute(
@@ -503,7 +558,8 @@ class Ledger:
                           "LEFT JOIN charges c ON c.budget_id = b.id GROUP BY b.id ORDER BY b.created")
         out = []
         for row in rows:
-            record = BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+            record = (self.record(row[0]) if row[2] == "rdp"  # its spending is read through its filter
+                      else BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10])))
             out.append({"budget": record.label, "id": record.id, "kind": record.kind, "created": record.created,
                         "total": record.total.describe(record.kind), "spent": record.spent.describe(record.kind),
                         "remaining": (record.total - record.spent).describe(record.kind), "lines": row[10]})

@@ -29,7 +29,7 @@ from dpframe.accounting.budget import (
     totals,
 )
 from dpframe.accounting.costs import Cost, exact
-from dpframe.errors import AlreadyProtectedError
+from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, warn
 from dpframe.noise.random import uniform_below
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
@@ -43,14 +43,14 @@ _RATE_BITS = 62
 def protect(data: pd.DataFrame, *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
             categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
-            ledger: LedgerLike = ..., extend: bool = ...) -> ProtectedFrame: ...
+            ledger: LedgerLike = ..., extend: bool = ..., accounting: str | None = ...) -> ProtectedFrame: ...
 
 
 @overload
 def protect(data: pd.Series[Any], *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
             categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
-            ledger: LedgerLike = ..., extend: bool = ...) -> ProtectedSeries: ...
+            ledger: LedgerLike = ..., extend: bool = ..., accounting: str | None = ...) -> ProtectedSeries: ...
 
 
 def protect(
@@ -66,6 +66,7 @@ def protect(
     name: str | None = None,
     ledger: LedgerLike = None,
     extend: bool = False,
+    accounting: str | None = None,
 ) -> ProtectedFrame | ProtectedSeries:
     """Protected data with a privacy budget; the original stays as it is.
 
@@ -83,6 +84,10 @@ def protect(
     becomes categorical; other values become missing). A categorical dtype
     given here declares its categories too: make sure they do not come from
     the data itself (``astype("category")`` takes them from the data).
+    ``accounting="rdp"`` keeps the (epsilon, delta) total in Rényi terms: a
+    Rényi filter that composes releases by their Rényi curves
+    (docs/accounting.md). A budget whose delta is at least 1/n for the
+    data's n privacy units is accepted with a :class:`~dpframe.LargeDeltaWarning`.
 
     >>> import pandas as pd, dpframe
     >>> df = pd.DataFrame({"age": [23, 35, 47, 59], "city": ["Oslo", "Rome", "Oslo", "Lima"]})
@@ -103,12 +108,14 @@ def protect(
     if UNPROTECTED_MARK in data.attrs:
         raise refusal("protect() of data from p.dp.unprotected()", "reprotect")
     if budget is not None:
-        if epsilon is not None or rho is not None or delta or name is not None or ledger is not None or extend:
-            raise ValueError("pass either budget= or epsilon=/delta=/rho= (with name=, ledger=, extend=), not both")
+        if (epsilon is not None or rho is not None or delta or name is not None or ledger is not None or extend
+                or accounting is not None):
+            raise ValueError("pass either budget= or epsilon=/delta=/rho= (with name=, ledger=, extend=, "
+                             "accounting=), not both")
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a dpframe.Budget, got {type(budget).__name__}")
     else:
-        kind, total = totals(epsilon, delta, rho)
+        kind, total = totals(epsilon, delta, rho, accounting)
         if not isinstance(extend, bool):
             raise TypeError(f"extend must be True or False, got {extend!r}")
         store = resolve_ledger(ledger)
@@ -142,9 +149,25 @@ def protect(
         budget = budget_for_data(store, kind, total, name=name, data=data, extend=extend)
     else:
         budget = share_budget(budget, data)
+    _warn_if_delta_large(budget, len(data) if units is None else len(pd.unique(units)))
     protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units),
                                                         Protection(budget, max_contributions, privacy_unit))
     return protected
+
+
+def _warn_if_delta_large(budget: Budget, units: int) -> None:
+    """Warn (the curator, at protect) when the budget's δ is at least 1/n for this data's n privacy units.
+
+    Only here: protect() holds the raw data legitimately, and its caller is the
+    curator. Queries never compare δ with n (n is private), so their behaviour
+    and messages do not depend on it; a query's δ is part of the budget's, so
+    a budget with δ < 1/n keeps every query's δ below 1/n too.
+    """
+    delta = budget.total.cost.delta
+    if delta * units >= 1:
+        warn(f"the budget's delta ({float(delta):.3g}) is at least 1/n for the number n of privacy units in this "
+             "data: a delta that large allows releasing some people's records outright. Use a delta well below "
+             "1/n (e.g. 1/n² or less)", LargeDeltaWarning)
 
 
 def _check_missing_testable(data: pd.DataFrame | pd.Series[Any]) -> None:

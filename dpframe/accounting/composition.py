@@ -1,0 +1,400 @@
+"""Composition and conversion of privacy guarantees: the rules behind every total dpframe reports.
+
+Each function states the theorem it implements. They compute with floats and
+are meant for planning and reading (the 500-query table of docs/accounting.md);
+the ledger's Rényi filter uses them through :class:`RenyiFilter`, which rounds
+every stored amount up and every limit down, so floating point can only
+over-charge.
+
+References
+----------
+[DR14]  C. Dwork, A. Roth. The Algorithmic Foundations of Differential Privacy (2014).
+[DRV10] C. Dwork, G. Rothblum, S. Vadhan. Boosting and Differential Privacy. FOCS 2010.
+[KOV15] P. Kairouz, S. Oh, P. Viswanath. The Composition Theorem for Differential Privacy. ICML 2015.
+[Mir17] I. Mironov. Rényi Differential Privacy. CSF 2017.
+[BS16]  M. Bun, T. Steinke. Concentrated Differential Privacy. TCC 2016.
+[CKS20] C. Canonne, G. Kamath, T. Steinke. The Discrete Gaussian for Differential Privacy. NeurIPS 2020.
+[BBGHS20] B. Balle, G. Barthe, M. Gaboardi, J. Hsu, T. Sato. Hypothesis Testing Interpretations and
+        Rényi Differential Privacy. AISTATS 2020.
+[MTZ19] I. Mironov, K. Talwar, L. Zhang. Rényi Differential Privacy of the Sampled Gaussian Mechanism. 2019.
+[FZ21]  V. Feldman, T. Zrnic. Individual Privacy Accounting via a Rényi Filter. NeurIPS 2021.
+[Léc21] M. Lécuyer. Practical Privacy Filters and Odometers with Rényi Differential Privacy. 2021.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+import numpy as np
+from scipy.special import gammaln  # type: ignore[import-untyped, unused-ignore]
+
+from dpframe.noise.calibrate import zcdp_rho_for, zcdp_to_approx_epsilon
+
+__all__ = [
+    "ORDERS",
+    "RenyiFilter",
+    "advanced_composition",
+    "advanced_composition_heterogeneous",
+    "gaussian_rdp",
+    "group_privacy",
+    "group_privacy_zcdp",
+    "laplace_rdp",
+    "optimal_composition",
+    "poisson_gaussian_rdp",
+    "pure_dp_rdp",
+    "pure_to_zcdp",
+    "rdp_to_approx",
+    "zcdp_rho_for",
+    "zcdp_to_approx_epsilon",
+]
+
+#: The Rényi orders dpframe accounts on: dense where small budgets convert best (α near 1 … 4),
+#: sparse above, up to 256 (large orders only help at very small totals).
+ORDERS: tuple[float, ...] = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 32.0,
+                             64.0, 128.0, 256.0)
+
+
+def _positive(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return value
+
+
+def _probability(name: str, value: float, *, allow_zero: bool = False) -> float:
+    value = float(value)
+    if not (0 <= value < 1) or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must lie in {'[0' if allow_zero else '(0'}, 1), got {value!r}")
+    return value
+
+
+def _order(alpha: float) -> float:
+    alpha = float(alpha)
+    if not alpha > 1 or math.isnan(alpha):
+        raise ValueError(f"a Rényi order must be > 1, got {alpha!r}")
+    return alpha
+
+
+def _count(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+# -- (ε, δ) composition ----------------------------------------------------------------------
+
+
+def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
+    """``k``-fold adaptive composition of (ε, δ)-DP mechanisms [DRV10; DR14 Thm 3.20].
+
+    The composition is (ε', kδ + δ')-DP with
+    ``ε' = √(2k ln(1/δ')) ε + k ε (e^ε − 1)``. The parameters are fixed in
+    advance (the mechanisms may be chosen adaptively). The result is never
+    above sequential composition's ``kε``: the smaller of the two is returned.
+
+    The book's example: 500 queries at ε = 0.01 with δ' = 10⁻⁵.
+
+    >>> eps, dlt = advanced_composition(0.01, 0, 500, 1e-5)
+    >>> round(eps, 2), dlt
+    (1.12, 1e-05)
+    """
+    epsilon, k = _positive("epsilon", epsilon), _count(k)
+    delta, delta_prime = _probability("delta", delta, allow_zero=True), _probability("delta_prime", delta_prime)
+    bound = math.sqrt(2 * k * math.log(1 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)
+    return min(bound, k * epsilon), k * delta + delta_prime
+
+
+def advanced_composition_heterogeneous(epsilons: Sequence[float], deltas: Sequence[float] | None,
+                                       delta_prime: float) -> tuple[float, float]:
+    """Composition of mechanisms with different (ε_i, δ_i), fixed in advance [KOV15 Thm 3.5].
+
+    ``ε' = min(Σ ε_i, Σ ε_i (e^ε_i − 1)/(e^ε_i + 1) + √(2 ln(1/δ') Σ ε_i²))`` and
+    ``δ' _total = 1 − (1 − δ') Π (1 − δ_i)``. With equal ε_i this is tighter than
+    :func:`advanced_composition` (its mean term ε tanh(ε/2) is below ε (e^ε − 1)).
+
+    >>> eps, dlt = advanced_composition_heterogeneous([0.01] * 500, None, 1e-5)
+    >>> round(eps, 4), round(dlt, 12)
+    (1.098, 1e-05)
+    """
+    eps = np.asarray([_positive("epsilon", e) for e in epsilons], dtype=float)
+    if eps.size == 0:
+        raise ValueError("give at least one epsilon")
+    dlt = np.zeros_like(eps) if deltas is None else np.asarray(
+        [_probability("delta", d, allow_zero=True) for d in deltas], dtype=float)
+    if dlt.shape != eps.shape:
+        raise ValueError(f"give one delta per epsilon: {eps.size} epsilons, {dlt.size} deltas")
+    delta_prime = _probability("delta_prime", delta_prime)
+    mean = float(np.sum(eps * np.tanh(eps / 2)))  # ε (e^ε − 1)/(e^ε + 1) = ε tanh(ε/2)
+    bound = mean + math.sqrt(2 * math.log(1 / delta_prime) * float(np.sum(eps**2)))
+    total_delta = -math.expm1(math.log1p(-delta_prime) + float(np.sum(np.log1p(-dlt))))
+    return min(bound, float(np.sum(eps))), total_delta
+
+
+def _rr_delta(epsilon0: float, k: int, epsilon: float) -> float:
+    """Exact δ(ε) of k-fold randomized response at ε₀: the worst case of k ε₀-DP mechanisms [KOV15 Thm 3.3]."""
+    j = np.arange(k + 1)
+    loss = (k - 2 * j) * epsilon0  # the privacy loss when j of the k answers flip
+    log_p = (gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1) - j * np.logaddexp(0, epsilon0)
+             - (k - j) * np.logaddexp(0, -epsilon0))
+    over = loss > epsilon
+    # Σ P(j) (1 − e^{ε − L_j}) over the outcomes whose loss exceeds ε.
+    return float(np.sum(np.exp(log_p[over]) * -np.expm1(epsilon - loss[over])))
+
+
+def optimal_composition(epsilon: float, delta: float, k: int, delta_target: float) -> float:
+    """The smallest ε' with ``k``-fold composition of (ε, δ)-DP mechanisms (ε', δ_target)-DP [KOV15 Thm 3.3].
+
+    Kairouz, Oh & Viswanath show that k-fold randomized response is the worst
+    case: the composition is (ε', 1 − (1 − δ)^k (1 − δ_RR(ε')))-DP, where
+    δ_RR is the exact hockey-stick divergence of k independent ε-randomized
+    responses, and no composition theorem can do better. ε' is found by
+    bisection (δ_RR decreases in ε') and rounded up.
+
+    >>> round(optimal_composition(0.01, 0, 500, 1e-5), 3)
+    0.818
+    """
+    epsilon, k = _positive("epsilon", epsilon), _count(k)
+    delta, delta_target = _probability("delta", delta, allow_zero=True), _probability("delta_target", delta_target)
+    budget = 1 - (1 - delta_target) / (1 - delta) ** k  # what δ_RR(ε') may be
+    if budget < 0:
+        raise ValueError(f"delta_target={delta_target!r} is below the k·delta the mechanisms already spend")
+    low, high = 0.0, k * epsilon
+    if _rr_delta(epsilon, k, low) <= budget:
+        return 0.0
+    for _ in range(100):
+        middle = (low + high) / 2
+        if _rr_delta(epsilon, k, middle) <= budget:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+# -- Rényi DP --------------------------------------------------------------------------------
+
+
+def gaussian_rdp(sigma: float, alpha: float, sensitivity: float = 1.0) -> float:
+    """RDP of the Gaussian mechanism: ``α Δ² / (2σ²)`` at order α [Mir17 Prop 7].
+
+    The discrete Gaussian with integer sensitivity has the same bound (it is
+    Δ²/(2σ²)-zCDP, i.e. this bound at every order, [CKS20 Thm 14]).
+
+    >>> gaussian_rdp(2.0, 4.0)
+    0.5
+    """
+    sigma, sensitivity, alpha = _positive("sigma", sigma), _positive("sensitivity", sensitivity), _order(alpha)
+    return alpha * sensitivity**2 / (2 * sigma**2)
+
+
+def laplace_rdp(epsilon: float, alpha: float) -> float:
+    """RDP of the (continuous) Laplace mechanism with scale Δ/ε at order α > 1 [Mir17 Prop 6].
+
+    ``(1/(α−1)) ln( α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε} )``.
+    dpframe's Laplace noise is the *discrete* Laplace; for it use
+    :func:`pure_dp_rdp`, which holds for every ε-DP mechanism.
+
+    >>> round(laplace_rdp(1.0, 2.0), 4)
+    0.6191
+    """
+    epsilon, alpha = _positive("epsilon", epsilon), _order(alpha)
+    first = math.log(alpha / (2 * alpha - 1)) + (alpha - 1) * epsilon
+    second = math.log((alpha - 1) / (2 * alpha - 1)) - alpha * epsilon
+    return float(np.logaddexp(first, second)) / (alpha - 1)
+
+
+def pure_dp_rdp(epsilon: float, alpha: float) -> float:
+    """The RDP at order α of *any* ε-DP mechanism [BS16 Prop 3.3]; randomized response attains it.
+
+    ``(1/(α−1)) ln( (sinh(αε) − sinh((α−1)ε)) / sinh(ε) )``, which equals
+    ``(1/(α−1)) ln( (e^{αε} + e^{(1−α)ε}) / (1 + e^ε) )``; it is below both
+    ε and α ε²/2 (so ε-DP implies ε²/2-zCDP).
+
+    >>> round(pure_dp_rdp(1.0, 2.0), 4)
+    0.7353
+    >>> pure_dp_rdp(0.1, 3.0) <= min(0.1, 3.0 * 0.1**2 / 2)
+    True
+    """
+    epsilon, alpha = _positive("epsilon", epsilon), _order(alpha)
+    if alpha * epsilon > 700:  # e^{αε} overflows; no cancellation to fear at this size
+        return float(np.logaddexp(alpha * epsilon, (1 - alpha) * epsilon) - np.logaddexp(0, epsilon)) / (alpha - 1)
+    # The ratio minus 1, factored so that small ε loses no digits to cancellation:
+    # (e^{(α−1)ε} − 1)(e^{αε} − 1) e^{−(α−1)ε} / (1 + e^ε).
+    excess = math.expm1((alpha - 1) * epsilon) * math.expm1(alpha * epsilon) * math.exp(-(alpha - 1) * epsilon)
+    return math.log1p(excess / (1 + math.exp(epsilon))) / (alpha - 1)
+
+
+def poisson_gaussian_rdp(rate: float, sigma: float, alpha: float) -> float:
+    """RDP of the Poisson-subsampled Gaussian mechanism (sensitivity 1) at order α [MTZ19 Sec. 3.3].
+
+    With each unit kept with probability q and N(0, σ²) noise on a sum of
+    sensitivity 1, for integer α (exact):
+
+        A_α = Σ_{k=0}^{α} C(α, k) (1 − q)^{α−k} q^k exp((k² − k) / (2σ²)),   RDP = ln A_α / (α − 1).
+
+    This is D_α(μ₁ ‖ μ₀) for μ₀ = N(0, σ²), μ₁ = (1 − q) μ₀ + q N(1, σ²), the
+    larger of the two directions [MTZ19 Thm 5]. A non-integer α is bounded
+    by the next integer (Rényi divergence does not decrease with the order).
+
+    >>> round(poisson_gaussian_rdp(0.01, 1.0, 2), 6)
+    0.000172
+    >>> poisson_gaussian_rdp(1.0, 2.0, 3) == gaussian_rdp(2.0, 3)  # q = 1: the plain Gaussian
+    True
+    """
+    rate, sigma, alpha = float(rate), _positive("sigma", sigma), _order(alpha)
+    if not 0 < rate <= 1:
+        raise ValueError(f"a sampling rate lies in (0, 1], got {rate!r}")
+    order = math.ceil(alpha)
+    if rate == 1:
+        return gaussian_rdp(sigma, order)
+    k = np.arange(order + 1)
+    log_terms = (gammaln(order + 1) - gammaln(k + 1) - gammaln(order - k + 1) + (order - k) * math.log1p(-rate)
+                 + k * math.log(rate) + (k * k - k) / (2 * sigma**2))
+    return float(np.logaddexp.reduce(log_terms)) / (order - 1)
+
+
+def rdp_to_approx(rdp: Iterable[float], orders: Iterable[float], delta: float) -> tuple[float, float]:
+    """The (ε, δ)-DP implied by an RDP curve, through its best order; returns ``(ε, α)`` [CKS20 Prop 12].
+
+    At each order, (α, τ)-RDP implies (ε, δ)-DP with
+    ``ε = τ + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)`` (the same bound as
+    [BBGHS20 Thm 21] and Asoodeh et al. 2021; tighter than Mironov's
+    ``τ + ln(1/δ)/(α − 1)``). Curves compose by adding them order by order
+    ([Mir17 Prop 1]), so the total of several releases converts here.
+
+    >>> orders = ORDERS
+    >>> curve = [500 * pure_dp_rdp(0.01, a) for a in orders]   # 500 releases at ε = 0.01
+    >>> eps, alpha = rdp_to_approx(curve, orders, 1e-5)
+    >>> round(eps, 3), alpha
+    (0.894, 20.0)
+    """
+    delta = _probability("delta", delta)
+    best = (math.inf, math.nan)
+    for tau, alpha in zip(rdp, orders, strict=True):
+        alpha = _order(alpha)
+        epsilon = tau + math.log1p(-1 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1)
+        best = min(best, (max(epsilon, 0.0), alpha))
+    return best
+
+
+# -- zCDP and group privacy ------------------------------------------------------------------
+
+
+def pure_to_zcdp(epsilon: float) -> float:
+    """ε-DP implies ε²/2-zCDP [BS16 Prop 1.4].
+
+    >>> pure_to_zcdp(0.01) * 500   # the zCDP route for 500 releases at ε = 0.01
+    0.025
+    """
+    return _positive("epsilon", epsilon) ** 2 / 2
+
+
+def group_privacy(epsilon: float, delta: float, k: int) -> tuple[float, float]:
+    """(ε, δ)-DP for one unit is (kε, k e^{(k−1)ε} δ)-DP for groups of ``k`` units [DR14 Thm 2.2; Vadhan 2017 Lemma 2.2].
+
+    >>> group_privacy(0.5, 0, 3)
+    (1.5, 0.0)
+    >>> round(group_privacy(0.1, 1e-6, 2)[1], 9)   # 2 e^0.1 δ
+    2.21e-06
+    """
+    epsilon, k = _positive("epsilon", epsilon), _count(k)
+    delta = _probability("delta", delta, allow_zero=True)
+    return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)
+
+
+def group_privacy_zcdp(rho: float, k: int) -> float:
+    """ρ-zCDP for one unit is k²ρ-zCDP for groups of ``k`` units [BS16 Prop 1.9].
+
+    >>> group_privacy_zcdp(0.25, 3)
+    2.25
+    """
+    return _count(k) ** 2 * _positive("rho", rho)
+
+
+# -- the Rényi filter the ledger keeps ------------------------------------------------------
+
+# Stored amounts live on a grid of 2^-64 (rounded up; limits rounded down), far below any privacy
+# parameter and far above floating-point error once the relative margin below is added.
+_GRID = 2**64
+_MARGIN = 2.0**-40
+
+
+def _up(value: float) -> Fraction:
+    return Fraction(math.ceil(Fraction(value) * (1 + Fraction(_MARGIN)) * _GRID), _GRID)
+
+
+def _down(value: float, scale: float) -> Fraction:
+    return Fraction(math.floor((Fraction(value) - Fraction(scale * _MARGIN)) * _GRID), _GRID)
+
+
+class RenyiFilter:
+    """An (ε, δ) target kept as Rényi totals over a grid of orders: a privacy *filter* for adaptive releases.
+
+    Each release is charged its RDP curve (``epsilon``: pure ε-DP, the curve
+    of :func:`pure_dp_rdp`; ``rho``: ρ-zCDP, the curve αρ), and the totals add
+    order by order. A release is admitted while *some* order keeps its total
+    within that order's limit
+
+        B(α) = ε − ln(1 − 1/α) + (ln(δ/m) + ln α)/(α − 1),   m = number of orders,
+
+    the RDP level that :func:`rdp_to_approx` converts to exactly (ε, δ/m).
+
+    Why this is valid when releases and their parameters are chosen
+    adaptively: for each order α, ``exp((α−1)(L_n − S_n(α)))`` (L the
+    privacy loss, S the charged total) is a nonnegative supermartingale
+    [FZ21 Thm 3.1]; on the transcripts where order α ends within its limit,
+    the pointwise bound behind [CKS20 Prop 12] then gives a hockey-stick
+    contribution of at most δ/m. Every transcript ends with some order within
+    its limit, so summing over the m orders gives (ε, δ)-DP. This is
+    Lécuyer's filter over a grid of orders [Léc21], with δ shared equally
+    among the orders (a union bound over the grid: it costs ln(m)/(α − 1)
+    in ε, about 0.2 at the orders that matter for ε ≈ 1).
+
+    >>> f = RenyiFilter(Fraction(1), Fraction(1, 10**6))
+    >>> spent = f.zero()
+    >>> release = f.curve(Fraction(1, 100), Fraction(0))   # one Laplace release at ε = 0.01
+    >>> f.admits(spent, release)
+    True
+    >>> for _ in range(200):
+    ...     spent = f.add(spent, release)
+    >>> round(f.epsilon(spent), 3)    # 200 × ε = 0.01 reads as ε = 0.73 at δ = 10⁻⁶ (sequentially: 2)
+    0.71
+    """
+
+    def __init__(self, epsilon: Fraction, delta: Fraction, orders: Sequence[float] = ORDERS) -> None:
+        if not 0 < delta < 1:
+            raise ValueError("a Rényi budget converts to (ε, δ) and needs 0 < delta < 1; e.g. delta=1e-6")
+        self.epsilon_target, self.delta, self.orders = epsilon, delta, tuple(Fraction(a) for a in orders)
+        share = math.log(float(delta) / len(self.orders))
+        self.limits = {
+            alpha: _down(float(epsilon) - math.log1p(-1 / float(alpha)) + (share + math.log(float(alpha)))
+                         / (float(alpha) - 1), 1 + float(epsilon) + abs(share))
+            for alpha in self.orders
+        }
+
+    def zero(self) -> dict[Fraction, Fraction]:
+        """Totals before any release."""
+        return dict.fromkeys(self.orders, Fraction(0))
+
+    def curve(self, epsilon: Fraction, rho: Fraction) -> dict[Fraction, Fraction]:
+        """The RDP curve, rounded up, of a release that is ``epsilon``-DP (Laplace parts) plus ``rho``-zCDP (Gaussian parts)."""
+        pure = {alpha: _up(pure_dp_rdp(float(epsilon), float(alpha))) if epsilon else Fraction(0)
+                for alpha in self.orders}
+        return {alpha: pure[alpha] + alpha * rho for alpha in self.orders}
+
+    @staticmethod
+    def add(spent: dict[Fraction, Fraction], extra: dict[Fraction, Fraction]) -> dict[Fraction, Fraction]:
+        """Totals after a release (composition adds curves order by order [Mir17 Prop 1])."""
+        return {alpha: spent[alpha] + extra[alpha] for alpha in spent}
+
+    def admits(self, spent: dict[Fraction, Fraction], extra: dict[Fraction, Fraction]) -> bool:
+        """True when some order stays within its limit after the release."""
+        return any(spent[alpha] + extra[alpha] <= self.limits[alpha] for alpha in self.orders)
+
+    def epsilon(self, spent: dict[Fraction, Fraction]) -> float:
+        """The ε (at the target δ) the filter certifies for these totals: its best order's conversion, rounded up."""
+        share = math.log(float(self.delta) / len(self.orders))
+        best = min(float(spent[alpha]) + math.log1p(-1 / float(alpha)) - (share + math.log(float(alpha)))
+                   / (float(alpha) - 1) for alpha in self.orders)
+        return max(0.0, best + _MARGIN * (1 + abs(best) + abs(share)))
