@@ -17,7 +17,9 @@ Amounts are exact fractions (:mod:`dpframe.accounting.costs`).
 release is charged its RDP curve over a grid of orders, and a release is
 admitted while some order stays within its limit, a privacy filter valid for
 adaptively chosen releases (:class:`~dpframe.accounting.composition.RenyiFilter`,
-docs/accounting.md).
+docs/accounting.md). ``accounting="advanced"`` keeps it by advanced
+composition of pure ε releases, also as a filter
+(:class:`~dpframe.accounting.composition.AdvancedFilter`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ LedgerLike = Ledger | str | os.PathLike[str] | None
 _HANDLES: weakref.WeakValueDictionary[tuple[str, str], Budget] = weakref.WeakValueDictionary()
 
 
-ACCOUNTING = ("sequential", "rdp")
+ACCOUNTING = ("sequential", "rdp", "advanced")
 
 
 def totals(epsilon: float | None, delta: float, rho: float | None,
@@ -57,11 +59,11 @@ def totals(epsilon: float | None, delta: float, rho: float | None,
     """
     if accounting not in (None, *ACCOUNTING):
         raise ValueError(f"accounting must be one of {', '.join(map(repr, ACCOUNTING))}, got {accounting!r}")
-    if accounting == "rdp":
+    if accounting in ("rdp", "advanced"):
         if rho is not None or epsilon is None or not delta:
-            raise ValueError("a Rényi budget (accounting='rdp') has an (epsilon, delta) total with delta > 0, e.g. "
-                             "epsilon=1.0, delta=1e-6; its releases are charged their Rényi curves")
-        return "rdp", totals(epsilon, delta, None)[1]
+            raise ValueError(f"a budget with accounting={accounting!r} has an (epsilon, delta) total with delta > 0, "
+                             "e.g. epsilon=1.0, delta=1e-6: its filter spends delta on composing, not on releases")
+        return ("rdp" if accounting == "rdp" else "advanced"), totals(epsilon, delta, None)[1]
     if rho is not None:
         if epsilon is not None or delta:
             raise ValueError("give either rho (zCDP) or epsilon/delta, not both")
@@ -92,7 +94,8 @@ class Budget:
     differential privacy, or ``rho`` for zero-concentrated DP (zCDP).
     ``accounting="rdp"`` keeps an (ε, δ) total in Rényi terms (releases then
     pass ``epsilon=`` for Laplace noise or ``rho=`` for Gaussian noise, and are
-    composed by their Rényi curves; docs/accounting.md). With
+    composed by their Rényi curves; docs/accounting.md); ``accounting="advanced"``
+    composes pure ``epsilon=`` releases by advanced composition. With
     ``name=`` the budget can be found again by name (:meth:`open`); an existing
     name reconnects to that budget. ``ledger=`` chooses the ledger (a path, a
     :class:`~dpframe.Ledger`; default: the user's, see docs/ledger.md).
@@ -147,7 +150,7 @@ class Budget:
     # -- reading -------------------------------------------------------------
     @property
     def kind(self) -> BudgetKind:
-        """``"zcdp"`` for a rho budget, ``"rdp"`` for a Rényi one, ``"approx"`` for epsilon/delta (pure when delta is 0)."""
+        """``"approx"`` for epsilon/delta (pure when delta is 0), ``"zcdp"`` for rho; ``"rdp"`` or ``"advanced"`` for filters."""
         return self._kind
 
     @property
@@ -250,7 +253,7 @@ class Budget:
         >>> float(b.total.epsilon), b.events["event"].tolist()
         (2.0, ['created', 'extended'])
         """
-        kind, total = totals(epsilon, delta, rho, "rdp" if self._kind == "rdp" else None)
+        kind, total = totals(epsilon, delta, rho, self._kind if self._kind in ("rdp", "advanced") else None)
         if kind != self._kind:
             raise ValueError(f"this is a {self._kind} budget: extend it with the same kind of total")
         self._store.extend(self._id, total)
@@ -266,6 +269,8 @@ class Budget:
             raise TypeError("an (epsilon, delta) budget cannot be charged in rho")
         if self._kind == "rdp" and cost.delta:
             raise TypeError("a Rényi budget is charged in epsilon (pure parts) and rho (zCDP parts), not delta")
+        if self._kind == "advanced" and (cost.delta or cost.rho):
+            raise TypeError("an advanced-composition budget is charged in pure epsilon only")
 
     # -- sharing: copies and pickles refer to the ledger entry, never a snapshot of it --
     def __copy__(self) -> Budget:
@@ -291,8 +296,8 @@ class Budget:
         if self._kind == "zcdp":
             at = zcdp_epsilon(float(record.total.rho - record.spent.rho), DISPLAY_DELTA)
             remaining += f" (ε={at:.4g} at δ={DISPLAY_DELTA:g})"
-        if self._kind == "rdp":
-            total += " (Rényi filter)"
+        if self._kind in ("rdp", "advanced"):
+            total += " (Rényi filter)" if self._kind == "rdp" else " (advanced-composition filter)"
         title = f"{record.name!r}: {total}" if record.name else total
         return title, spent, remaining, self._store.count_lines(self._id)
 
@@ -304,7 +309,8 @@ class Budget:
         from html import escape
 
         record = self._record()
-        kind = {"zcdp": "zCDP", "rdp": "approximate DP kept in Rényi terms"}.get(
+        kind = {"zcdp": "zCDP", "rdp": "approximate DP kept in Rényi terms",
+                "advanced": "approximate DP by advanced composition"}.get(
             self._kind, "pure DP" if record.total.delta == 0 else "approximate DP")
         title, spent, remaining, _ = self._summary()
         head = (

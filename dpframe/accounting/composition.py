@@ -34,9 +34,12 @@ from dpframe.noise.calibrate import zcdp_rho_for, zcdp_to_approx_epsilon
 
 __all__ = [
     "ORDERS",
+    "AdvancedFilter",
+    "Filter",
     "RenyiFilter",
     "advanced_composition",
     "advanced_composition_heterogeneous",
+    "filter_for",
     "gaussian_rdp",
     "group_privacy",
     "group_privacy_zcdp",
@@ -328,7 +331,43 @@ def _down(value: float, scale: float) -> Fraction:
     return Fraction(math.floor((Fraction(value) - Fraction(scale * _MARGIN)) * _GRID), _GRID)
 
 
-class RenyiFilter:
+State = dict[str, Fraction]
+
+
+class Filter:
+    """A privacy filter over a running state of exact amounts (keys to fractions), as the ledger keeps it.
+
+    Subclasses say what a release adds to the state (:meth:`increment`),
+    whether the state after it is admitted (:meth:`admits`) and what ε the
+    state reads as (:meth:`epsilon`). The ledger reads, checks and writes the
+    state in the charge's transaction.
+    """
+
+    keys: tuple[str, ...]
+
+    def zero(self) -> State:
+        """The state before any release."""
+        return dict.fromkeys(self.keys, Fraction(0))
+
+    def increment(self, epsilon: Fraction, rho: Fraction) -> State:
+        """What a release that is ``epsilon``-DP (pure parts) plus ``rho``-zCDP (Gaussian parts) adds."""
+        raise NotImplementedError
+
+    def admits(self, state: State) -> bool:
+        """True when the filter lets an interaction end in this state."""
+        raise NotImplementedError
+
+    def epsilon(self, state: State) -> float:
+        """How far the state has gone, as an ε at the target δ (a reading of progress, not a guarantee)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def add(state: State, extra: State) -> State:
+        """The state after a release."""
+        return {key: state[key] + extra[key] for key in state}
+
+
+class RenyiFilter(Filter):
     """An (ε, δ) target kept as Rényi totals over a grid of orders: a privacy *filter* for adaptive releases.
 
     Each release is charged its RDP curve (``epsilon``: pure ε-DP, the curve
@@ -352,49 +391,99 @@ class RenyiFilter:
     in ε, about 0.2 at the orders that matter for ε ≈ 1).
 
     >>> f = RenyiFilter(Fraction(1), Fraction(1, 10**6))
-    >>> spent = f.zero()
-    >>> release = f.curve(Fraction(1, 100), Fraction(0))   # one Laplace release at ε = 0.01
-    >>> f.admits(spent, release)
-    True
+    >>> state, release = f.zero(), f.increment(Fraction(1, 100), Fraction(0))  # a Laplace release at ε = 0.01
     >>> for _ in range(200):
-    ...     spent = f.add(spent, release)
-    >>> round(f.epsilon(spent), 3)    # 200 × ε = 0.01 reads as ε = 0.73 at δ = 10⁻⁶ (sequentially: 2)
-    0.71
+    ...     state = f.add(state, release)
+    >>> f.admits(state), round(f.epsilon(state), 2)  # 200 × ε = 0.01 reads as ε = 0.71 (sequentially: 2)
+    (True, 0.71)
     """
 
     def __init__(self, epsilon: Fraction, delta: Fraction, orders: Sequence[float] = ORDERS) -> None:
         if not 0 < delta < 1:
             raise ValueError("a Rényi budget converts to (ε, δ) and needs 0 < delta < 1; e.g. delta=1e-6")
-        self.epsilon_target, self.delta, self.orders = epsilon, delta, tuple(Fraction(a) for a in orders)
+        self.delta, self.orders = delta, tuple(float(_order(a)) for a in orders)
+        self.keys = tuple(repr(a) for a in self.orders)
         share = math.log(float(delta) / len(self.orders))
+        self._share = share
         self.limits = {
-            alpha: _down(float(epsilon) - math.log1p(-1 / float(alpha)) + (share + math.log(float(alpha)))
-                         / (float(alpha) - 1), 1 + float(epsilon) + abs(share))
-            for alpha in self.orders
+            key: _down(float(epsilon) - math.log1p(-1 / alpha) + (share + math.log(alpha)) / (alpha - 1),
+                       1 + float(epsilon) + abs(share))
+            for key, alpha in zip(self.keys, self.orders, strict=True)
         }
 
-    def zero(self) -> dict[Fraction, Fraction]:
-        """Totals before any release."""
-        return dict.fromkeys(self.orders, Fraction(0))
+    def increment(self, epsilon: Fraction, rho: Fraction) -> State:
+        """The RDP curve, rounded up, of the release: the ε-DP bound of :func:`pure_dp_rdp` plus αρ."""
+        return {key: (_up(pure_dp_rdp(float(epsilon), alpha)) if epsilon else Fraction(0)) + Fraction(alpha) * rho
+                for key, alpha in zip(self.keys, self.orders, strict=True)}
 
-    def curve(self, epsilon: Fraction, rho: Fraction) -> dict[Fraction, Fraction]:
-        """The RDP curve, rounded up, of a release that is ``epsilon``-DP (Laplace parts) plus ``rho``-zCDP (Gaussian parts)."""
-        pure = {alpha: _up(pure_dp_rdp(float(epsilon), float(alpha))) if epsilon else Fraction(0)
-                for alpha in self.orders}
-        return {alpha: pure[alpha] + alpha * rho for alpha in self.orders}
+    def admits(self, state: State) -> bool:
+        """True when some order keeps its total within its limit."""
+        return any(state[key] <= self.limits[key] for key in self.keys)
 
-    @staticmethod
-    def add(spent: dict[Fraction, Fraction], extra: dict[Fraction, Fraction]) -> dict[Fraction, Fraction]:
-        """Totals after a release (composition adds curves order by order [Mir17 Prop 1])."""
-        return {alpha: spent[alpha] + extra[alpha] for alpha in spent}
+    def epsilon(self, state: State) -> float:
+        """The best order's conversion of the totals at δ/m, rounded up."""
+        best = min(float(state[key]) + math.log1p(-1 / alpha) - (self._share + math.log(alpha)) / (alpha - 1)
+                   for key, alpha in zip(self.keys, self.orders, strict=True))
+        return max(0.0, best + _MARGIN * (1 + abs(best) + abs(self._share)))
 
-    def admits(self, spent: dict[Fraction, Fraction], extra: dict[Fraction, Fraction]) -> bool:
-        """True when some order stays within its limit after the release."""
-        return any(spent[alpha] + extra[alpha] <= self.limits[alpha] for alpha in self.orders)
 
-    def epsilon(self, spent: dict[Fraction, Fraction]) -> float:
-        """The ε (at the target δ) the filter certifies for these totals: its best order's conversion, rounded up."""
-        share = math.log(float(self.delta) / len(self.orders))
-        best = min(float(spent[alpha]) + math.log1p(-1 / float(alpha)) - (share + math.log(float(alpha)))
-                   / (float(alpha) - 1) for alpha in self.orders)
-        return max(0.0, best + _MARGIN * (1 + abs(best) + abs(share)))
+class AdvancedFilter(Filter):
+    """An (ε, δ) target for adaptively chosen pure ε_i-DP releases, at the rate of advanced composition.
+
+    With L = ln(1/δ), μ_i = ε_i tanh(ε_i/2) and V = Σ ε_i², a release is
+    admitted while ``Σ μ_i + L V / ε ≤ ε / 2``. At the boundary this is
+    ``ε = Σ μ_i + √((Σ μ_i)² + 2 L V)``, the non-adaptive bound of
+    :func:`advanced_composition_heterogeneous` up to the (Σμ)² term, but it
+    holds when each ε_i is chosen after seeing the previous answers.
+
+    Why it is valid: given the past, the privacy loss L_i of an ε_i-DP release
+    lies in [−ε_i, ε_i] and has mean at most μ_i (the KL divergence of an
+    ε-DP pair, the α → 1 limit of :func:`pure_dp_rdp`), so by Hoeffding's
+    lemma ``M_n = exp(λ Σ (L_i − μ_i) − λ² V_n / 2)`` is a nonnegative
+    supermartingale for any fixed λ. With λ = 2L/ε, fixed by the target, the
+    admission rule is exactly ``λ(ε − Σμ) − λ²V/2 ≥ L``, so by Ville's
+    inequality P(L_N ≥ ε) ≤ P(M_N ≥ 1/δ) ≤ δ at the stopping time N, which
+    implies (ε, δ)-DP. This is the martingale construction of the filters of
+    Rogers, Roth, Ullman & Vadhan (2016) and Whitehouse, Ramdas, Rogers & Wu
+    (2023, "Fully-Adaptive Composition in Differential Privacy"), with one λ.
+
+    >>> f = AdvancedFilter(Fraction(11, 10), Fraction(1, 10**5))
+    >>> state, release = f.zero(), f.increment(Fraction(1, 100), Fraction(0))
+    >>> for _ in range(500):
+    ...     state = f.add(state, release)
+    >>> f.admits(state), f.admits(f.add(state, f.increment(Fraction(1, 10), Fraction(0))))
+    (True, False)
+    """
+
+    keys = ("mean", "square")
+
+    def __init__(self, epsilon: Fraction, delta: Fraction) -> None:
+        if not 0 < delta < 1:
+            raise ValueError("an advanced-composition budget needs 0 < delta < 1; e.g. delta=1e-6")
+        self.target = epsilon
+        self._log = _up(math.log(1 / float(delta)))  # rounded up: the rule only gets stricter
+
+    def increment(self, epsilon: Fraction, rho: Fraction) -> State:
+        """μ = ε tanh(ε/2) (rounded up) and ε² (exact) of a pure ε-DP release."""
+        if rho:
+            raise ValueError("an advanced-composition budget composes pure ε-DP releases only; "
+                             "pass epsilon= (Laplace noise), or use an accounting='rdp' budget for Gaussian noise")
+        return {"mean": _up(float(epsilon) * math.tanh(float(epsilon) / 2)), "square": epsilon * epsilon}
+
+    def admits(self, state: State) -> bool:
+        """True when ``Σ μ + L V / ε ≤ ε / 2``."""
+        return state["mean"] + self._log * state["square"] / self.target <= self.target / 2
+
+    def epsilon(self, state: State) -> float:
+        """``Σ μ + √((Σ μ)² + 2 L V)``, rounded up: the target at which this state sits on the boundary."""
+        mean, spread = float(state["mean"]), 2 * float(self._log) * float(state["square"])
+        return (mean + math.sqrt(mean * mean + spread)) * (1 + _MARGIN)
+
+
+def filter_for(kind: str, epsilon: Fraction, delta: Fraction) -> Filter:
+    """The filter of a budget kept in Rényi (``"rdp"``) or advanced-composition (``"advanced"``) terms."""
+    if kind == "rdp":
+        return RenyiFilter(epsilon, delta)
+    if kind == "advanced":
+        return AdvancedFilter(epsilon, delta)
+    raise ValueError(f"budgets of kind {kind!r} keep no filter")

@@ -26,7 +26,7 @@ import numpy as np
 
 from dpframe.noise.calibrate import zcdp_to_approx_epsilon
 
-BudgetKind = Literal["approx", "zcdp", "rdp"]
+BudgetKind = Literal["approx", "zcdp", "rdp", "advanced"]
 
 # How far (relative) a float may sit from the rational it is read as: far above
 # floating-point error (1e-16 per operation), far below any deliberate difference.
@@ -141,7 +141,7 @@ class Cost:
         return not (self.epsilon or self.delta or self.rho)
 
     def describe(self, kind: BudgetKind) -> str:
-        """A short human-readable form; on a Rényi (``"rdp"``) budget, each part in its own terms.
+        """A short human-readable form; on a filtered (``"rdp"``, ``"advanced"``) budget, each part in its own terms.
 
         >>> Cost(epsilon=Fraction(1, 10)).describe("approx")
         'ε=0.1, δ=0'
@@ -150,7 +150,7 @@ class Cost:
         """
         if kind == "zcdp":
             return f"ρ={float(self.rho):.6g}"
-        if kind == "rdp":
+        if kind in ("rdp", "advanced"):
             parts = [f"ε={float(self.epsilon):.6g}" if self.epsilon or not self.rho else "",
                      f"δ={float(self.delta):.3g}" if self.delta else "", f"ρ={float(self.rho):.6g}" if self.rho else ""]
             return ", ".join(part for part in parts if part)

@@ -14,11 +14,14 @@ charge never refunds it, and two processes spending one budget serialise on
 the lock and can never overspend. Amounts are stored as exact fractions
 (text ``"p/q"``).
 
-A Rényi budget (kind ``"rdp"``) also keeps one row per Rényi order in the
-``renyi`` table: the total of its releases' RDP curves at that order, rounded
-up, which is all its filter (:class:`~dpframe.accounting.composition.RenyiFilter`)
-needs. They are read, checked and updated in the same transaction as the
-charge, so the filter is as atomic and as durable as any other budget.
+A budget kept as a privacy filter (kind ``"rdp"``: Rényi terms; ``"advanced"``:
+advanced composition) also keeps its filter's state in the ``filter_state``
+table: for a Rényi budget one row per order, the total of its releases' RDP
+curves there, rounded up (:class:`~dpframe.accounting.composition.RenyiFilter`);
+for an advanced one Σ ε tanh(ε/2) and Σ ε²
+(:class:`~dpframe.accounting.composition.AdvancedFilter`). The state is read,
+checked and updated in the same transaction as the charge, so a filter is as
+atomic and as durable as any other budget.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from typing import Any
 import pandas as pd
 
 from dpframe.accounting import process
-from dpframe.accounting.composition import RenyiFilter
+from dpframe.accounting.composition import Filter, filter_for
 from dpframe.accounting.costs import BudgetKind, Cost
 from dpframe.accounting.process import ProcessToken
 from dpframe.errors import BudgetExceededError, LedgerError
@@ -63,16 +66,19 @@ CREATE TABLE IF NOT EXISTS charges (
     epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL,
     noise TEXT NOT NULL, rule TEXT NOT NULL, seeded INTEGER NOT NULL, process INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS charges_by_budget ON charges(budget_id, line);
-CREATE TABLE IF NOT EXISTS renyi (
-    budget_id TEXT NOT NULL REFERENCES budgets(id), alpha TEXT NOT NULL, spent TEXT NOT NULL,
-    PRIMARY KEY (budget_id, alpha));
+CREATE TABLE IF NOT EXISTS filter_state (
+    budget_id TEXT NOT NULL REFERENCES budgets(id), key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (budget_id, key));
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
     detail TEXT NOT NULL);
 """
 
-# What a Rényi budget's lines say in place of "sequential composition".
-RENYI_RULE = "Rényi composition (curves add order by order; Rényi filter)"
+# The budget kinds kept as privacy filters, and what their lines say in place of "sequential composition".
+FILTERED = {
+    "rdp": "Rényi composition (curves add order by order; Rényi filter)",
+    "advanced": "advanced composition (filter for adaptively chosen ε)",
+}
 
 LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
@@ -291,9 +297,9 @@ class Ledger:
                    (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _text(total.rho),
                     zero, zero, zero))
         self._event(db, budget_id, "created", f"total {total.describe(kind)}")
-        if kind == "rdp":
-            db.executemany("INSERT INTO renyi VALUES (?, ?, ?)",
-                           [(budget_id, _text(alpha), zero) for alpha in RenyiFilter(total.epsilon, total.delta).orders])
+        if kind in FILTERED:
+            db.executemany("INSERT INTO filter_state VALUES (?, ?, ?)",
+                           [(budget_id, key, zero) for key in filter_for(kind, total.epsilon, total.delta).keys])
         if fingerprint is not None:
             self._link(db, budget_id, fingerprint)
         return BudgetRecord(budget_id, name, kind, created, total, Cost())
@@ -398,16 +404,16 @@ class Ledger:
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
         total, spent = _cost(*row[4:7]), _cost(*row[7:10])
-        if row[2] == "rdp" and not spent.is_zero:
-            # A Rényi budget's spending, in its own (ε, δ) terms: the ε its filter certifies at its δ.
-            certified = RenyiFilter(total.epsilon, total.delta).epsilon(self._renyi(db, budget_id))
-            spent = Cost(epsilon=min(Fraction(certified), total.epsilon), delta=total.delta)
+        if row[2] in FILTERED and not spent.is_zero:
+            # A filter's spending, in its budget's (ε, δ) terms: how far its state has gone, read at its δ.
+            reading = filter_for(row[2], total.epsilon, total.delta).epsilon(self._filter_state(db, budget_id))
+            spent = Cost(epsilon=min(Fraction(reading), total.epsilon), delta=total.delta)
         return BudgetRecord(row[0], row[1], row[2], row[3], total, spent)
 
-    def _renyi(self, db: sqlite3.Connection, budget_id: str) -> dict[Fraction, Fraction]:
-        """A Rényi budget's totals, order by order."""
-        rows = db.execute("SELECT alpha, spent FROM renyi WHERE budget_id = ?", (budget_id,)).fetchall()
-        return {Fraction(alpha): Fraction(spent) for alpha, spent in rows}
+    def _filter_state(self, db: sqlite3.Connection, budget_id: str) -> dict[str, Fraction]:
+        """The state a filtered budget's filter keeps."""
+        rows = db.execute("SELECT key, value FROM filter_state WHERE budget_id = ?", (budget_id,)).fetchall()
+        return {key: Fraction(value) for key, value in rows}
 
     def _linked(self, db: sqlite3.Connection, fingerprint: tuple[str, int, str]) -> tuple[str] | None:
         """The budget the data with this fingerprint is linked to, as a row ``(budget_id,)``, or None."""
@@ -452,7 +458,7 @@ class Ledger:
         with self._transaction() as db:
             self._record(db, budget_id)
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
-                                  ("renyi", "budget_id"), ("budgets", "id")):
+                                  ("filter_state", "budget_id"), ("budgets", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {column} = ?", (budget_id,))
 
     # -- charging ------------------------------------------------------------------
@@ -465,9 +471,9 @@ class Ledger:
         query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            if record.kind == "rdp":
-                spent = self._charge_renyi(db, record, total_cost, query)
-                lines = [replace(line, rule=line.rule.replace("sequential composition", RENYI_RULE))
+            if record.kind in FILTERED:
+                spent = self._charge_filtered(db, record, total_cost, query)
+                lines = [replace(line, rule=line.rule.replace("sequential composition", FILTERED[record.kind]))
                          for line in lines]
             else:
                 remaining = record.total - record.spent
@@ -480,26 +486,26 @@ class Ledger:
                        (_text(spent.epsilon), _text(spent.delta), _text(spent.rho), budget_id))
         return numbers
 
-    def _charge_renyi(self, db: sqlite3.Connection, record: BudgetRecord, cost: Cost, query: str) -> Cost:
-        """Check a release against a Rényi budget's filter and add its curve to the totals; return the new raw spending.
+    def _charge_filtered(self, db: sqlite3.Connection, record: BudgetRecord, cost: Cost, query: str) -> Cost:
+        """Check a release against a filtered budget's filter and update its state; return the new raw spending.
 
         The raw spending (the columns ``spent_*``) adds the releases' ε (pure
         parts) and ρ (zCDP parts) in their own terms; the filter decides.
         """
         if cost.delta:
-            raise BudgetExceededError(f"{query} needs δ={float(cost.delta):.3g}, and a Rényi budget gives no δ to "
-                                      "releases (its δ is the one its total converts at); declare the categories, or "
-                                      "use an (epsilon, delta) budget; nothing was charged")
-        rule = RenyiFilter(record.total.epsilon, record.total.delta)
-        totals, extra = self._renyi(db, record.id), rule.curve(cost.epsilon, cost.rho)
-        if not rule.admits(totals, extra):
+            raise BudgetExceededError(f"{query} needs δ={float(cost.delta):.3g}, and a {record.kind} budget gives no "
+                                      "δ to releases (its δ is its filter's); declare the categories, or use an "
+                                      "(epsilon, delta) budget; nothing was charged")
+        rule: Filter = filter_for(record.kind, record.total.epsilon, record.total.delta)
+        state = rule.add(self._filter_state(db, record.id), rule.increment(cost.epsilon, cost.rho))
+        if not rule.admits(state):
             raise BudgetExceededError(
-                f"{query} needs {cost.describe('rdp')}, and after it no Rényi order would stay within the budget's "
-                f"limit (the budget {record.total.describe('rdp')} has spent ε={float(record.spent.epsilon):.4g} "
-                "as its filter reads it); nothing was charged")
-        for alpha, value in rule.add(totals, extra).items():
-            db.execute("UPDATE renyi SET spent = ? WHERE budget_id = ? AND alpha = ?",
-                       (_text(value), record.id, _text(alpha)))
+                f"{query} needs {cost.describe(record.kind)}, more than the budget's filter admits (the budget "
+                f"{record.total.describe(record.kind)} has spent ε={float(record.spent.epsilon):.4g} as its filter "
+                "reads it); nothing was charged")
+        for key, value in state.items():
+            db.execute("UPDATE filter_state SET value = ? WHERE budget_id = ? AND key = ?",
+                       (_text(value), record.id, key))
         row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
                          (record.id,)).fetchone()
         return _cost(*row) + cost
@@ -558,7 +564,7 @@ class Ledger:
                           "LEFT JOIN charges c ON c.budget_id = b.id GROUP BY b.id ORDER BY b.created")
         out = []
         for row in rows:
-            record = (self.record(row[0]) if row[2] == "rdp"  # its spending is read through its filter
+            record = (self.record(row[0]) if row[2] in FILTERED  # its spending is read through its filter
                       else BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10])))
             out.append({"budget": record.label, "id": record.id, "kind": record.kind, "created": record.created,
                         "total": record.total.describe(record.kind), "spent": record.spent.describe(record.kind),

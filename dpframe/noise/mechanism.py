@@ -261,12 +261,18 @@ def resolve(
     * Rényi budgets: the same arguments as zCDP budgets; a Laplace release
       is charged its epsilon (its Rényi curve is that of an epsilon-DP
       mechanism), a Gaussian one its rho.
+    * advanced-composition budgets: ``epsilon`` only (Laplace).
 
     >>> resolve(Budget(epsilon=1.0), 0.5, None, None, None).mechanism
     'laplace'
     """
     if mechanism not in (None, "laplace", "gaussian"):
         raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
+    if budget.kind == "advanced":
+        if rho is not None or delta is not None or mechanism == "gaussian" or epsilon is None:
+            raise ValueError("this budget composes pure epsilon-DP releases by advanced composition: pass epsilon= "
+                             "only (Laplace noise); for Gaussian noise use an accounting='rdp' budget")
+        return Privacy("approx", "laplace", exact(epsilon, "epsilon"), Fraction(0), Fraction(0))
     if budget.kind != "approx":
         what = "zCDP (rho)" if budget.kind == "zcdp" else "kept in Rényi terms"
         if delta is not None:
