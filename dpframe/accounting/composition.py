@@ -153,15 +153,16 @@ def optimal_composition(epsilon: float, delta: float, k: int, delta_target: floa
     case: the composition is (ε', 1 − (1 − δ)^k (1 − δ_RR(ε')))-DP, where
     δ_RR is the exact hockey-stick divergence of k independent ε-randomized
     responses, and no composition theorem can do better. ε' is found by
-    bisection (δ_RR decreases in ε') and rounded up.
+    bisection (δ_RR decreases in ε'), on the safe side of the floating-point error.
 
     >>> round(optimal_composition(0.01, 0, 500, 1e-5), 3)
     0.818
     """
     epsilon, k = _positive("epsilon", epsilon), _count(k)
     delta, delta_target = _probability("delta", delta, allow_zero=True), _probability("delta_target", delta_target)
-    budget = 1 - (1 - delta_target) / (1 - delta) ** k  # what δ_RR(ε') may be
-    if budget < 0:
+    # What δ_RR(ε') may be, less a relative 1e-9 for the floating-point error of the sums.
+    budget = -math.expm1(math.log1p(-delta_target) - k * math.log1p(-delta)) * (1 - 1e-9)
+    if budget <= 0:
         raise ValueError(f"delta_target={delta_target!r} is below the k·delta the mechanisms already spend")
     low, high = 0.0, k * epsilon
     if _rr_delta(epsilon, k, low) <= budget:
@@ -220,7 +221,7 @@ def pure_dp_rdp(epsilon: float, alpha: float) -> float:
     True
     """
     epsilon, alpha = _positive("epsilon", epsilon), _order(alpha)
-    if alpha * epsilon > 700:  # e^{αε} overflows; no cancellation to fear at this size
+    if alpha * epsilon > 1:  # no cancellation to fear at this size (and e^{αε} may overflow below)
         return float(np.logaddexp(alpha * epsilon, (1 - alpha) * epsilon) - np.logaddexp(0, epsilon)) / (alpha - 1)
     # The ratio minus 1, factored so that small ε loses no digits to cancellation:
     # (e^{(α−1)ε} − 1)(e^{αε} − 1) e^{−(α−1)ε} / (1 + e^ε).
