@@ -193,18 +193,22 @@ def test_the_renyi_filter_never_admits_more_than_its_target(plan: list[tuple[str
                                                             delta: float) -> None:
     rule = c.RenyiFilter(Fraction(target), Fraction(delta))
     state = rule.zero()
-    curve = np.zeros(len(c.ORDERS))
+    curve = [Fraction(0)] * len(c.ORDERS)  # the exact sums of the curves as computed in floating point
     for mechanism, size in plan:
         eps, rho = (Fraction(size), Fraction(0)) if mechanism == "laplace" else (Fraction(0), Fraction(size / 10))
         candidate = rule.add(state, rule.increment(eps, rho))
         if not rule.admits(candidate):
             continue  # refused: nothing charged, the analyst may try something smaller
         state = candidate
-        curve += [c.pure_dp_rdp(float(eps), a) if eps else 0.0 for a in c.ORDERS]
-        curve += [a * float(rho) for a in c.ORDERS]
-        # The stored totals bound the exact ones, and what they convert to stays within the target.
-        assert all(float(state[key]) >= value for key, value in zip(rule.keys, curve, strict=True))
-        assert c.rdp_to_approx(curve, c.ORDERS, delta)[0] <= target
+        curve = [total + (Fraction(c.pure_dp_rdp(float(eps), a)) if eps else 0) + Fraction(a) * rho
+                 for total, a in zip(curve, c.ORDERS, strict=True)]
+        # The stored totals bound the exact ones, and what they convert to stays within the target,
+        # unless the releases so far are pure and fit sequentially (privacy loss at most the target everywhere).
+        assert all(state[key] >= value for key, value in zip(rule.keys[2:], curve, strict=True))
+        if rule.admits_own(state):
+            assert c.rdp_to_approx([float(v) for v in curve], c.ORDERS, delta)[0] <= target
+        else:
+            assert not state["rho"] and state["epsilon"] <= target
         assert rule.epsilon(state) <= target * (1 + 1e-9)
 
 
@@ -220,7 +224,8 @@ def test_the_advanced_filter_never_admits_more_than_its_target(epsilons: list[fl
         if rule.admits(candidate):
             state = candidate
             admitted.append(eps)
-            assert c.advanced_composition_heterogeneous(admitted, None, delta)[0] <= target
+            # Either rule's guarantee: the bound KOV15 takes the smaller of too.
+            assert c.advanced_composition_heterogeneous(admitted, None, delta)[0] <= target * (1 + 1e-12)
 
 
 # -- budgets kept as filters ------------------------------------------------------------------
@@ -255,7 +260,7 @@ def test_a_renyi_budget_admits_many_more_small_releases_than_sequential_composit
                 assert "nothing was charged" in str(error)
                 break
             admitted += 1
-    assert admitted > 250  # sequentially: 100
+    assert admitted > 300  # sequentially: 100
     assert p.dp.budget.ledger.shape[0] == admitted and float(p.dp.budget.spent.epsilon) <= 1.0
 
 
@@ -288,7 +293,7 @@ def test_filters_persist_through_the_sqlite_ledger(tmp_path: object) -> None:
         reopened = again.record(budget.id)
         assert reopened.spent == before.cost and reopened.kind == kind
         state = again._read("SELECT key, value FROM filter_state WHERE budget_id = ?", (budget.id,))
-        assert len(state) == (len(c.ORDERS) if kind == "rdp" else 2)
+        assert len(state) == (len(c.ORDERS) + 2 if kind == "rdp" else 4)
         rule = c.filter_for(kind, Fraction(1), Fraction(1, 10**6))
         totals = {key: Fraction(value) for key, value in state}
         single = rule.increment(Fraction(1, 50), Fraction(0))
@@ -327,6 +332,15 @@ def test_filter_budget_arguments_are_checked_before_anything_is_charged() -> Non
         _frame().dp.protect(budget=p.dp.budget, accounting="rdp")
 
 
+def test_a_filter_budget_cannot_be_extended_after_a_release() -> None:
+    budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting="rdp", ledger=dpframe.Ledger.in_memory())
+    budget.extend(epsilon=2.0, delta=1e-6)  # before any release: the filter starts with this total
+    budget.charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
+    with pytest.raises(dpframe.LedgerError, match="fixed from its first release"):
+        budget.extend(epsilon=3.0, delta=1e-6)
+    assert float(budget.total.epsilon) == 2.0
+
+
 def test_a_zcdp_budget_reads_with_the_tight_conversion() -> None:
     budget = dpframe.Budget(rho=0.025, ledger=dpframe.Ledger.in_memory())
     assert budget.total.as_approx(1e-5)[0] == pytest.approx(c.zcdp_to_approx_epsilon(0.025, 1e-5))
@@ -352,3 +366,42 @@ def test_the_delta_warning_counts_privacy_units_not_rows() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", dpframe.LargeDeltaWarning)  # 0.01 ≥ 1/200 rows, but < 1/50 people
         rows.dp.protect(epsilon=1.0, delta=0.01, privacy_unit="user", ledger=dpframe.Ledger.in_memory())
+
+
+def test_concurrent_processes_share_one_renyi_filter(tmp_path: object) -> None:
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    ledger = Path(str(tmp_path)) / "l.sqlite"
+    dpframe.Budget(epsilon=0.5, delta=1e-6, accounting="rdp", name="shared", ledger=ledger)
+    alone = dpframe.Budget(epsilon=0.5, delta=1e-6, accounting="rdp", ledger=dpframe.Ledger.in_memory())
+    fit = 0
+    while True:
+        try:
+            alone.charge(dpframe.Cost(epsilon=Fraction(1, 50)), query="count")
+        except dpframe.BudgetExceededError:
+            break
+        fit += 1
+    code = textwrap.dedent("""
+        import pandas as pd, dpframe
+        p = pd.DataFrame({"x": range(100)}).dp.protect(budget=dpframe.Budget.open("shared"))
+        done = 0
+        for _ in range(15):
+            try:
+                p.dp.count(epsilon=0.02)
+                done += 1
+            except dpframe.BudgetExceededError:
+                pass
+        print(done)
+    """)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DPFRAME_LEDGER": str(ledger), "PYTHONPATH": str(root)}
+    children = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+                for _ in range(3)]
+    answered = [int(child.communicate(timeout=300)[0]) for child in children]
+    assert all(child.returncode == 0 for child in children)
+    assert 25 < fit < 45 and sum(answered) == fit  # as many as in one process; sequentially 25 would fit
+    assert len(dpframe.Budget.open("shared", ledger=ledger).ledger) == fit

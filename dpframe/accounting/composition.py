@@ -345,6 +345,7 @@ class Filter:
     """
 
     keys: tuple[str, ...]
+    target: Fraction
 
     def zero(self) -> State:
         """The state before any release."""
@@ -355,12 +356,30 @@ class Filter:
         raise NotImplementedError
 
     def admits(self, state: State) -> bool:
-        """True when the filter lets an interaction end in this state."""
+        """True when the filter lets an interaction end in this state: sequentially or by its own rule."""
+        return self.sequential(state) <= self.target or self.admits_own(state)
+
+    def admits_own(self, state: State) -> bool:
+        """True when the filter's own rule (Rényi, advanced) admits the state."""
         raise NotImplementedError
 
     def epsilon(self, state: State) -> float:
         """How far the state has gone, as an ε at the target δ (a reading of progress, not a guarantee)."""
+        return min(float(self.sequential(state)), self.epsilon_own(state))
+
+    def epsilon_own(self, state: State) -> float:
+        """:meth:`epsilon` by the filter's own rule."""
         raise NotImplementedError
+
+    @staticmethod
+    def sequential(state: State) -> Fraction | float:
+        """Σ ε of the pure releases, or infinity once a release has a zCDP part (no pure ε bound then).
+
+        Used because a transcript whose pure ε's add up to at most the target
+        has privacy loss at most the target everywhere: it adds nothing to δ,
+        so either rule may admit a release (see docs/accounting.md).
+        """
+        return state["epsilon"] if not state["rho"] else math.inf
 
     @staticmethod
     def add(state: State, extra: State) -> State:
@@ -386,7 +405,11 @@ class RenyiFilter(Filter):
     [FZ21 Thm 3.1]; on the transcripts where order α ends within its limit,
     the pointwise bound behind [CKS20 Prop 12] then gives a hockey-stick
     contribution of at most δ/m. Every transcript ends with some order within
-    its limit, so summing over the m orders gives (ε, δ)-DP. This is
+    its limit, so summing over the m orders gives (ε, δ)-DP. A release is also
+    admitted while the releases are all pure and their ε's add up to at most ε
+    (sequential composition): those transcripts have privacy loss at most ε
+    everywhere and add nothing to δ, so this never makes the budget worse
+    than a sequential one. This is
     Lécuyer's filter over a grid of orders [Léc21], with δ shared equally
     among the orders (a union bound over the grid: it costs ln(m)/(α − 1)
     in ε, about 0.2 at the orders that matter for ε ≈ 1).
@@ -402,29 +425,30 @@ class RenyiFilter(Filter):
     def __init__(self, epsilon: Fraction, delta: Fraction, orders: Sequence[float] = ORDERS) -> None:
         if not 0 < delta < 1:
             raise ValueError("a Rényi budget converts to (ε, δ) and needs 0 < delta < 1; e.g. delta=1e-6")
-        self.delta, self.orders = delta, tuple(float(_order(a)) for a in orders)
-        self.keys = tuple(repr(a) for a in self.orders)
+        self.target, self.delta, self.orders = epsilon, delta, tuple(float(_order(a)) for a in orders)
+        self.keys = ("epsilon", "rho", *(repr(a) for a in self.orders))
         share = math.log(float(delta) / len(self.orders))
         self._share = share
         self.limits = {
             key: _down(float(epsilon) - math.log1p(-1 / alpha) + (share + math.log(alpha)) / (alpha - 1),
                        1 + float(epsilon) + abs(share))
-            for key, alpha in zip(self.keys, self.orders, strict=True)
+            for key, alpha in zip(self.keys[2:], self.orders, strict=True)
         }
 
     def increment(self, epsilon: Fraction, rho: Fraction) -> State:
-        """The RDP curve, rounded up, of the release: the ε-DP bound of :func:`pure_dp_rdp` plus αρ."""
-        return {key: (_up(pure_dp_rdp(float(epsilon), alpha)) if epsilon else Fraction(0)) + Fraction(alpha) * rho
-                for key, alpha in zip(self.keys, self.orders, strict=True)}
+        """ε and ρ exactly, and the RDP curve, rounded up: the ε-DP bound of :func:`pure_dp_rdp` plus αρ."""
+        curve = {key: (_up(pure_dp_rdp(float(epsilon), alpha)) if epsilon else Fraction(0)) + Fraction(alpha) * rho
+                 for key, alpha in zip(self.keys[2:], self.orders, strict=True)}
+        return {"epsilon": epsilon, "rho": rho, **curve}
 
-    def admits(self, state: State) -> bool:
+    def admits_own(self, state: State) -> bool:
         """True when some order keeps its total within its limit."""
-        return any(state[key] <= self.limits[key] for key in self.keys)
+        return any(state[key] <= self.limits[key] for key in self.keys[2:])
 
-    def epsilon(self, state: State) -> float:
+    def epsilon_own(self, state: State) -> float:
         """The best order's conversion of the totals at δ/m, rounded up."""
         best = min(float(state[key]) + math.log1p(-1 / alpha) - (self._share + math.log(alpha)) / (alpha - 1)
-                   for key, alpha in zip(self.keys, self.orders, strict=True))
+                   for key, alpha in zip(self.keys[2:], self.orders, strict=True))
         return max(0.0, best + _MARGIN * (1 + abs(best) + abs(self._share)))
 
 
@@ -447,6 +471,8 @@ class AdvancedFilter(Filter):
     implies (ε, δ)-DP. This is the martingale construction of the filters of
     Rogers, Roth, Ullman & Vadhan (2016) and Whitehouse, Ramdas, Rogers & Wu
     (2023, "Fully-Adaptive Composition in Differential Privacy"), with one λ.
+    As for :class:`RenyiFilter`, a release is also admitted while the ε's
+    add up to at most ε (sequential composition, which adds nothing to δ).
 
     >>> f = AdvancedFilter(Fraction(11, 10), Fraction(1, 10**5))
     >>> state, release = f.zero(), f.increment(Fraction(1, 100), Fraction(0))
@@ -456,7 +482,7 @@ class AdvancedFilter(Filter):
     (True, False)
     """
 
-    keys = ("mean", "square")
+    keys = ("epsilon", "rho", "mean", "square")
 
     def __init__(self, epsilon: Fraction, delta: Fraction) -> None:
         if not 0 < delta < 1:
@@ -469,13 +495,14 @@ class AdvancedFilter(Filter):
         if rho:
             raise ValueError("an advanced-composition budget composes pure ε-DP releases only; "
                              "pass epsilon= (Laplace noise), or use an accounting='rdp' budget for Gaussian noise")
-        return {"mean": _up(float(epsilon) * math.tanh(float(epsilon) / 2)), "square": epsilon * epsilon}
+        return {"epsilon": epsilon, "rho": Fraction(0), "mean": _up(float(epsilon) * math.tanh(float(epsilon) / 2)),
+                "square": epsilon * epsilon}
 
-    def admits(self, state: State) -> bool:
+    def admits_own(self, state: State) -> bool:
         """True when ``Σ μ + L V / ε ≤ ε / 2``."""
         return state["mean"] + self._log * state["square"] / self.target <= self.target / 2
 
-    def epsilon(self, state: State) -> float:
+    def epsilon_own(self, state: State) -> float:
         """``Σ μ + √((Σ μ)² + 2 L V)``, rounded up: the target at which this state sits on the boundary."""
         mean, spread = float(state["mean"]), 2 * float(self._log) * float(state["square"])
         return (mean + math.sqrt(mean * mean + spread)) * (1 + _MARGIN)

@@ -128,6 +128,19 @@ class Line:
     seeded: bool = False
 
 
+def _check_extensible(record: BudgetRecord) -> None:
+    """Refuse to raise a filter's total once it has admitted a release.
+
+    A filter is valid for the total it was started with: raising it after
+    seeing answers would make that total depend on the data (an odometer,
+    which needs other bounds; docs/accounting.md).
+    """
+    if record.kind in FILTERED and not record.spent.is_zero:
+        raise LedgerError(f"budget {record.label} is a filter ({record.kind}) that has admitted releases: its total "
+                          "is fixed from its first release, since raising it after seeing answers is not covered by "
+                          "the filter's guarantee. Protect new data, or start a new budget")
+
+
 @dataclass(frozen=True)
 class BudgetRecord:
     """A budget as the ledger keeps it."""
@@ -338,6 +351,8 @@ class Ledger:
                 raise LedgerError(f"budget {record.label} is a {record.kind} budget ({record.total.describe(kind)}); "
                                   "protect this data with the same kind of budget to reconnect")
             if total != record.total:
+                if extend:
+                    _check_extensible(record)
                 if not (extend and record.total.fits_in(total)):
                     raise LedgerError(
                         f"this data's budget {record.label} has total {record.total.describe(kind)} "
@@ -435,6 +450,7 @@ class Ledger:
             record = self._record(db, budget_id)
             if total == record.total:
                 return
+            _check_extensible(record)
             if not record.total.fits_in(total):
                 raise ValueError(f"a budget can only be extended: {total.describe(record.kind)} is below its total "
                                  f"{record.total.describe(record.kind)} in some part")
