@@ -249,6 +249,24 @@ def test_a_renyi_budget_shows_each_release_in_its_own_terms() -> None:
     assert 0 < float(spent.epsilon) < 0.1 + 2 * math.sqrt(0.01 * math.log(1e6)) and float(spent.delta) == 1e-6
 
 
+def test_a_laplace_query_of_several_parts_stays_pure_on_a_renyi_budget() -> None:
+    # Automatic bounds split the query's ε (not its ε²/2), so a lone mean reads as its ε, as sequentially.
+    p = _frame().dp.protect(epsilon=1.0, delta=1e-6, accounting="rdp", ledger=dpframe.Ledger.in_memory())
+    with dpframe.testing.seeded_noise(5):
+        p["y"].dp.mean(epsilon=0.2)
+    lines = p.dp.budget.ledger
+    assert len(lines) == 3 and lines["rho"].eq(0).all() and lines["epsilon"].sum() == pytest.approx(0.2)
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(0.2)
+
+
+def test_synthesize_on_a_renyi_budget_is_charged_in_rho() -> None:
+    p = _frame(500).dp.protect(epsilon=3.0, delta=1e-6, accounting="rdp", ledger=dpframe.Ledger.in_memory())
+    with dpframe.testing.seeded_noise(6):
+        p.dp.synthesize(epsilon=0.2, method="marginals", n=50, progress=False)
+    lines = p.dp.budget.ledger
+    assert lines["epsilon"].eq(0).all() and lines["rho"].sum() == pytest.approx(0.2**2 / 2)
+
+
 def test_a_renyi_budget_admits_many_more_small_releases_than_sequential_composition() -> None:
     p = _frame().dp.protect(epsilon=1.0, delta=1e-6, accounting="rdp", ledger=dpframe.Ledger.in_memory())
     admitted = 0

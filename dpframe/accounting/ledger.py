@@ -128,6 +128,13 @@ class Line:
     seeded: bool = False
 
 
+def _in_terms_of(line: Line, kind: str) -> Line:
+    """The line as a budget of this kind records it: a filter composes what would be sequential otherwise."""
+    if kind not in FILTERED:
+        return line
+    return replace(line, rule=line.rule.replace("sequential composition", FILTERED[kind]))
+
+
 def _check_extensible(record: BudgetRecord) -> None:
     """Refuse to raise a filter's total once it has admitted a release.
 
@@ -489,15 +496,13 @@ class Ledger:
             record = self._record(db, budget_id)
             if record.kind in FILTERED:
                 spent = self._charge_filtered(db, record, total_cost, query)
-                lines = [replace(line, rule=line.rule.replace("sequential composition", FILTERED[record.kind]))
-                         for line in lines]
             else:
                 remaining = record.total - record.spent
                 if not total_cost.fits_in(remaining):
                     raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
                                               f"{remaining.describe(record.kind)} remains; nothing was charged")
                 spent = record.spent + total_cost
-            numbers = [self._insert(db, budget_id, line) for line in lines]
+            numbers = [self._insert(db, budget_id, _in_terms_of(line, record.kind)) for line in lines]
             db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
                        (_text(spent.epsilon), _text(spent.delta), _text(spent.rho), budget_id))
         return numbers
@@ -543,7 +548,8 @@ class Ledger:
         """
         # Not waited for on disk: if a power cut loses this draw, the reserved line keeps its whole amount.
         with self._transaction(durable=False) as db:
-            self._insert(db, budget_id, line)
+            kind = db.execute("SELECT kind FROM budgets WHERE id = ?", (budget_id,)).fetchone()[0]
+            self._insert(db, budget_id, _in_terms_of(line, kind))
             if left.is_zero:
                 db.execute("DELETE FROM charges WHERE line = ? AND budget_id = ?", (reserved, budget_id))
             else:

@@ -662,7 +662,7 @@ class DomainPlan:
         selections = sum(1 for need in needs.values() if need == "categories")
         out = {}
         for name, need in needs.items():
-            if privacy.kind != "approx":
+            if privacy.kind == "zcdp":
                 # Pure epsilon-DP measurements charged rho = eps^2 / 2, as split_privacy does.
                 out[name] = Privacy("zcdp", "laplace", laplace_epsilon(each.rho), Fraction(0), each.rho)
             elif need == "bounds":
@@ -725,7 +725,7 @@ FINE_CELLS = 16
 
 def _halves(privacy: Privacy) -> tuple[Privacy, Privacy]:
     """Two equal pure-epsilon halves (charged rho on zCDP) of a column's discovery share."""
-    if privacy.kind != "approx":
+    if privacy.kind == "zcdp":
         rho = privacy.rho / 2
         half = Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
     else:

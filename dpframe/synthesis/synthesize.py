@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -91,7 +91,7 @@ def _discovery_privacy(privacy: Privacy, plan: DomainPlan) -> Privacy | None:
     """The most that finding the domains may spend (:data:`DOMAIN_SHARE`), or None when all are public."""
     if not plan.discovery_columns:
         return None
-    if privacy.kind != "approx":
+    if privacy.kind == "zcdp":
         rho = privacy.rho * DOMAIN_SHARE
         return Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
     delta = privacy.delta * DOMAIN_SHARE if plan.needs_delta else Fraction(0)
@@ -100,7 +100,7 @@ def _discovery_privacy(privacy: Privacy, plan: DomainPlan) -> Privacy | None:
 
 def _model_privacy(privacy: Privacy, spent: Cost, contributions: int) -> tuple[Privacy, Allowance]:
     """What the model spends -- everything finding the domains did not -- and its plan in rho or epsilon."""
-    if privacy.kind != "approx":
+    if privacy.kind == "zcdp":
         rho = privacy.rho - spent.rho
         return Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), rho), Allowance("zcdp", rho, contributions)
     epsilon, delta = privacy.epsilon - spent.epsilon, privacy.delta - spent.delta
@@ -212,7 +212,9 @@ def synthesize(
     plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
-    too_small = privacy.rho < SMALLEST_RHO if privacy.kind != "approx" else privacy.epsilon < SMALLEST_EPSILON
+    if privacy.kind == "rdp":  # planned and charged in rho, as on a zCDP budget (a Rényi budget composes rho)
+        privacy = replace(privacy, kind="zcdp")
+    too_small = privacy.rho < SMALLEST_RHO if privacy.kind == "zcdp" else privacy.epsilon < SMALLEST_EPSILON
     if too_small:
         raise ValueError(
             f"synthesize needs epsilon >= {float(SMALLEST_EPSILON):g} (rho >= {float(SMALLEST_RHO):g}): with less, "
