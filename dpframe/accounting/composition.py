@@ -404,15 +404,16 @@ class RenyiFilter(Filter):
     privacy loss, S the charged total) is a nonnegative supermartingale
     [FZ21 Thm 3.1]; on the transcripts where order α ends within its limit,
     the pointwise bound behind [CKS20 Prop 12] then gives a hockey-stick
-    contribution of at most δ/m. Every transcript ends with some order within
-    its limit, so summing over the m orders gives (ε, δ)-DP. A release is also
-    admitted while the releases are all pure and their ε's add up to at most ε
-    (sequential composition): those transcripts have privacy loss at most ε
-    everywhere and add nothing to δ, so this never makes the budget worse
-    than a sequential one. This is
-    Lécuyer's filter over a grid of orders [Léc21], with δ shared equally
-    among the orders (a union bound over the grid: it costs ln(m)/(α − 1)
-    in ε, about 0.2 at the orders that matter for ε ≈ 1).
+    contribution of at most δ/m. Every transcript this rule admits ends with
+    some order within its limit, so summing over the m orders gives
+    (ε, δ)-DP. This is Lécuyer's filter over a grid of orders [Léc21], with δ
+    shared equally among the orders (a union bound over the grid: it costs
+    ln(m)/(α − 1) in ε, 0.15 in the 500-query example of docs/accounting.md).
+
+    A release is also admitted while the releases are all pure and their ε's
+    add up to at most ε (sequential composition): those transcripts have
+    privacy loss at most ε everywhere and add nothing to δ, so the budget is
+    never worse than a sequential one.
 
     >>> f = RenyiFilter(Fraction(1), Fraction(1, 10**6))
     >>> state, release = f.zero(), f.increment(Fraction(1, 100), Fraction(0))  # a Laplace release at ε = 0.01
