@@ -65,11 +65,13 @@ class _Accessor(Generic[PT]):
         ledger: LedgerLike,
         extend: bool,
         neighbours: str = "add/remove",
+        accounting: str | None = None,
     ) -> Any:
         return protect_data(
             self._obj, epsilon=epsilon, delta=delta, rho=rho, budget=budget, privacy_unit=privacy_unit,
             max_contributions=max_contributions, categories=categories, name=name, ledger=ledger, extend=extend,
             neighbours=neighbours,
+            accounting=accounting,
         )
 
     @property
@@ -235,6 +237,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         ledger: LedgerLike = None,
         extend: bool = False,
         neighbours: str = "add/remove",
+        accounting: str | None = None,
     ) -> ProtectedFrame:
         """A :class:`~dpframe.ProtectedFrame` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -248,7 +251,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         Budget(ε=1, δ=1e-06): spent ε=0, δ=0, remaining ε=1, δ=1e-06, 0 release(s)
         """
         protected: ProtectedFrame = self._protect(epsilon, delta, rho, budget, privacy_unit, max_contributions,
-                                                  categories, name, ledger, extend, neighbours)
+                                                  categories, name, ledger, extend, neighbours, accounting)
         return protected
 
     def crosstab(
@@ -727,6 +730,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         ledger: LedgerLike = None,
         extend: bool = False,
         neighbours: str = "add/remove",
+        accounting: str | None = None,
     ) -> ProtectedSeries:
         """A :class:`~dpframe.ProtectedSeries` of this data with a privacy budget; see :func:`dpframe.protect`.
 
@@ -736,7 +740,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         (dtype('int64'), 1.0)
         """
         protected: ProtectedSeries = self._protect(epsilon, delta, rho, budget, None, 1, categories, name, ledger,
-                                                   extend, neighbours)
+                                                   extend, neighbours, accounting)
         return protected
 
     def _in_seconds(self, query: str, bounds: Any) -> tuple[Target, TimeScale | None, Any]:

@@ -117,6 +117,18 @@ class ReconnectedWarning(UserWarning):
     """
 
 
+class LargeDeltaWarning(UserWarning):
+    """The budget's δ is at least 1/n, where n is the number of privacy units in the protected data.
+
+    A δ that large allows mechanisms that publish some people's records
+    outright: releasing each unit's row with probability δ is (0, δ)-DP and,
+    at δ ≥ 1/n, exposes one person in expectation. Use δ well below 1/n
+    (1/n² or smaller is common). Checked once, by ``protect()``, which holds
+    the raw data legitimately; queries are never checked against n, so what
+    they do and say never depends on it.
+    """
+
+
 class ClippingWarning(UserWarning):
     """A noticeable share of the values lay outside the bounds and was clipped (``Release.clipping``).
 

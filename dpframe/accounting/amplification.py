@@ -22,7 +22,10 @@ The δ part, ``qδ``, is linear and adds up release by release.
 The increments telescope, so the budget is charged exactly the rounded-up
 ``f(E)`` of the total. zCDP budgets get no amplification here (there is no
 tight closed form for Poisson subsampling under zCDP): their releases are
-charged in full.
+charged in full. So are those of filter budgets (``accounting="rdp"`` or
+``"advanced"``), whose filters take each release's unamplified cost
+(:func:`dpframe.accounting.composition.poisson_gaussian_rdp` gives the
+subsampled Gaussian's Rényi curve for accounting by hand).
 """
 
 from __future__ import annotations

@@ -12,6 +12,14 @@ The totals and the spending live in the ledger (:mod:`dpframe.accounting.ledger`
 not in this object: every read asks the ledger, every charge is a transaction
 there, so copies, pickles, threads and other processes all see one account.
 Amounts are exact fractions (:mod:`dpframe.accounting.costs`).
+
+``accounting="rdp"`` keeps an (ε, δ) total in Rényi terms instead: each
+release is charged its RDP curve over a grid of orders, and a release is
+admitted while some order stays within its limit, a privacy filter valid for
+adaptively chosen releases (:class:`~dpframe.accounting.composition.RenyiFilter`,
+docs/accounting.md). ``accounting="advanced"`` keeps it by advanced
+composition of pure ε releases, also as a filter
+(:class:`~dpframe.accounting.composition.AdvancedFilter`).
 """
 
 from __future__ import annotations
@@ -37,12 +45,25 @@ LedgerLike = Ledger | str | os.PathLike[str] | None
 _HANDLES: weakref.WeakValueDictionary[tuple[str, str], Budget] = weakref.WeakValueDictionary()
 
 
-def totals(epsilon: float | None, delta: float, rho: float | None) -> tuple[BudgetKind, Cost]:
-    """Validate a budget's total: ``epsilon`` (with optional ``delta``) or ``rho``.
+ACCOUNTING = ("sequential", "rdp", "advanced")
+
+
+def totals(epsilon: float | None, delta: float, rho: float | None,
+           accounting: str | None = None) -> tuple[BudgetKind, Cost]:
+    """Validate a budget's total: ``epsilon`` (with optional ``delta``) or ``rho``; ``accounting="rdp"`` for Rényi terms.
 
     >>> totals(1.0, 1e-6, None)
     ('approx', Cost(epsilon=Fraction(1, 1), delta=Fraction(1, 1000000), rho=Fraction(0, 1)))
+    >>> totals(1.0, 1e-6, None, "rdp")[0]
+    'rdp'
     """
+    if accounting not in (None, *ACCOUNTING):
+        raise ValueError(f"accounting must be one of {', '.join(map(repr, ACCOUNTING))}, got {accounting!r}")
+    if accounting in ("rdp", "advanced"):
+        if rho is not None or epsilon is None or not delta:
+            raise ValueError(f"a budget with accounting={accounting!r} has an (epsilon, delta) total with delta > 0, "
+                             "e.g. epsilon=1.0, delta=1e-6: its filter spends delta on composing, not on releases")
+        return ("rdp" if accounting == "rdp" else "advanced"), totals(epsilon, delta, None)[1]
     if rho is not None:
         if epsilon is not None or delta:
             raise ValueError("give either rho (zCDP) or epsilon/delta, not both")
@@ -70,7 +91,11 @@ class Budget:
     """A privacy budget shared by every frame derived from the same protected data, kept in a ledger.
 
     Give either ``epsilon`` (with an optional ``delta``) for pure or approximate
-    differential privacy, or ``rho`` for zero-concentrated DP (zCDP). With
+    differential privacy, or ``rho`` for zero-concentrated DP (zCDP).
+    ``accounting="rdp"`` keeps an (ε, δ) total in Rényi terms (releases then
+    pass ``epsilon=`` for Laplace noise or ``rho=`` for Gaussian noise, and are
+    composed by their Rényi curves; docs/accounting.md); ``accounting="advanced"``
+    composes pure ``epsilon=`` releases by advanced composition. With
     ``name=`` the budget can be found again by name (:meth:`open`); an existing
     name reconnects to that budget. ``ledger=`` chooses the ledger (a path, a
     :class:`~dpframe.Ledger`; default: the user's, see docs/ledger.md).
@@ -91,8 +116,8 @@ class Budget:
     _kind: BudgetKind
 
     def __new__(cls, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None, *,
-                name: str | None = None, ledger: LedgerLike = None) -> Budget:
-        kind, total = totals(epsilon, delta, rho)
+                name: str | None = None, ledger: LedgerLike = None, accounting: str | None = None) -> Budget:
+        kind, total = totals(epsilon, delta, rho, accounting)
         store = resolve_ledger(ledger)
         if name is None:
             return cls._bind(store, store.create(kind, total))
@@ -125,7 +150,7 @@ class Budget:
     # -- reading -------------------------------------------------------------
     @property
     def kind(self) -> BudgetKind:
-        """``"zcdp"`` for a rho budget, ``"approx"`` for epsilon/delta (pure when delta is 0)."""
+        """``"approx"`` for epsilon/delta (pure when delta is 0), ``"zcdp"`` for rho; ``"rdp"`` or ``"advanced"`` for filters."""
         return self._kind
 
     @property
@@ -228,7 +253,7 @@ class Budget:
         >>> float(b.total.epsilon), b.events["event"].tolist()
         (2.0, ['created', 'extended'])
         """
-        kind, total = totals(epsilon, delta, rho)
+        kind, total = totals(epsilon, delta, rho, self._kind if self._kind in ("rdp", "advanced") else None)
         if kind != self._kind:
             raise ValueError(f"this is a {self._kind} budget: extend it with the same kind of total")
         self._store.extend(self._id, total)
@@ -242,6 +267,10 @@ class Budget:
             raise TypeError("a zCDP budget is charged in rho; convert the cost first")
         if self._kind == "approx" and cost.rho:
             raise TypeError("an (epsilon, delta) budget cannot be charged in rho")
+        if self._kind == "rdp" and cost.delta:
+            raise TypeError("a Rényi budget is charged in epsilon (pure parts) and rho (zCDP parts), not delta")
+        if self._kind == "advanced" and (cost.delta or cost.rho):
+            raise TypeError("an advanced-composition budget is charged in pure epsilon only")
 
     # -- sharing: copies and pickles refer to the ledger entry, never a snapshot of it --
     def __copy__(self) -> Budget:
@@ -267,6 +296,8 @@ class Budget:
         if self._kind == "zcdp":
             at = zcdp_epsilon(float(record.total.rho - record.spent.rho), DISPLAY_DELTA)
             remaining += f" (ε={at:.4g} at δ={DISPLAY_DELTA:g})"
+        if self._kind in ("rdp", "advanced"):
+            total += " (Rényi filter)" if self._kind == "rdp" else " (advanced-composition filter)"
         title = f"{record.name!r}: {total}" if record.name else total
         return title, spent, remaining, self._store.count_lines(self._id)
 
@@ -278,7 +309,9 @@ class Budget:
         from html import escape
 
         record = self._record()
-        kind = "zCDP" if self._kind == "zcdp" else ("pure DP" if record.total.delta == 0 else "approximate DP")
+        kind = {"zcdp": "zCDP", "rdp": "approximate DP kept in Rényi terms",
+                "advanced": "approximate DP by advanced composition"}.get(
+            self._kind, "pure DP" if record.total.delta == 0 else "approximate DP")
         title, spent, remaining, _ = self._summary()
         head = (
             f"<p><b>Privacy budget</b> {escape(title)} ({kind}) · spent {escape(spent)} · "

@@ -13,6 +13,15 @@ release and the new spending, all or nothing. It is committed with
 charge never refunds it, and two processes spending one budget serialise on
 the lock and can never overspend. Amounts are stored as exact fractions
 (text ``"p/q"``).
+
+A budget kept as a privacy filter (kind ``"rdp"``: Rényi terms; ``"advanced"``:
+advanced composition) also keeps its filter's state in the ``filter_state``
+table: for a Rényi budget one row per order, the total of its releases' RDP
+curves there, rounded up (:class:`~dpframe.accounting.composition.RenyiFilter`);
+for an advanced one Σ ε tanh(ε/2) and Σ ε²
+(:class:`~dpframe.accounting.composition.AdvancedFilter`). The state is read,
+checked and updated in the same transaction as the charge, so a filter is as
+atomic and as durable as any other budget.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import uuid
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
@@ -34,6 +43,7 @@ from typing import Any
 import pandas as pd
 
 from dpframe.accounting import process
+from dpframe.accounting.composition import Filter, filter_for
 from dpframe.accounting.costs import BudgetKind, Cost
 from dpframe.accounting.process import ProcessToken
 from dpframe.errors import BudgetExceededError, LedgerError
@@ -56,10 +66,19 @@ CREATE TABLE IF NOT EXISTS charges (
     epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL,
     noise TEXT NOT NULL, rule TEXT NOT NULL, seeded INTEGER NOT NULL, process INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS charges_by_budget ON charges(budget_id, line);
+CREATE TABLE IF NOT EXISTS filter_state (
+    budget_id TEXT NOT NULL REFERENCES budgets(id), key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (budget_id, key));
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
     detail TEXT NOT NULL);
 """
+
+# The budget kinds kept as privacy filters, and what their lines say in place of "sequential composition".
+FILTERED = {
+    "rdp": "Rényi composition (curves add order by order; Rényi filter)",
+    "advanced": "advanced composition (filter for adaptively chosen ε)",
+}
 
 LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
@@ -107,6 +126,26 @@ class Line:
     noise: str = ""
     rule: str = "sequential composition"
     seeded: bool = False
+
+
+def _in_terms_of(line: Line, kind: str) -> Line:
+    """The line as a budget of this kind records it: a filter composes what would be sequential otherwise."""
+    if kind not in FILTERED:
+        return line
+    return replace(line, rule=line.rule.replace("sequential composition", FILTERED[kind]))
+
+
+def _check_extensible(record: BudgetRecord) -> None:
+    """Refuse to raise a filter's total once it has admitted a release.
+
+    A filter is valid for the total it was started with: raising it after
+    seeing answers would make that total depend on the data (an odometer,
+    which needs other bounds; docs/accounting.md).
+    """
+    if record.kind in FILTERED and not record.spent.is_zero:
+        raise LedgerError(f"budget {record.label} is a filter ({record.kind}) that has admitted releases: its total "
+                          "is fixed from its first release, since raising it after seeing answers is not covered by "
+                          "the filter's guarantee. Protect new data, or start a new budget")
 
 
 @dataclass(frozen=True)
@@ -278,6 +317,9 @@ class Ledger:
                    (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _text(total.rho),
                     zero, zero, zero))
         self._event(db, budget_id, "created", f"total {total.describe(kind)}")
+        if kind in FILTERED:
+            db.executemany("INSERT INTO filter_state VALUES (?, ?, ?)",
+                           [(budget_id, key, zero) for key in filter_for(kind, total.epsilon, total.delta).keys])
         if fingerprint is not None:
             self._link(db, budget_id, fingerprint)
         return BudgetRecord(budget_id, name, kind, created, total, Cost())
@@ -316,6 +358,8 @@ class Ledger:
                 raise LedgerError(f"budget {record.label} is a {record.kind} budget ({record.total.describe(kind)}); "
                                   "protect this data with the same kind of budget to reconnect")
             if total != record.total:
+                if extend:
+                    _check_extensible(record)
                 if not (extend and record.total.fits_in(total)):
                     raise LedgerError(
                         f"this data's budget {record.label} has total {record.total.describe(kind)} "
@@ -381,7 +425,17 @@ class Ledger:
                          "spent_delta, spent_rho FROM budgets WHERE id = ?", (budget_id,)).fetchone()
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
-        return BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+        total, spent = _cost(*row[4:7]), _cost(*row[7:10])
+        if row[2] in FILTERED and not spent.is_zero:
+            # A filter's spending, in its budget's (ε, δ) terms: how far its state has gone, read at its δ.
+            reading = filter_for(row[2], total.epsilon, total.delta).epsilon(self._filter_state(db, budget_id))
+            spent = Cost(epsilon=min(Fraction(reading), total.epsilon), delta=total.delta)
+        return BudgetRecord(row[0], row[1], row[2], row[3], total, spent)
+
+    def _filter_state(self, db: sqlite3.Connection, budget_id: str) -> dict[str, Fraction]:
+        """The state a filtered budget's filter keeps."""
+        rows = db.execute("SELECT key, value FROM filter_state WHERE budget_id = ?", (budget_id,)).fetchall()
+        return {key: Fraction(value) for key, value in rows}
 
     def _linked(self, db: sqlite3.Connection, fingerprint: tuple[str, int, str]) -> tuple[str] | None:
         """The budget the data with this fingerprint is linked to, as a row ``(budget_id,)``, or None."""
@@ -403,6 +457,7 @@ class Ledger:
             record = self._record(db, budget_id)
             if total == record.total:
                 return
+            _check_extensible(record)
             if not record.total.fits_in(total):
                 raise ValueError(f"a budget can only be extended: {total.describe(record.kind)} is below its total "
                                  f"{record.total.describe(record.kind)} in some part")
@@ -426,7 +481,7 @@ class Ledger:
         with self._transaction() as db:
             self._record(db, budget_id)
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
-                                  ("budgets", "id")):
+                                  ("filter_state", "budget_id"), ("budgets", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {column} = ?", (budget_id,))
 
     # -- charging ------------------------------------------------------------------
@@ -436,18 +491,45 @@ class Ledger:
         Committed durably before returning; returns the lines' numbers.
         """
         total_cost = sum((line.cost for line in lines), Cost())
+        query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            remaining = record.total - record.spent
-            if not total_cost.fits_in(remaining):
-                query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
-                raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
-                                          f"{remaining.describe(record.kind)} remains; nothing was charged")
-            numbers = [self._insert(db, budget_id, line) for line in lines]
-            spent = record.spent + total_cost
+            if record.kind in FILTERED:
+                spent = self._charge_filtered(db, record, total_cost, query)
+            else:
+                remaining = record.total - record.spent
+                if not total_cost.fits_in(remaining):
+                    raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
+                                              f"{remaining.describe(record.kind)} remains; nothing was charged")
+                spent = record.spent + total_cost
+            numbers = [self._insert(db, budget_id, _in_terms_of(line, record.kind)) for line in lines]
             db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
                        (_text(spent.epsilon), _text(spent.delta), _text(spent.rho), budget_id))
         return numbers
+
+    def _charge_filtered(self, db: sqlite3.Connection, record: BudgetRecord, cost: Cost, query: str) -> Cost:
+        """Check a release against a filtered budget's filter and update its state; return the new raw spending.
+
+        The raw spending (the columns ``spent_*``) adds the releases' ε (pure
+        parts) and ρ (zCDP parts) in their own terms; the filter decides.
+        """
+        if cost.delta:
+            raise BudgetExceededError(f"{query} needs δ={float(cost.delta):.3g}, and a {record.kind} budget gives no "
+                                      "δ to releases (its δ is its filter's); declare the categories, or use an "
+                                      "(epsilon, delta) budget; nothing was charged")
+        rule: Filter = filter_for(record.kind, record.total.epsilon, record.total.delta)
+        state = rule.add(self._filter_state(db, record.id), rule.increment(cost.epsilon, cost.rho))
+        if not rule.admits(state):
+            raise BudgetExceededError(
+                f"{query} needs {cost.describe(record.kind)}, more than the budget's filter admits (the budget "
+                f"{record.total.describe(record.kind)} has spent ε={float(record.spent.epsilon):.4g} as its filter "
+                "reads it); nothing was charged")
+        for key, value in state.items():
+            db.execute("UPDATE filter_state SET value = ? WHERE budget_id = ? AND key = ?",
+                       (_text(value), record.id, key))
+        row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
+                         (record.id,)).fetchone()
+        return _cost(*row) + cost
 
     def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line) -> int:
         cursor = db.execute(
@@ -466,7 +548,8 @@ class Ledger:
         """
         # Not waited for on disk: if a power cut loses this draw, the reserved line keeps its whole amount.
         with self._transaction(durable=False) as db:
-            self._insert(db, budget_id, line)
+            kind = db.execute("SELECT kind FROM budgets WHERE id = ?", (budget_id,)).fetchone()[0]
+            self._insert(db, budget_id, _in_terms_of(line, kind))
             if left.is_zero:
                 db.execute("DELETE FROM charges WHERE line = ? AND budget_id = ?", (reserved, budget_id))
             else:
@@ -503,7 +586,8 @@ class Ledger:
                           "LEFT JOIN charges c ON c.budget_id = b.id GROUP BY b.id ORDER BY b.created")
         out = []
         for row in rows:
-            record = BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10]))
+            record = (self.record(row[0]) if row[2] in FILTERED  # its spending is read through its filter
+                      else BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10])))
             out.append({"budget": record.label, "id": record.id, "kind": record.kind, "created": record.created,
                         "total": record.total.describe(record.kind), "spent": record.spent.describe(record.kind),
                         "remaining": (record.total - record.spent).describe(record.kind), "lines": row[10]})

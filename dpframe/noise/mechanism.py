@@ -10,7 +10,10 @@ Every release in dpframe is an integer vector plus exact discrete noise:
 Pure DP uses the discrete Laplace mechanism; (epsilon, delta)-DP uses the
 discrete Gaussian calibrated with Balle & Wang's analytic bound and checked
 against its exact discrete privacy profile (CKS20, Thm 7); zCDP uses the
-discrete Gaussian with sigma^2 = Delta^2 / (2 rho) (CKS20, Thm 14).
+discrete Gaussian with sigma^2 = Delta^2 / (2 rho) (CKS20, Thm 14). A Rényi
+budget's releases are calibrated as on a zCDP budget (Laplace by epsilon,
+Gaussian by rho) and charged their own terms: epsilon for Laplace, rho for
+Gaussian, which its filter turns into Rényi curves.
 """
 
 from __future__ import annotations
@@ -151,9 +154,12 @@ class Privacy:
 
     ``epsilon`` is the Laplace mechanism's epsilon; ``delta`` is spent on the
     Gaussian mechanism or on partition selection; ``rho`` is the zCDP cost.
+    On a Rényi budget (kind ``"rdp"``) a Laplace release carries both its
+    epsilon and rho = epsilon^2 / 2, so steps that split it as on a zCDP
+    budget (and are charged rho) stay valid.
     """
 
-    kind: Literal["approx", "zcdp"]
+    kind: Literal["approx", "zcdp", "rdp"]
     mechanism: MechanismName
     epsilon: Fraction
     delta: Fraction
@@ -164,11 +170,16 @@ class Privacy:
         """What the budget is charged."""
         if self.kind == "zcdp":
             return Cost(rho=self.rho)
+        if self.kind == "rdp":  # each in its own terms; the budget's filter charges their Rényi curves
+            return Cost(epsilon=self.epsilon) if self.mechanism == "laplace" else Cost(rho=self.rho)
         return Cost(epsilon=self.epsilon, delta=self.delta)
 
     def share(self, weight: Fraction) -> Privacy:
         """The privacy of one of several measurements composed sequentially (a ``weight`` share)."""
-        if self.kind == "zcdp":
+        if self.kind == "rdp" and self.mechanism == "laplace":
+            epsilon = self.epsilon * weight
+            return Privacy(self.kind, self.mechanism, epsilon, Fraction(0), epsilon * epsilon / 2)
+        if self.kind != "approx":
             rho = self.rho * weight
             epsilon = laplace_epsilon(rho) if self.mechanism == "laplace" else Fraction(0)
             return Privacy(self.kind, self.mechanism, epsilon, Fraction(0), rho)
@@ -178,7 +189,7 @@ class Privacy:
         """Exact noise for a measurement with integer sensitivity (L1 for Laplace, L2 for Gaussian)."""
         if self.mechanism == "laplace":
             return NoiseSpec("laplace", round_up(Fraction(sensitivity) / self.epsilon))
-        if self.kind == "zcdp":
+        if self.kind != "approx":
             return NoiseSpec("gaussian", round_up(Fraction(sensitivity**2) / (2 * self.rho)))
         try:
             sigma2 = _discrete_gaussian_sigma2(_below(self.epsilon), _below(self.delta), sensitivity)
@@ -193,7 +204,7 @@ class Privacy:
         """The noise std a real-valued measurement with this sensitivity gets (to choose grids)."""
         if self.mechanism == "laplace":
             return math.sqrt(2) * sensitivity / float(self.epsilon)
-        if self.kind == "zcdp":
+        if self.kind != "approx":
             return sensitivity / math.sqrt(2 * float(self.rho))
         return calibrate.analytic_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
 
@@ -247,27 +258,37 @@ def resolve(
       (without ``delta=``, such queries spend a tenth of the budget's delta).
     * zCDP budgets: ``rho`` (Gaussian), or ``epsilon`` (Laplace, charged
       rho = epsilon^2 / 2, since epsilon-DP implies epsilon^2/2-zCDP).
+    * Rényi budgets: the same arguments as zCDP budgets; a Laplace release
+      is charged its epsilon (its Rényi curve is that of an epsilon-DP
+      mechanism), a Gaussian one its rho.
+    * advanced-composition budgets: ``epsilon`` only (Laplace).
 
     >>> resolve(Budget(epsilon=1.0), 0.5, None, None, None).mechanism
     'laplace'
     """
     if mechanism not in (None, "laplace", "gaussian"):
         raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
-    if budget.kind == "zcdp":
+    if budget.kind == "advanced":
+        if rho is not None or delta is not None or mechanism == "gaussian" or epsilon is None:
+            raise ValueError("this budget composes pure epsilon-DP releases by advanced composition: pass epsilon= "
+                             "only (Laplace noise); for Gaussian noise use an accounting='rdp' budget")
+        return Privacy("approx", "laplace", exact(epsilon, "epsilon"), Fraction(0), Fraction(0))
+    if budget.kind != "approx":
+        what = "zCDP (rho)" if budget.kind == "zcdp" else "kept in Rényi terms"
         if delta is not None:
-            raise ValueError("this budget is zCDP (rho): pass rho= (Gaussian) or epsilon= (Laplace), not delta=")
+            raise ValueError(f"this budget is {what}: pass rho= (Gaussian) or epsilon= (Laplace), not delta=")
         if (epsilon is None) == (rho is None):
-            raise ValueError("this budget is zCDP: pass exactly one of rho= (Gaussian) or epsilon= (Laplace)")
+            raise ValueError(f"this budget is {what}: pass exactly one of rho= (Gaussian) or epsilon= (Laplace)")
         if epsilon is not None:
             if mechanism == "gaussian":
-                raise ValueError("on a zCDP budget the Gaussian mechanism is specified by rho=, not epsilon=")
+                raise ValueError(f"on a budget {what} the Gaussian mechanism is specified by rho=, not epsilon=")
             eps = exact(epsilon, "epsilon")
-            return Privacy("zcdp", "laplace", eps, Fraction(0), eps * eps / 2)
+            return Privacy(budget.kind, "laplace", eps, Fraction(0), eps * eps / 2)
         assert rho is not None
         r = exact(rho, "rho")
         chosen: MechanismName = "laplace" if mechanism == "laplace" else "gaussian"
         eps = laplace_epsilon(r) if chosen == "laplace" else Fraction(0)
-        return Privacy("zcdp", chosen, eps, Fraction(0), r)
+        return Privacy(budget.kind, chosen, eps, Fraction(0), r)
 
     if rho is not None:
         raise ValueError("this budget is (epsilon, delta): pass epsilon= (and delta= for the Gaussian mechanism)")

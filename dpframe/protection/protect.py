@@ -29,7 +29,7 @@ from dpframe.accounting.budget import (
     totals,
 )
 from dpframe.accounting.costs import Cost, exact
-from dpframe.errors import AlreadyProtectedError, LedgerError, RefusedError
+from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
@@ -43,14 +43,16 @@ _RATE_BITS = 62
 def protect(data: pd.DataFrame, *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
             categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
-            ledger: LedgerLike = ..., extend: bool = ..., neighbours: str = ...) -> ProtectedFrame: ...
+            ledger: LedgerLike = ..., extend: bool = ..., neighbours: str = ...,
+            accounting: str | None = ...) -> ProtectedFrame: ...
 
 
 @overload
 def protect(data: pd.Series[Any], *, epsilon: float | None = ..., delta: float = ..., rho: float | None = ...,
             budget: Budget | None = ..., privacy_unit: str | None = ..., max_contributions: int = ...,
             categories: Mapping[Any, Sequence[Any]] | None = ..., name: str | None = ...,
-            ledger: LedgerLike = ..., extend: bool = ..., neighbours: str = ...) -> ProtectedSeries: ...
+            ledger: LedgerLike = ..., extend: bool = ..., neighbours: str = ...,
+            accounting: str | None = ...) -> ProtectedSeries: ...
 
 
 def protect(
@@ -67,6 +69,7 @@ def protect(
     ledger: LedgerLike = None,
     extend: bool = False,
     neighbours: str = "add/remove",
+    accounting: str | None = None,
 ) -> ProtectedFrame | ProtectedSeries:
     """Protected data with a privacy budget; the original stays as it is.
 
@@ -84,6 +87,10 @@ def protect(
     becomes categorical; other values become missing). A categorical dtype
     given here declares its categories too: make sure they do not come from
     the data itself (``astype("category")`` takes them from the data).
+    ``accounting="rdp"`` keeps the (epsilon, delta) total in Rényi terms: a
+    Rényi filter that composes releases by their Rényi curves
+    (docs/accounting.md). A budget whose delta is at least 1/n for the
+    data's n privacy units is accepted with a :class:`~dpframe.LargeDeltaWarning`.
 
     ``neighbours="replace"`` keeps the budget under bounded DP: neighbouring
     data sets differ in one replaced row, and the number of rows is public
@@ -110,12 +117,14 @@ def protect(
     if UNPROTECTED_MARK in data.attrs:
         raise refusal("protect() of data from p.dp.unprotected()", "reprotect")
     if budget is not None:
-        if epsilon is not None or rho is not None or delta or name is not None or ledger is not None or extend:
-            raise ValueError("pass either budget= or epsilon=/delta=/rho= (with name=, ledger=, extend=), not both")
+        if (epsilon is not None or rho is not None or delta or name is not None or ledger is not None or extend
+                or accounting is not None):
+            raise ValueError("pass either budget= or epsilon=/delta=/rho= (with name=, ledger=, extend=, "
+                             "accounting=), not both")
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a dpframe.Budget, got {type(budget).__name__}")
     else:
-        kind, total = totals(epsilon, delta, rho)
+        kind, total = totals(epsilon, delta, rho, accounting)
         if not isinstance(extend, bool):
             raise TypeError(f"extend must be True or False, got {extend!r}")
         store = resolve_ledger(ledger)
@@ -155,6 +164,7 @@ def protect(
         budget = budget_for_data(store, kind, total, name=name, data=data, extend=extend)
     else:
         budget = share_budget(budget, data)
+    _warn_if_delta_large(budget, len(data) if units is None else len(pd.unique(units)))
     _keep_one_relation(budget, neighbours)
     rows = Rows()
     protection = Protection(budget, max_contributions, privacy_unit, neighbours=neighbours,
@@ -190,6 +200,21 @@ def _keep_one_relation(budget: Budget, neighbours: str) -> None:
     if neighbours == "replace" and not bounded:
         budget.charge(Cost(), query=BOUNDED_LINE, mechanism="none", noise="none",
                       rule="this budget is kept under replace-one neighbours (bounded DP): n is public")
+
+
+def _warn_if_delta_large(budget: Budget, units: int) -> None:
+    """Warn (the curator, at protect) when the budget's δ is at least 1/n for this data's n privacy units.
+
+    Only here: protect() holds the raw data legitimately, and its caller is the
+    curator. Queries never compare δ with n (n is private), so their behaviour
+    and messages do not depend on it; a query's δ is part of the budget's, so
+    a budget with δ < 1/n keeps every query's δ below 1/n too.
+    """
+    delta = budget.total.cost.delta
+    if delta * units >= 1:
+        warn(f"the budget's delta ({float(delta):.3g}) is at least 1/n for the number n of privacy units in this "
+             "data: a delta that large allows releasing some people's records outright. Use a delta well below "
+             "1/n (e.g. 1/n² or less)", LargeDeltaWarning)
 
 
 def _check_missing_testable(data: pd.DataFrame | pd.Series[Any]) -> None:

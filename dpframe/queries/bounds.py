@@ -293,7 +293,9 @@ def split_privacy(privacy: Privacy, *, clipping: bool = False) -> tuple[Privacy,
 
 def pure_share(privacy: Privacy, weight: Fraction) -> Privacy:
     """A pure epsilon-DP ``weight`` of ``privacy`` (Laplace noise; on a zCDP budget, charged rho = eps^2/2)."""
-    if privacy.kind == "zcdp":
+    if privacy.kind == "rdp" and privacy.mechanism == "laplace":
+        return privacy.share(weight)  # a Rényi budget's Laplace query splits its epsilon, charged as pure
+    if privacy.kind != "approx":
         rho = privacy.rho * weight
         return Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
     return Privacy("approx", "laplace", privacy.epsilon * weight, Fraction(0), Fraction(0))
@@ -301,7 +303,7 @@ def pure_share(privacy: Privacy, weight: Fraction) -> Privacy:
 
 def query_share(privacy: Privacy, weight: Fraction) -> Privacy:
     """What the main query keeps when other steps take shares: its mechanism, ``weight`` of epsilon (or rho), all of delta."""
-    if privacy.kind == "zcdp":
+    if privacy.kind != "approx":
         return privacy.share(weight)
     return Privacy("approx", privacy.mechanism, privacy.epsilon * weight, privacy.delta, Fraction(0))
 
@@ -505,7 +507,7 @@ def bounds_note(bounds: tuple[float, float], privacy: Privacy) -> str:
     'bounds (16.5, 90) chosen privately by the sparse vector tech'
     """
     bounds_privacy, _, _ = split_privacy(privacy)
-    cost = f"ρ={float(bounds_privacy.rho):.4g}" if privacy.kind == "zcdp" else f"ε={float(bounds_privacy.epsilon):.4g}"
+    cost = f"ρ={float(bounds_privacy.rho):.4g}" if bounds_privacy.kind == "zcdp" else f"ε={float(bounds_privacy.epsilon):.4g}"
     return (
         f"bounds ({bounds[0]:.6g}, {bounds[1]:.6g}) chosen privately by the sparse vector technique "
         f"({cost} of this answer's cost; its own ledger line); intervals cover the clipped data's answer"

@@ -105,7 +105,7 @@ class Target:
 
     @property
     def _amplified(self) -> SampleAccount | None:
-        # zCDP budgets are charged in full (module docstring of dpframe.accounting.amplification).
+        # zCDP and filter budgets are charged in full (module docstring of dpframe.accounting.amplification).
         return self.sample if self.protection.budget.kind == "approx" else None
 
     def reserve(self, *costs: Cost, query: str) -> None:
@@ -140,7 +140,8 @@ class Target:
         if self.sample is None:
             note = ""
         elif account is None:
-            note = f"; Poisson sample at rate q={float(self.sample.rate):.4g}, charged in full (zCDP)"
+            note = (f"; Poisson sample at rate q={float(self.sample.rate):.4g}, charged in full "
+                    f"({budget.kind} budget: no amplification)")
         else:
             note = (f"; Poisson sample at rate q={float(account.rate):.4g}: ε={float(cost.epsilon):.6g} charged "
                     f"as the increase of ln(1 + q(e^E − 1)) over the sample's running total E, δ as qδ")

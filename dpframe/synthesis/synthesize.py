@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -212,6 +212,8 @@ def synthesize(
     plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
+    if privacy.kind == "rdp":  # planned and charged in rho, as on a zCDP budget (a Rényi budget composes rho)
+        privacy = replace(privacy, kind="zcdp")
     too_small = privacy.rho < SMALLEST_RHO if privacy.kind == "zcdp" else privacy.epsilon < SMALLEST_EPSILON
     if too_small:
         raise ValueError(
