@@ -86,7 +86,8 @@ def public_count(target: Target) -> DPInt:
     value = target.public_count
     assert value is not None
     columns = (str(target.obj.name),) if isinstance(target.obj, pd.Series) else ()
-    free = Privacy(target.protection.budget.kind, "laplace", Fraction(0), Fraction(0), Fraction(0))
+    kind = target.protection.budget.kind
+    free = Privacy("approx" if kind == "advanced" else kind, "laplace", Fraction(0), Fraction(0), Fraction(0))
     plan = Plan("count", columns, target, free, mechanism_name="none: n is public under bounded DP", detail="exact",
                 rule="bounded DP (replace-one neighbours): the number of rows is public")
     plan.charge()
