@@ -41,7 +41,7 @@ from dpframe.queries.partitioned import Partitioning, release_counts, require_se
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
-from dpframe.selection.quantile import QuantileGrid, rank_reach, sample_quantile_cells
+from dpframe.selection.quantile import QuantileGrid, rank_reach, sample_integer_quantiles, sample_quantile_cells
 
 LEVEL = 0.95
 
@@ -380,6 +380,24 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
     return floats[present] if not present.all() else floats.copy()
 
 
+# Integer columns: candidates by exact permute-and-flip; others: Smith's intervals (dpframe.selection.quantile).
+_MECHANISMS = {True: "permute-and-flip over integer candidates", False: "exponential mechanism (Smith 2011)"}
+_SAMPLING = {True: "; exact permute-and-flip", False: "; interval choice in floating point"}
+
+
+def _sample_quantiles(
+    grid: QuantileGrid, values: NDArray[Any], levels: list[float], rates: list[float], privacy: Privacy,
+    contributions: int,
+) -> list[float]:
+    """The released quantiles of ``values`` (a fresh array, overwritten), each level with ε/len(levels)."""
+    if grid.integer:
+        share = privacy.epsilon / len(levels)
+        cells = sample_integer_quantiles(grid.positions(values), grid.cells, levels, share, contributions)
+    else:
+        cells = sample_quantile_cells(grid.to_cells(values), grid.cells, levels, rates)
+    return [grid.value(cell) for cell in cells]
+
+
 def _quantile_plan(
     target: Target, series: pd.Series[Any], bounds: Any, epsilon: float | None, rho: float | None,
     levels: list[float], query: str,
@@ -438,7 +456,7 @@ def grouped_quantile(
     check_numeric(series, query)
     privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
     plan = Plan(
-        query, (str(column),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
+        query, (str(column),), target, privacy, mechanism_name=_MECHANISMS[grid.integer],
         detail=f"{len(levels)} quantile(s) per group at ε/{len(levels)} each, rank utility, grid of {grid.cells} "
         "cells",
         rule="parallel composition over groups" + (", sequential over quantiles" if len(levels) > 1 else ""),
@@ -454,8 +472,8 @@ def grouped_quantile(
     ordered = values[order]
     answers = []
     for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
-        in_group = grid.to_cells(ordered[starts[g]:starts[g + 1]].copy())
-        answers.append([grid.value(cell) for cell in sample_quantile_cells(in_group, grid.cells, levels, rates)])
+        in_group = ordered[starts[g]:starts[g + 1]].copy()
+        answers.append(_sample_quantiles(grid, in_group, levels, rates, privacy, target.contributions))
     reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
     note = (f"no value interval: with probability {LEVEL:.0%} each answer's rank is within {reach:.3g} of q·n of its "
             f"group (of the clipped values); a group without values gets a point chosen uniformly" + bounds_text)
@@ -503,21 +521,20 @@ def quantile(
     check_numeric(series, query)
     privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
     contributions = target.contributions
-    grid_text = "integers" if grid.integer else f"step {grid.step:.3g}"
+    grid_text = ("integers" if grid.step == 1 else f"every {grid.step:.0f}th integer") if grid.integer else f"step {grid.step:.3g}"
     plan = Plan(
-        query, (str(series.name),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
+        query, (str(series.name),), target, privacy, mechanism_name=_MECHANISMS[grid.integer],
         detail=f"{len(levels)} quantile(s) at ε/{len(levels)} each, rank utility, sensitivity "
         f"{contributions}·max(q, 1-q), grid of {grid.cells} cells ({grid_text})",
         rule="sequential composition over quantiles" if len(levels) > 1 else "one ε-DP selection",
     )
     plan.charge()
-    cells = grid.to_cells(_quantile_values(series, target.rows_in_use(), grid.integer))
-    chosen = sample_quantile_cells(cells, grid.cells, levels, rates)
-    answers = [grid.value(cell) for cell in chosen]
+    values = _quantile_values(series, target.rows_in_use(), grid.integer)
+    answers = _sample_quantiles(grid, values, levels, rates, privacy, contributions)
     reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
     note = (
         f"no value interval: with probability {LEVEL:.0%} the answer's rank is within {reach:.3g} of q·n "
-        "(of the clipped values); interval choice in floating point" + bounds_text
+        f"(of the clipped values){_SAMPLING[grid.integer]}" + bounds_text
     )
     nan = float("nan")
     if scalar:
