@@ -90,7 +90,7 @@ from numpy.typing import NDArray
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 from dpframe.selection.exponential import Deficits, _exponential_noise, sample_permute_and_flip
 
-__all__ = ["MAX_CANDIDATES", "QuantileGrid", "rank_reach", "sample_integer_quantiles", "sample_quantile_cells"]
+__all__ = ["MAX_CANDIDATES", "QuantileGrid", "integer_quantile_deficits", "rank_reach", "sample_integer_quantiles", "sample_quantile_cells"]
 
 # Pieces whose log-weight is this far below the best can never win: the Gumbel
 # noise -log(-log U), U in [2^-54, 1 - 2^-54], spans [-3.62, 37.43] (< 41.1).
@@ -194,6 +194,36 @@ def rank_reach(cells: int, rate: float, level: float = 0.95) -> float:
     return math.log(cells / (1 - level)) / rate
 
 
+def integer_quantile_deficits(
+    positions: NDArray[np.int64], grid_cells: int, q: float, epsilon: Fraction, contributions: int
+) -> Deficits:
+    """The exact permute-and-flip weights of every candidate for level ``q`` (see the module documentation).
+
+    ``positions`` come from :meth:`QuantileGrid.positions` (2j on candidate j,
+    2j + 1 just above it). The sensitivity is ``contributions`` · max(q, 1 − q).
+
+    Values 1, 1, 3, 3, 3 on candidates 0..3, the median: each candidate's score
+    below the best, in ranks (scores are kept times 2^20):
+
+    >>> d = integer_quantile_deficits(np.array([2, 2, 6, 6, 6]), 4, 0.5, Fraction(1), 1)
+    >>> (d.gaps / (d.unit << 20)).tolist()
+    [2.0, 1.0, 0.0, 0.5]
+    """
+    n, one = positions.size, 1 << _LEVEL_BITS
+    counts = np.bincount(positions, minlength=2 * grid_cells)
+    below = np.zeros(grid_cells, dtype=np.int64)  # #{x < c_j}
+    np.cumsum(counts[:-2].reshape(-1, 2).sum(axis=1), out=below[1:])
+    ties = counts[0::2]  # #{x = c_j}
+    level = round(q * one)  # q' = level / 2^20, a public rounding
+    sensitivity = contributions * max(level, one - level)
+    # Every score times 2^20: exact integers (int64, and float64 below 2^53).
+    balance = np.abs(below * one - level * (n - ties))
+    interval = np.maximum(np.maximum(below * one - level * n, level * n - (below + ties) * one), 0)
+    slack = int(_TIE_SLACK * 2 * sensitivity / epsilon)  # 3 / rate: public
+    scores = -np.minimum(balance, interval + slack).astype(np.float64)
+    return Deficits.of(scores, Fraction(sensitivity), epsilon, monotonic=False)
+
+
 def sample_integer_quantiles(
     positions: NDArray[np.int64],
     grid_cells: int,
@@ -202,11 +232,7 @@ def sample_integer_quantiles(
     contributions: int,
     source: RandomSource | None = None,
 ) -> list[int]:
-    """One candidate per level ``q``, each by exact permute-and-flip with ``epsilon`` on the integer-candidate score.
-
-    ``positions`` come from :meth:`QuantileGrid.positions` (2j on candidate j,
-    2j + 1 just above it); see the module documentation for the score and its
-    sensitivity ``contributions`` · max(q, 1 − q).
+    """One candidate per level ``q``, each by exact permute-and-flip with ``epsilon``.
 
     >>> from dpframe.testing import seeded_noise
     >>> grid = QuantileGrid.choose(0, 125, integer=True)
@@ -217,23 +243,11 @@ def sample_integer_quantiles(
     36.0
     """
     src = _buffered(current_source() if source is None else source)
-    n, one = positions.size, 1 << _LEVEL_BITS
-    counts = np.bincount(positions, minlength=2 * grid_cells)
-    below = np.zeros(grid_cells, dtype=np.int64)  # #{x < c_j}
-    np.cumsum(counts[:-2].reshape(-1, 2).sum(axis=1), out=below[1:])
-    ties = counts[0::2]  # #{x = c_j}
-    chosen = []
-    for q in qs:
-        level = round(q * one)  # q' = level / 2^20, a public rounding
-        sensitivity = contributions * max(level, one - level)
-        # Every score times 2^20: exact integers (int64, and float64 below 2^53).
-        balance = np.abs(below * one - level * (n - ties))
-        interval = np.maximum(np.maximum(below * one - level * n, level * n - (below + ties) * one), 0)
-        slack = int(_TIE_SLACK * 2 * sensitivity / epsilon)  # 3 / rate: public
-        scores = -np.minimum(balance, interval + slack).astype(np.float64)
-        deficits = Deficits.of(scores, Fraction(sensitivity), epsilon, monotonic=False)
-        chosen.append(int(sample_permute_and_flip(deficits, 1, src)[0]))
-    return chosen
+    return [
+        int(sample_permute_and_flip(integer_quantile_deficits(positions, grid_cells, q, epsilon, contributions), 1,
+                                    src)[0])
+        for q in qs
+    ]
 
 
 def sample_quantile_cells(
