@@ -382,6 +382,24 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
 
 # Integer columns: candidates by exact permute-and-flip; others: Smith's intervals (dpframe.selection.quantile).
 _MECHANISMS = {True: "permute-and-flip over integer candidates", False: "exponential mechanism (Smith 2011)"}
+
+
+def integer_valued(dtype: Any) -> bool:
+    """Whether a column's quantiles are on integer candidates: decided by its dtype (schema), never its values.
+
+    >>> integer_valued(np.dtype("int64")), integer_valued(np.dtype("float64"))
+    (True, False)
+    """
+    return bool(pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def quantile_mechanism(dtype: Any) -> str:
+    """The ledger name of the quantile mechanism for a column of this dtype.
+
+    >>> quantile_mechanism(np.dtype("int32"))
+    'permute-and-flip over integer candidates'
+    """
+    return _MECHANISMS[integer_valued(dtype)]
 _SAMPLING = {True: "; exact permute-and-flip", False: "; interval choice in floating point"}
 
 
@@ -412,7 +430,7 @@ def _quantile_plan(
         privacy = rest
     else:
         lo, hi = check_bounds(bounds)
-    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    integer = integer_valued(series.dtype)
     share = privacy.epsilon / len(levels)
     # ε_q / (2Δ_q), rounded down a little so floating point cannot raise it.
     rates = [float(share) / (2 * target.contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
@@ -498,13 +516,14 @@ def quantile(
 
     A number ``q`` gives a :class:`DPFloat`; a list gives a Series indexed by
     ``q`` like ``Series.quantile``, each level with an equal share of ε
-    (sequential composition). Integer columns get integer answers (their
-    grid is the integers in the bounds); others a point of a grid of about
-    2^32 cells over the bounds. The utility of a point is minus its rank's
-    distance to q·n, with sensitivity max_contributions · max(q, 1 − q). See
-    :mod:`dpframe.selection.quantile` (expected linear time; the interval
-    choice uses floating point, the released value is on a data-independent
-    grid). No interval is given for the value (mapping ranks to values would
+    (sequential composition). Integer columns (by dtype) get integer answers,
+    chosen exactly by permute-and-flip over the integers in the bounds (every
+    s-th beyond 2^16 of them) with a rank-balance score; others a point of a
+    grid of about 2^32 cells over the bounds, whose utility is minus its
+    rank's distance to q·n. The sensitivity is max_contributions ·
+    max(q, 1 − q) on both. See :mod:`dpframe.selection.quantile` (linear
+    time; on floats the interval choice uses floating point; the released
+    value is always on a data-independent grid). No interval is given for the value (mapping ranks to values would
     use the data): the note gives the rank error instead.
 
     >>> import pandas as pd, dpframe
