@@ -32,8 +32,8 @@ mechanism. On 300 Adult ages at ε = 1 the RMSE of the median falls from 0.37
 (the interval mechanism below, on the integers) to 0.29, against 0.31 for
 OpenDP's candidates (``benchmarks/bench_peers_quantiles.py``).
 *Exact*: q is rounded to the nearest multiple of 2^-20 (a public change of
-the level, at most 2^-21), so 2^20 u(c) is an integer (below 2^53 in
-magnitude for fewer than 2^33 values) with integer sensitivity
+the level, at most 2^-21), so 2^20 u(c) is an integer (at most 2^20 b(c),
+below 2^53 in magnitude for fewer than 2^33 values) with integer sensitivity
 k max(a, 2^20 - a), and :mod:`dpframe.selection.exponential` samples
 permute-and-flip exactly. The counts come from one ``bincount`` of each
 value's position on the grid (on a candidate, or between two): O(n + G), no
@@ -219,7 +219,8 @@ def integer_quantile_deficits(
     # Every score times 2^20: exact integers (int64, and float64 below 2^53).
     balance = np.abs(below * one - level * (n - ties))
     interval = np.maximum(np.maximum(below * one - level * n, level * n - (below + ties) * one), 0)
-    slack = int(_TIE_SLACK * 2 * sensitivity / epsilon)  # 3 / rate: public
+    # 3 / rate (public); capping it at 2^53 > balance changes no minimum and keeps int64 sums exact.
+    slack = min(int(_TIE_SLACK * 2 * sensitivity / epsilon), 1 << 53)
     scores = -np.minimum(balance, interval + slack).astype(np.float64)
     return Deficits.of(scores, Fraction(sensitivity), epsilon, monotonic=False)
 
