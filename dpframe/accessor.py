@@ -1061,7 +1061,9 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         """Private quantile(s) of the values clipped to ``bounds`` (exponential mechanism, Smith 2011).
 
         A number ``q`` gives a :class:`DPFloat`; a list gives a Series indexed
-        by ``q``, like ``Series.quantile``, with ε split equally.
+        by ``q``, like ``Series.quantile``, with ε split equally. Integer
+        columns (by dtype) get integers, chosen exactly by permute-and-flip
+        over integer candidates (:mod:`dpframe.selection.quantile`).
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0)
@@ -1086,7 +1088,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=2.0, delta=1e-6)
         >>> m = p["age"].dp.median(bounds=(0, 125), epsilon=1.0)
         >>> abs(m - 50) <= 2, m.mechanism
-        (True, 'exponential mechanism (Smith 2011)')
+        (True, 'permute-and-flip over integer candidates')
         >>> s = p["age"].dp.median(bounds=(0, 125), epsilon=0.5, delta=1e-7, method="smooth")
         >>> s.mechanism
         'smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)'

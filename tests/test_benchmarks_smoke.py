@@ -96,3 +96,24 @@ def test_peer_benchmark_runs_on_a_shipped_dataset_without_mbi(tmp_path: Path) ->
         assert all(0 <= row[k][0] <= 1 for k in ("one_way", "two_way", "three_way"))
     written = out.read_text()
     assert "### grunfeld: 220 rows × 5 columns" in written and "| dpframe-marginals | 1 |" in written
+
+
+def test_quantile_peer_benchmark_runs_and_skips_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_peers_quantiles.py"
+    spec = importlib.util.spec_from_file_location("bench_peers_quantiles", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # Peers that do not import are skipped with a message (CI installs none of them).
+    monkeypatch.setattr(bench, "peer", lambda name: print(f"  (skipping {name}: not installed)"))
+    ages = tmp_path / "adult.csv"
+    pd.DataFrame({"age": np.random.default_rng(0).integers(17, 91, 1000)}).to_csv(ages, index=False)
+    monkeypatch.setattr(bench, "ADULT", ages)
+    bench.main(["--trials", "5", "--rows", "2000", "--rounds", "1"])
+    out = capsys.readouterr().out
+    assert "skipping diffprivlib" in out and "dpframe " in out and "dpframe auto" in out
+    monkeypatch.setattr(bench, "ADULT", tmp_path / "absent.csv")
+    bench.main(["--trials", "5", "--skip-mean"])
+    assert "skipped" in capsys.readouterr().out

@@ -121,3 +121,35 @@ def test_discrete_gaussian_with_halved_sigma_is_flagged() -> None:
     assert hs > 100 * GAUSS_DELTA
     assert hs <= true_delta  # still a valid lower bound on the truth
     assert epsilon_lower_bound(a, b, delta=GAUSS_DELTA) > 1.2 * GAUSS_EPSILON
+
+
+# ---------------------------------------------------------------------------
+# integer-candidate quantiles (exact permute-and-flip), epsilon-DP
+# ---------------------------------------------------------------------------
+
+
+def _quantile_releases(epsilon: Fraction, seed: int) -> tuple[IntArray, IntArray]:
+    """Median candidates of neighbouring data sets (one value added at the median), 400k each."""
+    from dpframe.noise.random import _buffered, current_source
+    from dpframe.selection.exponential import sample_permute_and_flip
+    from dpframe.selection.quantile import QuantileGrid, integer_quantile_deficits
+
+    grid = QuantileGrid.choose(0, 10, integer=True)
+    data = np.array([1, 3, 3, 4, 6, 6, 7, 9])
+    out = []
+    with seeded_noise(seed):
+        for values in (data, np.append(data, 5)):
+            deficits = integer_quantile_deficits(grid.positions(values.copy()), grid.cells, 0.5, epsilon, 1)
+            out.append(sample_permute_and_flip(deficits, 400_000, _buffered(current_source())))
+    return out[0], out[1]
+
+
+def test_integer_quantile_respects_epsilon() -> None:
+    a, b = _quantile_releases(Fraction(1), 21)
+    assert epsilon_lower_bound(a, b) <= 1.0
+
+
+def test_integer_quantile_audit_has_power() -> None:
+    # Positive control: releases at epsilon 4 are flagged against a claim of 1.
+    a, b = _quantile_releases(Fraction(4), 22)
+    assert epsilon_lower_bound(a, b) > 1.0

@@ -41,7 +41,7 @@ from dpframe.queries.partitioned import Partitioning, release_counts, require_se
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
-from dpframe.selection.quantile import QuantileGrid, rank_reach, sample_quantile_cells
+from dpframe.selection.quantile import QuantileGrid, rank_reach, sample_integer_quantiles, sample_quantile_cells
 
 LEVEL = 0.95
 
@@ -380,6 +380,42 @@ def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, int
     return floats[present] if not present.all() else floats.copy()
 
 
+# Integer columns: candidates by exact permute-and-flip; others: Smith's intervals (dpframe.selection.quantile).
+_MECHANISMS = {True: "permute-and-flip over integer candidates", False: "exponential mechanism (Smith 2011)"}
+
+
+def integer_valued(dtype: Any) -> bool:
+    """Whether a column's quantiles are on integer candidates: decided by its dtype (schema), never its values.
+
+    >>> integer_valued(np.dtype("int64")), integer_valued(np.dtype("float64"))
+    (True, False)
+    """
+    return bool(pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
+
+
+def quantile_mechanism(dtype: Any) -> str:
+    """The ledger name of the quantile mechanism for a column of this dtype.
+
+    >>> quantile_mechanism(np.dtype("int32"))
+    'permute-and-flip over integer candidates'
+    """
+    return _MECHANISMS[integer_valued(dtype)]
+_SAMPLING = {True: "; exact permute-and-flip", False: "; interval choice in floating point"}
+
+
+def _sample_quantiles(
+    grid: QuantileGrid, values: NDArray[Any], levels: list[float], rates: list[float], privacy: Privacy,
+    contributions: int,
+) -> list[float]:
+    """The released quantiles of ``values`` (a fresh array, overwritten), each level with ε/len(levels)."""
+    if grid.integer:
+        share = privacy.epsilon / len(levels)
+        cells = sample_integer_quantiles(grid.positions(values), grid.cells, levels, share, contributions)
+    else:
+        cells = sample_quantile_cells(grid.to_cells(values), grid.cells, levels, rates)
+    return [grid.value(cell) for cell in cells]
+
+
 def _quantile_plan(
     target: Target, series: pd.Series[Any], bounds: Any, epsilon: float | None, rho: float | None,
     levels: list[float], query: str,
@@ -394,7 +430,7 @@ def _quantile_plan(
         privacy = rest
     else:
         lo, hi = check_bounds(bounds)
-    integer = pd.api.types.is_integer_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    integer = integer_valued(series.dtype)
     share = privacy.epsilon / len(levels)
     # ε_q / (2Δ_q), rounded down a little so floating point cannot raise it.
     rates = [float(share) / (2 * target.contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
@@ -438,7 +474,7 @@ def grouped_quantile(
     check_numeric(series, query)
     privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
     plan = Plan(
-        query, (str(column),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
+        query, (str(column),), target, privacy, mechanism_name=_MECHANISMS[grid.integer],
         detail=f"{len(levels)} quantile(s) per group at ε/{len(levels)} each, rank utility, grid of {grid.cells} "
         "cells",
         rule="parallel composition over groups" + (", sequential over quantiles" if len(levels) > 1 else ""),
@@ -454,8 +490,8 @@ def grouped_quantile(
     ordered = values[order]
     answers = []
     for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
-        in_group = grid.to_cells(ordered[starts[g]:starts[g + 1]].copy())
-        answers.append([grid.value(cell) for cell in sample_quantile_cells(in_group, grid.cells, levels, rates)])
+        in_group = ordered[starts[g]:starts[g + 1]].copy()
+        answers.append(_sample_quantiles(grid, in_group, levels, rates, privacy, target.contributions))
     reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
     note = (f"no value interval: with probability {LEVEL:.0%} each answer's rank is within {reach:.3g} of q·n of its "
             f"group (of the clipped values); a group without values gets a point chosen uniformly" + bounds_text)
@@ -480,13 +516,14 @@ def quantile(
 
     A number ``q`` gives a :class:`DPFloat`; a list gives a Series indexed by
     ``q`` like ``Series.quantile``, each level with an equal share of ε
-    (sequential composition). Integer columns get integer answers (their
-    grid is the integers in the bounds); others a point of a grid of about
-    2^32 cells over the bounds. The utility of a point is minus its rank's
-    distance to q·n, with sensitivity max_contributions · max(q, 1 − q). See
-    :mod:`dpframe.selection.quantile` (expected linear time; the interval
-    choice uses floating point, the released value is on a data-independent
-    grid). No interval is given for the value (mapping ranks to values would
+    (sequential composition). Integer columns (by dtype) get integer answers,
+    chosen exactly by permute-and-flip over the integers in the bounds (every
+    s-th beyond 2^16 of them) with a rank-balance score; others a point of a
+    grid of about 2^32 cells over the bounds, whose utility is minus its
+    rank's distance to q·n. The sensitivity is max_contributions ·
+    max(q, 1 − q) on both. See :mod:`dpframe.selection.quantile` (linear
+    time; on floats the interval choice uses floating point; the released
+    value is always on a data-independent grid). No interval is given for the value (mapping ranks to values would
     use the data): the note gives the rank error instead.
 
     >>> import pandas as pd, dpframe
@@ -503,21 +540,20 @@ def quantile(
     check_numeric(series, query)
     privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
     contributions = target.contributions
-    grid_text = "integers" if grid.integer else f"step {grid.step:.3g}"
+    grid_text = ("integers" if grid.step == 1 else f"every {grid.step:.0f}th integer") if grid.integer else f"step {grid.step:.3g}"
     plan = Plan(
-        query, (str(series.name),), target, privacy, mechanism_name="exponential mechanism (Smith 2011)",
+        query, (str(series.name),), target, privacy, mechanism_name=_MECHANISMS[grid.integer],
         detail=f"{len(levels)} quantile(s) at ε/{len(levels)} each, rank utility, sensitivity "
         f"{contributions}·max(q, 1-q), grid of {grid.cells} cells ({grid_text})",
         rule="sequential composition over quantiles" if len(levels) > 1 else "one ε-DP selection",
     )
     plan.charge()
-    cells = grid.to_cells(_quantile_values(series, target.rows_in_use(), grid.integer))
-    chosen = sample_quantile_cells(cells, grid.cells, levels, rates)
-    answers = [grid.value(cell) for cell in chosen]
+    values = _quantile_values(series, target.rows_in_use(), grid.integer)
+    answers = _sample_quantiles(grid, values, levels, rates, privacy, contributions)
     reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
     note = (
         f"no value interval: with probability {LEVEL:.0%} the answer's rank is within {reach:.3g} of q·n "
-        "(of the clipped values); interval choice in floating point" + bounds_text
+        f"(of the clipped values){_SAMPLING[grid.integer]}" + bounds_text
     )
     nan = float("nan")
     if scalar:

@@ -425,8 +425,8 @@ def describe(
            "(since 1970-01-01 for dates)" if scales else "")
     )
     mechanisms = sorted({"discrete Laplace"} | ({"sparse vector"} if chosen else set())
-                        | ({"exponential mechanism (Smith 2011)"} if levels and any(p.kind == "numeric" for p in plans)
-                           else set()))
+                        | ({selection.quantile_mechanism(obj[p.name].dtype) for p in plans if p.kind == "numeric"}
+                           if levels else set()))
     release = Release(
         QUERY, tuple(map(str, names)), " + ".join(mechanisms), target.spent, frame("std", float), frame("lower", float),
         frame("upper", float), LEVEL, None, note,

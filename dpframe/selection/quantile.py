@@ -1,10 +1,49 @@
-"""Exponential-mechanism quantiles (Smith 2011) on a data-independent grid, in expected linear time.
+"""Private quantiles on a data-independent grid: integer candidates, or Smith's (2011) intervals.
 
 The output domain is a fixed grid of ``G`` cells over the bounds, chosen from
-the bounds and the column's dtype only (:class:`QuantileGrid`): the integers
-in the bounds for integer columns, else 2^32 to 2^33 equal cells. Each value
-is clipped to the bounds and mapped to its cell. With ``n`` values and target
-rank ``t = q n``, cell ``k`` has utility
+the bounds and the column's dtype only (:class:`QuantileGrid`), never from the
+data: the integers in the bounds for integer columns (every ``s``-th integer
+when there are more than 2^16 of them, :data:`MAX_CANDIDATES`), else 2^32 to
+2^33 equal cells. Each value is clipped to the bounds.
+
+**Integer columns: candidates** (:func:`sample_integer_quantiles`). With
+``n`` values, ``L = #{x < c}``, ``E = #{x = c}`` and ``t = q n``, candidate
+``c`` (a grid point) has score u(c) = -min(b(c), d(c) + 3/r), where
+
+* b(c) = |(1 - q) L - q #{x > c}| = |L - q (n - E)| is the *balance* score of
+  OpenDP's ``make_quantile_score_candidates`` (values equal to ``c`` count on
+  neither side, so a candidate next to the quantile is also penalised by its
+  own tied values: on integer data the answer concentrates on the integer
+  holding the q-th value),
+* d(c) = dist(t, [L, L + E]) is Smith's rank-interval distance (below), never
+  above b(c); the cap d + 3/r keeps a candidate holding the q-th value among
+  many ties within e^-3 of the best, where the balance score alone would prefer
+  an empty integer next to it (values {5 × 200, 10 × 300}: b(10) = 100 but
+  b(7) = 50),
+* r = ε / (2Δ) is the rate (public).
+
+Adding or removing a unit with up to ``k`` rows moves L by j1, #{x > c} by j2
+(j1 + j2 <= k), E by the rest, and t by q k; b and d each move by at most
+Δ = k max(q, 1 - q), and so does their minimum: the same sensitivity (and ε
+cost) as the interval mechanism. One candidate is chosen by permute-and-flip
+(McKenna & Sheldon 2020, as OpenDP's ``make_private_quantile``), ε-DP for
+scores of sensitivity Δ and never less accurate than the exponential
+mechanism. On 300 Adult ages at ε = 1 the RMSE of the median falls from 0.37
+(the interval mechanism below, on the integers) to 0.29, against 0.31 for
+OpenDP's candidates (``benchmarks/bench_peers_quantiles.py``).
+*Exact*: q is rounded to the nearest multiple of 2^-20 (a public change of
+the level, at most 2^-21), so 2^20 u(c) is an integer (at most 2^20 b(c),
+below 2^53 in magnitude for fewer than 2^33 values) with integer sensitivity
+k max(a, 2^20 - a), and :mod:`dpframe.selection.exponential` samples
+permute-and-flip exactly. The counts come from one ``bincount`` of each
+value's position on the grid (on a candidate, or between two): O(n + G), no
+sort. Above 2^16 integers in the bounds the candidates are every s-th
+integer, s = ceil(#integers / 2^16), so G <= 2^16 and the selection costs
+about 10 ms.
+
+**Other columns: Smith's intervals** (:func:`sample_quantile_cells`). Each
+value is mapped to its cell. With ``n`` values and target rank ``t = q n``,
+cell ``k`` has utility
 
     u(k) = -dist(t, [#{x < k}, #{x <= k}])
 
@@ -43,20 +82,27 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
-from dpframe.selection.exponential import _exponential_noise
+from dpframe.selection.exponential import Deficits, _exponential_noise, sample_permute_and_flip
 
-__all__ = ["QuantileGrid", "rank_reach", "sample_quantile_cells"]
+__all__ = ["MAX_CANDIDATES", "QuantileGrid", "integer_quantile_deficits", "rank_reach", "sample_integer_quantiles", "sample_quantile_cells"]
 
 # Pieces whose log-weight is this far below the best can never win: the Gumbel
 # noise -log(-log U), U in [2^-54, 1 - 2^-54], spans [-3.62, 37.43] (< 41.1).
 _SPREAD = 48.0
 _FLOAT_GRID_BITS = 32
 _INTEGER_LIMIT = 2**62
+#: Most candidates of an integer grid: beyond, every s-th integer (keeps the O(G) work about 10 ms).
+MAX_CANDIDATES = 1 << 16
+# Integer-candidate levels are rounded to multiples of 2^-_LEVEL_BITS so that scores are exact integers.
+_LEVEL_BITS = 20
+# The balance score may exceed the interval distance by at most this many 1/rate (see the module text).
+_TIE_SLACK = 3
 # Below this many values (or when windows cover a quarter of them) sort instead of partitioning.
 _SORT_BELOW = 1 << 14
 
@@ -67,6 +113,9 @@ class QuantileGrid:
 
     >>> QuantileGrid.choose(0.0, 125.0, integer=True).cells
     126
+    >>> g = QuantileGrid.choose(0, 10**6, integer=True)
+    >>> g.cells, g.step, g.value(g.cells - 1)
+    (62501, 16.0, 1000000.0)
     >>> g = QuantileGrid.choose(0.0, 1.0, integer=False)
     >>> g.cells == 2**32, g.value(0) == 2.0**-33
     (True, True)
@@ -81,27 +130,22 @@ class QuantileGrid:
 
     @classmethod
     def choose(cls, lo: float, hi: float, integer: bool) -> QuantileGrid:
-        """Integer columns: one cell per integer in the bounds; else a power-of-two step ~2^-32 of the width."""
+        """Integer columns: every ``s``-th integer in the bounds (s = 1 up to 2^16 of them); else ~2^-32 of the width."""
         first, last = math.ceil(lo), math.floor(hi)
         if integer and first <= last and max(abs(first), abs(last)) < _INTEGER_LIMIT:
-            return cls(lo, hi, float(first), 1.0, last - first + 1, True)
+            stride = -(-(last - first + 1) // MAX_CANDIDATES)
+            return cls(lo, hi, float(first), float(stride), (last - first) // stride + 1, True)
         step = math.ldexp(1.0, math.frexp(hi - lo)[1] - 1 - _FLOAT_GRID_BITS)
         cells = math.ceil((hi - lo) / step)
         return cls(lo, hi, lo, step, cells, False)
 
-    def to_cells(self, values: NDArray[np.float64] | NDArray[np.int64]) -> NDArray[np.float64] | NDArray[np.int64]:
-        """Each (non-missing) value's cell, after clipping to the bounds; never raises on data.
+    def to_cells(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each (non-missing) value's cell on a float grid, after clipping to the bounds; never raises on data.
 
         Works in place: ``values`` must be an array the caller owns (it is
-        overwritten). Float grids return integer-valued float64 cells (exact
-        below 2^53), which saves a conversion pass.
+        overwritten). Returns integer-valued float64 cells (exact below 2^53),
+        which saves a conversion pass.
         """
-        if self.integer:
-            first = int(self.origin)
-            ints: NDArray[np.int64] = values.astype(np.int64, copy=False)
-            np.clip(ints, first, first + self.cells - 1, out=ints)
-            ints -= first
-            return ints
         floats: NDArray[np.float64] = values.astype(np.float64, copy=False)
         with np.errstate(invalid="ignore", over="ignore"):
             floats -= self.lo
@@ -110,10 +154,31 @@ class QuantileGrid:
         np.clip(floats, 0, self.cells - 1, out=floats)
         return floats
 
+    def positions(self, values: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Each value's position on an integer grid: 2j on candidate j, 2j + 1 between j and j + 1 (or beyond the last).
+
+        Values are clipped to the integers in the bounds first; works in place
+        on an array the caller owns; never raises on data.
+
+        >>> QuantileGrid.choose(0, 10, integer=True).positions(np.array([-3, 0, 4, 99])).tolist()
+        [0, 0, 8, 20]
+        """
+        first, stride = int(self.origin), int(self.step)
+        np.clip(values, first, math.floor(self.hi), out=values)
+        values -= first
+        if stride == 1:
+            values *= 2
+            return values
+        offset = values % stride
+        values //= stride
+        values *= 2
+        values += offset != 0
+        return values
+
     def value(self, cell: int) -> float:
         """The released value of a cell: the integer, or the cell's midpoint (within the bounds)."""
         if self.integer:
-            return self.origin + cell
+            return self.origin + cell * self.step
         return min(self.lo + (cell + 0.5) * self.step, self.hi)
 
 
@@ -127,6 +192,63 @@ def rank_reach(cells: int, rate: float, level: float = 0.95) -> float:
     7.83
     """
     return math.log(cells / (1 - level)) / rate
+
+
+def integer_quantile_deficits(
+    positions: NDArray[np.int64], grid_cells: int, q: float, epsilon: Fraction, contributions: int
+) -> Deficits:
+    """The exact permute-and-flip weights of every candidate for level ``q`` (see the module documentation).
+
+    ``positions`` come from :meth:`QuantileGrid.positions` (2j on candidate j,
+    2j + 1 just above it). The sensitivity is ``contributions`` · max(q, 1 − q).
+
+    Values 1, 1, 3, 3, 3 on candidates 0..3, the median: each candidate's score
+    below the best, in ranks (scores are kept times 2^20):
+
+    >>> d = integer_quantile_deficits(np.array([2, 2, 6, 6, 6]), 4, 0.5, Fraction(1), 1)
+    >>> (d.gaps / (d.unit << 20)).tolist()
+    [2.0, 1.0, 0.0, 0.5]
+    """
+    n, one = positions.size, 1 << _LEVEL_BITS
+    counts = np.bincount(positions, minlength=2 * grid_cells)
+    below = np.zeros(grid_cells, dtype=np.int64)  # #{x < c_j}
+    np.cumsum(counts[:-2].reshape(-1, 2).sum(axis=1), out=below[1:])
+    ties = counts[0::2]  # #{x = c_j}
+    level = round(q * one)  # q' = level / 2^20, a public rounding
+    sensitivity = contributions * max(level, one - level)
+    # Every score times 2^20: exact integers (int64, and float64 below 2^53).
+    balance = np.abs(below * one - level * (n - ties))
+    interval = np.maximum(np.maximum(below * one - level * n, level * n - (below + ties) * one), 0)
+    # 3 / rate (public); capping it at 2^53 > balance changes no minimum and keeps int64 sums exact.
+    slack = min(int(_TIE_SLACK * 2 * sensitivity / epsilon), 1 << 53)
+    scores = -np.minimum(balance, interval + slack).astype(np.float64)
+    return Deficits.of(scores, Fraction(sensitivity), epsilon, monotonic=False)
+
+
+def sample_integer_quantiles(
+    positions: NDArray[np.int64],
+    grid_cells: int,
+    qs: Sequence[float],
+    epsilon: Fraction,
+    contributions: int,
+    source: RandomSource | None = None,
+) -> list[int]:
+    """One candidate per level ``q``, each by exact permute-and-flip with ``epsilon``.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> grid = QuantileGrid.choose(0, 125, integer=True)
+    >>> ages = np.array([23, 35, 35, 36, 36, 36, 37, 41, 52, 60] * 30)
+    >>> with seeded_noise(0):
+    ...     [cell] = sample_integer_quantiles(grid.positions(ages), grid.cells, [0.5], Fraction(1), 1)
+    >>> grid.value(cell)
+    36.0
+    """
+    src = _buffered(current_source() if source is None else source)
+    return [
+        int(sample_permute_and_flip(integer_quantile_deficits(positions, grid_cells, q, epsilon, contributions), 1,
+                                    src)[0])
+        for q in qs
+    ]
 
 
 def sample_quantile_cells(
