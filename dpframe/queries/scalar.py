@@ -326,7 +326,8 @@ def moment_result(query: str, moments: Moments, measured: dict[str, NDArray[np.f
     # std: the square root of the variance and of its interval's ends (monotone).
     root = np.sqrt(variance.value)
     lower, upper = variance.interval(0.0, math.inf)
-    spread = variance.std / (2 * np.maximum(root, 1e-300))
+    with np.errstate(over="ignore"):  # a variance at 0: the square root's slope, and its spread, are infinite
+        spread = variance.std / (2 * np.maximum(root, 1e-300))
     return Estimate(root, spread, np.maximum(root - np.sqrt(lower), np.sqrt(upper) - root))
 
 
