@@ -378,7 +378,7 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
     domains = discovery.domains
     # Numeric columns: bounds (half the column's share), then the histogram that places their bins; floats
     # and times first find the resolution their values keep (a quarter, taken from the bins' half). A float
-    # column given delta selects its common values first, with a quarter taken from the bounds' half.
+    # column given delta selects its common values first, with a quarter taken from the resolution and the bins.
     assert p.dp.budget.spent == privacy.cost == discovery.cost
     ledger = p.dp.budget.ledger
     whole = ["bounds for synthesize", "bins for synthesize"]
@@ -387,7 +387,7 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
                                         + ["categories for synthesize"] * 2 + stepped)
     assert ledger["columns"].tolist() == ["age"] * 2 + ["income"] * 4 + ["city", "job"] + ["joined"] * 3
     assert ledger["epsilon"].tolist() == pytest.approx(
-        [0.05, 0.05, 0.025, 0.025, 0.025, 0.025, 0.1, 0.1, 0.025, 0.05, 0.025])
+        [0.05, 0.05, 0.025, 0.0125, 0.05, 0.0125, 0.1, 0.1, 0.025, 0.05, 0.025])
     assert ledger["delta"].tolist() == pytest.approx([0, 0, 1e-7 / 3, 0, 0, 0, 1e-7 / 3, 1e-7 / 3, 0, 0, 0])
     assert [d.name for d in domains] == list(frame.columns)
     age, income, city, job, sex, joined = domains

@@ -910,9 +910,10 @@ def _discover_bins(
     Half of the column's share finds the range; the resolution (floats and
     times) takes a quarter and the bins the rest. A float column given delta
     first selects its common values privately with a quarter of the share
-    (and all its delta), and the range a quarter: if nearly every value is
-    one of them (:func:`_discover_step`), they are its domain and the rest of
-    the share is left unspent.
+    (and all its delta), taken from the resolution's and the bins' (an eighth
+    each; the range keeps its half, so no range is lost to the selection): if
+    nearly every value is one of them (:func:`_discover_step`), they are its
+    domain and the rest of the share is left unspent.
     """
     present = _present_values(target, entry.name)
     costs: list[Cost] = []
@@ -920,8 +921,8 @@ def _discover_bins(
     if entry.kind == "float" and privacy.kind == "approx" and privacy.delta > 0:
         quarter = privacy.epsilon / 4
         for_values = Privacy("approx", "laplace", quarter, privacy.delta, Fraction(0))
-        for_range = Privacy("approx", "laplace", quarter, Fraction(0), Fraction(0))
-        rest = Privacy("approx", "laplace", 2 * quarter, Fraction(0), Fraction(0))
+        for_range = Privacy("approx", "laplace", 2 * quarter, Fraction(0), Fraction(0))
+        rest = Privacy("approx", "laplace", quarter, Fraction(0), Fraction(0))
         released = release_counts(f"values for {QUERY}", target, Partitioning((entry.name,), (None,)), for_values,
                                   (str(entry.name),))
         selected = pd.Index(released.cells, dtype=entry.dtype)
