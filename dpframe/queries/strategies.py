@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -166,6 +166,12 @@ class Strategy:
         return np.maximum(variances, 0.0)
 
 
+@lru_cache(maxsize=4)
+def _strategy(name: str, leaves: int, branching: int) -> Strategy:
+    # Public structure only (no data): kept so that repeated queries reuse the factorisation.
+    return Strategy.identity(leaves) if name == "identity" else Strategy.hierarchical(leaves, branching)
+
+
 def _edges(bins: Any, bounds: Any) -> NDArray[np.float64]:
     """The public bin edges: a number of equal bins over ``bounds``, or the edges themselves."""
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
@@ -249,12 +255,12 @@ def range_counts(
     if strategy == "identity":
         if branching is not None:
             raise ValueError("branching= is for strategy='hierarchical'")
-        plan_of = Strategy.identity(leaves)
+        plan_of = _strategy(strategy, leaves, 1)
     elif strategy == "hierarchical":
         b = DEFAULT_BRANCHING if branching is None else branching
         if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 2:
             raise ValueError(f"branching must be an integer >= 2, got {branching!r}")
-        plan_of = Strategy.hierarchical(leaves, int(b))
+        plan_of = _strategy(strategy, leaves, int(b))
     else:
         raise ValueError(f"strategy must be 'identity' or 'hierarchical', got {strategy!r}")
     k = target.contributions
