@@ -637,6 +637,33 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         target = self._target()
         return counts(target, self._protected(), conditions, target.privacy(epsilon, delta, rho, mechanism))
 
+    def sums(
+        self,
+        columns: Mapping[Any, Any],
+        *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        rho: float | None = None,
+        mechanism: str | None = None,
+    ) -> pd.Series[Any]:
+        """Noisy sums of several columns, each clipped to its bounds, released as one vector.
+
+        ``columns`` maps names to ``(column, (lower, upper))``, the column a label
+        or a protected numeric column of this frame. With the Gaussian mechanism
+        the sums, each scaled by its sensitivity, get one release at L2
+        sensitivity √m. See :func:`dpframe.queries.strategies.sums`.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"age": [30, 50] * 500, "hours": [40] * 1000}).dp.protect(epsilon=1.0, delta=1e-6)
+        >>> s = p.dp.sums({"age": ("age", (0, 125)), "hours": ("hours", (0, 99))}, epsilon=1.0, delta=1e-7)
+        >>> s.index.tolist(), s.attrs["dp"].mechanism
+        (['age', 'hours'], 'discrete Gaussian')
+        """
+        from dpframe.queries.strategies import sums
+
+        target = self._target()
+        return sums(target, self._protected(), columns, target.privacy(epsilon, delta, rho, mechanism))
+
 
 class SeriesAccessor(_Accessor[ProtectedSeries]):
     """``s.dp.protect()`` on a Series; private questions about a :class:`~dpframe.ProtectedSeries` (``s.dp``).

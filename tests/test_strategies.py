@@ -116,6 +116,32 @@ def test_counts_bad_input_costs_nothing() -> None:
     assert _spent(p).epsilon == 0 and p.dp.budget.ledger.empty
 
 
+def test_sums_are_the_sums_and_calibrated_per_sensitivity() -> None:
+    df = _frame()
+    p = df.dp.protect(epsilon=HUGE, delta=1e-3)
+    s = p.dp.sums({"age": ("age", (0, 100)), "hours": (p["hours"] * 2, (0, 200))}, epsilon=HUGE / 2, delta=1e-4)
+    assert s.tolist() == pytest.approx([df.age.sum(), 2 * df.hours.sum()], abs=5)  # σ ≈ 0.3 at this ε
+    assert "L2 sensitivity √2" in p.dp.budget.ledger["rule"].iloc[0]
+    z = _frame(seed=2).dp.protect(rho=1.0)
+    s = z.dp.sums({"a": ("age", (0, 100)), "b": ("hours", (0, 1000))}, rho=0.5)
+    # Each sum's σ is proportional to its bound, and m = 2 sums at rho 0.5 are the 2 of one Gaussian at rho 0.25.
+    std = s.attrs["dp"].std
+    assert std["b"] / std["a"] == pytest.approx(10, rel=1e-3)
+    assert std["a"] == pytest.approx(100 / math.sqrt(2 * 0.25), rel=1e-3)
+
+
+def test_sums_bad_input_costs_nothing() -> None:
+    df = _frame().assign(name="x")
+    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    other = _frame(seed=3).dp.protect(epsilon=1.0)
+    for columns, error in [({}, TypeError), ({"a": "age"}, TypeError), ({"a": ("age", (5, 1))}, ValueError),
+                           ({"a": ("nope", (0, 1))}, KeyError), ({"a": ("name", (0, 1))}, TypeError),
+                           ({"a": (other["age"], (0, 1))}, TypeError), ({"a": ("age", None)}, ValueError)]:
+        with pytest.raises(error):
+            p.dp.sums(columns, epsilon=0.5, delta=1e-7)
+    assert p.dp.budget.ledger.empty
+
+
 def test_audit_vector_gaussian() -> None:
     """Neighbours differ by one row meeting all m = 4 conditions; the sum of the released counts (the most
     revealing direction, shift m) must not show more than the claimed (ε, δ); a halved σ is caught."""

@@ -375,9 +375,9 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
             lo, hi = check_bounds(bounds)
         edges = np.linspace(lo, hi, int(bins) + 1)
     else:
+        edges = check_edges(bins)
         if bounds is not None:
             raise ValueError("give either bin edges, or a number of bins with bounds=(lower, upper), not both")
-        edges = check_edges(bins)
     noise = privacy.noise(target.contributions)
     plan = Plan("histogram", (str(series.name),), target, privacy, {"count": noise},
                 rule="parallel composition over bins")
