@@ -1046,7 +1046,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         *,
         bins: Any,
         bounds: Any = None,
-        strategy: str = "hierarchical",
+        strategy: str = "auto",
         branching: int | None = None,
         epsilon: float | None = None,
         delta: float | None = None,
@@ -1058,8 +1058,9 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         ``bins`` (a number with ``bounds=(lower, upper)``, or edges) must be
         public; range ends are bin edges. ``strategy="hierarchical"`` measures
         a tree of bin groups (``branching``, default 16), ``"identity"`` the
-        bins; least squares then makes the answers consistent, each with the
-        standard deviation its strategy gives it (``attrs["dp"].std``). See
+        bins, ``"auto"`` (default) whichever answers these ranges with less
+        total variance; least squares then makes the answers consistent, each
+        with the standard deviation its strategy gives it (``attrs["dp"].std``). See
         :func:`dpframe.queries.strategies.range_counts` and ``docs/strategies.md``.
 
         >>> import pandas as pd, dpframe

@@ -49,6 +49,13 @@ def test_counts_are_the_counts_with_one_ledger_line() -> None:
     assert "L2 sensitivity 1·√3" in ledger["rule"].iloc[0]
 
 
+def test_counts_missing_values_count_as_false() -> None:
+    df = pd.DataFrame({"x": pd.array([1, None, 3, None, 5] * 100, dtype="Int64")})
+    p = df.dp.protect(epsilon=HUGE)
+    c = p.dp.counts({"big": p["x"] >= 3, "small": p["x"] < 3}, epsilon=HUGE)
+    assert c.tolist() == [200, 100]
+
+
 def test_vector_gaussian_is_calibrated_to_l2_sensitivity() -> None:
     # zCDP: sigma^2 = k^2 m / (2 rho) exactly (rounded up on the noise grid).
     for k, m in [(1, 10), (3, 7)]:
@@ -195,7 +202,7 @@ def test_range_counts_consistent_under_noise() -> None:
     edges = list(range(0, 101, 10))
     parts = [(None, 0)] + [(a, b) for a, b in zip(edges, edges[1:])] + [(100, None)]
     r = p["age"].dp.range_counts(parts + [(None, None), (None, 50), (50, None)], bins=edges, epsilon=1.0,
-                                 branching=3)
+                                 strategy="hierarchical", branching=3)
     assert r.iloc[:12].sum() == pytest.approx(r.iloc[12], rel=1e-9)
     assert r.iloc[13] + r.iloc[14] == pytest.approx(r.iloc[12], rel=1e-9)
     assert not float(r.iloc[12]).is_integer()  # least squares moved the noisy total
@@ -244,6 +251,17 @@ def test_hierarchical_wins_on_large_ranges_identity_on_small() -> None:
     assert var_tree[1] > var_identity[1]
     # The identity's variances are the number of bins (σ² each).
     assert identity.range_variances(starts, stops).tolist() == pytest.approx([leaves, 1])
+
+
+def test_auto_strategy_picks_the_smaller_workload_variance() -> None:
+    df = _frame()
+    p = df.dp.protect(epsilon=10.0)
+    short = [(a, a + 1) for a in range(0, 100)]
+    assert "identity" in p["age"].dp.range_counts(short, bins=100, bounds=(0, 100), epsilon=1.0).attrs["dp"].note
+    long = [(0, b) for b in range(500, 1025)]
+    r = p["age"].dp.range_counts(long, bins=1024, bounds=(0, 1024), epsilon=1.0)
+    assert "hierarchical" in r.attrs["dp"].note
+    assert p.dp.budget.ledger["rule"].str.startswith(("identity", "hierarchical")).all()
 
 
 def test_strategy_estimate_is_least_squares() -> None:
@@ -295,6 +313,7 @@ def test_range_counts_bad_input_costs_nothing() -> None:
         (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), strategy="wavelet"), ValueError),
         (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), branching=1), ValueError),
         (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), strategy="identity", branching=4), ValueError),
+        (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), strategy=None), ValueError),
     ]
     for kwargs, error in cases:
         with pytest.raises(error):

@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.protection.objects import Protected, same_rows
+from dpframe.protection.rowwise import quiet
 from dpframe.queries import kernels
 from dpframe.queries.partitioned import check_edges
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, normal_quantile
@@ -98,7 +99,9 @@ def counts(target: Target, frame: Any, conditions: Any, privacy: Privacy) -> pd.
     plan.charge()
     in_use = target.rows_in_use()
     rows = np.ones(len(target.obj), dtype=bool) if in_use is None else in_use
-    exact = np.array([int((mask.fillna(False).to_numpy(dtype=bool) & rows).sum()) for mask in masks], dtype=np.int64)
+    with quiet():  # missing values count as False, as in a filter; nothing about them may show
+        exact = np.array([int((mask.fillna(False).to_numpy(dtype=bool) & rows).sum()) for mask in masks],
+                         dtype=np.int64)
     noisy = exact + noise.sample(m)
     index = pd.Index(list(conditions), name="condition")
     result = pd.Series(noisy, index=index, name="count", dtype=np.int64)
@@ -227,7 +230,7 @@ class Strategy:
         return np.maximum(variances, 0.0)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _strategy(name: str, leaves: int, branching: int) -> Strategy:
     # Public structure only (no data): kept so that repeated queries reuse the factorisation.
     return Strategy.identity(leaves) if name == "identity" else Strategy.hierarchical(leaves, branching)
@@ -313,19 +316,20 @@ def range_counts(
     edges = _edges(bins, bounds)
     starts, stops = _ranges(ranges, edges)
     leaves = len(edges) + 1
-    if strategy == "identity":
-        if branching is not None:
-            raise ValueError("branching= is for strategy='hierarchical'")
-        plan_of = _strategy(strategy, leaves, 1)
-    elif strategy == "hierarchical":
-        b = DEFAULT_BRANCHING if branching is None else branching
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 2:
-            raise ValueError(f"branching must be an integer >= 2, got {branching!r}")
-        plan_of = _strategy(strategy, leaves, int(b))
-    else:
-        raise ValueError(f"strategy must be 'identity' or 'hierarchical', got {strategy!r}")
+    if strategy not in ("auto", "identity", "hierarchical"):
+        raise ValueError(f"strategy must be 'auto', 'identity' or 'hierarchical', got {strategy!r}")
+    if strategy == "identity" and branching is not None:
+        raise ValueError("branching= is for strategy='hierarchical' (or 'auto')")
+    b = DEFAULT_BRANCHING if branching is None else branching
+    if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 2:
+        raise ValueError(f"branching must be an integer >= 2, got {branching!r}")
     k = target.contributions
-    noise, rule = _vector_noise(privacy, plan_of.levels, k)
+    candidates = [_strategy(name, leaves, int(b)) for name in ("identity", "hierarchical")
+                  if strategy in ("auto", name)]
+    # "auto": the candidate whose answers to this workload have the least total variance -- a function of the
+    # public bins, ranges and privacy parameters only, so choosing costs nothing.
+    plan_of, noise, rule = min(((c, *_vector_noise(privacy, c.levels, k)) for c in candidates),
+                               key=lambda c: c[1].std ** 2 * float(c[0].range_variances(starts, stops).sum()))
     rule = f"{plan_of.name} strategy, each row in {plan_of.levels} measured sums: {rule}"
     plan = Plan("range_counts", (str(series.name),), target, privacy, {"count": noise}, rule=rule)
     plan.charge()
