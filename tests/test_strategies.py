@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from fractions import Fraction
@@ -10,15 +11,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from privacy_audit import epsilon_lower_bound, hockey_stick_lower_bound
 
-import dpframe  # noqa: F401
+import dpframe
 from dpframe.accounting.budget import Budget
 from dpframe.errors import BudgetExceededError
 from dpframe.noise.calibrate import zcdp_to_approx_epsilon
 from dpframe.noise.mechanism import resolve
 from dpframe.queries.strategies import MAX_BINS, Strategy, _vector_noise
 from dpframe.testing import NotPrivateWarning, seeded_noise
-from privacy_audit import epsilon_lower_bound, hockey_stick_lower_bound
 
 HUGE = 1e6
 
@@ -200,7 +201,7 @@ def test_range_counts_exact_and_consistent() -> None:
 def test_range_counts_consistent_under_noise() -> None:
     p = _frame().dp.protect(epsilon=1.0)
     edges = list(range(0, 101, 10))
-    parts = [(None, 0)] + [(a, b) for a, b in zip(edges, edges[1:])] + [(100, None)]
+    parts = [(None, 0)] + [(a, b) for a, b in itertools.pairwise(edges)] + [(100, None)]
     r = p["age"].dp.range_counts(parts + [(None, None), (None, 50), (50, None)], bins=edges, epsilon=1.0,
                                  strategy="hierarchical", branching=3)
     assert r.iloc[:12].sum() == pytest.approx(r.iloc[12], rel=1e-9)
@@ -256,7 +257,7 @@ def test_hierarchical_wins_on_large_ranges_identity_on_small() -> None:
 def test_auto_strategy_picks_the_smaller_workload_variance() -> None:
     df = _frame()
     p = df.dp.protect(epsilon=10.0)
-    short = [(a, a + 1) for a in range(0, 100)]
+    short = [(a, a + 1) for a in range(100)]
     assert "identity" in p["age"].dp.range_counts(short, bins=100, bounds=(0, 100), epsilon=1.0).attrs["dp"].note
     long = [(0, b) for b in range(500, 1025)]
     r = p["age"].dp.range_counts(long, bins=1024, bounds=(0, 1024), epsilon=1.0)
@@ -299,21 +300,21 @@ def test_range_counts_bad_input_costs_nothing() -> None:
     p = _frame().assign(name="x").dp.protect(epsilon=1.0)
     age = p["age"]
     cases: list[tuple[dict[str, Any], type[Exception]]] = [
-        (dict(ranges=[(0, 15)], bins=10, bounds=(0, 100)), ValueError),  # 15 is not an edge
-        (dict(ranges=[(20, 20)], bins=10, bounds=(0, 100)), ValueError),
-        (dict(ranges=[(30, 20)], bins=10, bounds=(0, 100)), ValueError),
-        (dict(ranges=[], bins=10, bounds=(0, 100)), TypeError),
-        (dict(ranges=[(0, 10, 20)], bins=10, bounds=(0, 100)), TypeError),
-        (dict(ranges=[("a", 10)], bins=10, bounds=(0, 100)), TypeError),
-        (dict(ranges=[(0, 10)], bins=10), ValueError),  # no bounds
-        (dict(ranges=[(0, 10)], bins=None), ValueError),
-        (dict(ranges=[(0, 10)], bins=[0, 10, 5]), ValueError),
-        (dict(ranges=[(0, 10)], bins=[0, 10], bounds=(0, 10)), ValueError),
-        (dict(ranges=[(0, 10)], bins=MAX_BINS + 1, bounds=(0, 100)), ValueError),
-        (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), strategy="wavelet"), ValueError),
-        (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), branching=1), ValueError),
-        (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), strategy="identity", branching=4), ValueError),
-        (dict(ranges=[(0, 10)], bins=10, bounds=(0, 100), strategy=None), ValueError),
+        ({"ranges": [(0, 15)], "bins": 10, "bounds": (0, 100)}, ValueError),  # 15 is not an edge
+        ({"ranges": [(20, 20)], "bins": 10, "bounds": (0, 100)}, ValueError),
+        ({"ranges": [(30, 20)], "bins": 10, "bounds": (0, 100)}, ValueError),
+        ({"ranges": [], "bins": 10, "bounds": (0, 100)}, TypeError),
+        ({"ranges": [(0, 10, 20)], "bins": 10, "bounds": (0, 100)}, TypeError),
+        ({"ranges": [("a", 10)], "bins": 10, "bounds": (0, 100)}, TypeError),
+        ({"ranges": [(0, 10)], "bins": 10}, ValueError),  # no bounds
+        ({"ranges": [(0, 10)], "bins": None}, ValueError),
+        ({"ranges": [(0, 10)], "bins": [0, 10, 5]}, ValueError),
+        ({"ranges": [(0, 10)], "bins": [0, 10], "bounds": (0, 10)}, ValueError),
+        ({"ranges": [(0, 10)], "bins": MAX_BINS + 1, "bounds": (0, 100)}, ValueError),
+        ({"ranges": [(0, 10)], "bins": 10, "bounds": (0, 100), "strategy": "wavelet"}, ValueError),
+        ({"ranges": [(0, 10)], "bins": 10, "bounds": (0, 100), "branching": 1}, ValueError),
+        ({"ranges": [(0, 10)], "bins": 10, "bounds": (0, 100), "strategy": "identity", "branching": 4}, ValueError),
+        ({"ranges": [(0, 10)], "bins": 10, "bounds": (0, 100), "strategy": None}, ValueError),
     ]
     for kwargs, error in cases:
         with pytest.raises(error):
