@@ -34,7 +34,7 @@ import pandas as pd  # noqa: E402
 import dpframe  # noqa: E402  (registers .dp)
 
 DEFAULT_ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult-pgm"
-STRATEGIES = [("identity", None), ("hierarchical", 2), ("hierarchical", 4), ("hierarchical", 16)]
+STRATEGIES = [("identity", None), ("hierarchical", 2), ("hierarchical", 4), ("hierarchical", 16), ("auto", None)]
 
 
 def ages(adult: Path) -> tuple[pd.DataFrame, int, str]:

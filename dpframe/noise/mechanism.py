@@ -192,9 +192,10 @@ class Privacy:
     def l2_noise(self, l2_squared: int) -> NoiseSpec:
         """Discrete Gaussian noise for each coordinate of one vector release with L2 sensitivity √``l2_squared``.
 
-        zCDP: σ² = Δ₂²/(2ρ) (the multivariate discrete Gaussian, CKS20 Thm 14,
-        taken at Δ₂²/(2σ²) as dpframe's histograms are). (ε, δ): the same at the
-        largest ρ whose tight conversion (CKS20 Cor 13) gives (ε, δ): one
+        zCDP: σ² = Δ₂²/(2ρ): independent discrete Gaussians, shifted by integers
+        v_j, have Rényi divergence at most α Σ v_j²/(2σ²) (CKS20 Thm 14 per
+        coordinate; divergences of independent coordinates add). (ε, δ): the
+        same at the largest ρ whose conversion (CKS20 Cor 13) gives (ε, δ): one
         calibration for the whole vector, with Δ₂² kept exact (k²m for m
         counts) instead of rounding Δ₂ up to an integer.
 
