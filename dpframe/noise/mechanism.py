@@ -200,6 +200,34 @@ class Privacy:
             ) from None
         return NoiseSpec("gaussian", sigma2)
 
+    def l2_noise(self, l2_squared: int) -> NoiseSpec:
+        """Discrete Gaussian noise for each coordinate of one vector release with L2 sensitivity √``l2_squared``.
+
+        zCDP: σ² = Δ₂²/(2ρ): independent discrete Gaussians, shifted by integers
+        v_j, have Rényi divergence at most α Σ v_j²/(2σ²) (CKS20 Thm 14 per
+        coordinate; divergences of independent coordinates add). (ε, δ): the
+        same at the largest ρ whose conversion (CKS20 Cor 13) gives (ε, δ): one
+        calibration for the whole vector, with Δ₂² kept exact (k²m for m
+        counts) instead of rounding Δ₂ up to an integer.
+
+        >>> privacy = Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), Fraction(1, 2))
+        >>> privacy.l2_noise(10).param
+        Fraction(10, 1)
+        """
+        if self.mechanism != "gaussian":
+            raise ValueError("the vector Gaussian needs the Gaussian mechanism: pass delta= (or rho= on zCDP)")
+        if self.kind == "zcdp":
+            rho = self.rho
+        else:
+            try:
+                rho = Fraction(calibrate.zcdp_rho_for(_below(self.epsilon), _below(self.delta)))
+            except (ValueError, OverflowError, ZeroDivisionError):
+                raise ValueError(
+                    f"the Gaussian mechanism cannot be calibrated for ε={float(self.epsilon):.3g}, "
+                    f"δ={float(self.delta):.3g}: use a larger epsilon or delta"
+                ) from None
+        return NoiseSpec("gaussian", round_up(Fraction(l2_squared) / (2 * rho)))
+
     def real_noise_std(self, sensitivity: float) -> float:
         """The noise std a real-valued measurement with this sensitivity gets (to choose grids)."""
         if self.mechanism == "laplace":

@@ -520,17 +520,25 @@ def bounds_note(bounds: tuple[float, float], privacy: Privacy) -> str:
 
 
 def _check_ranges(ranges: Any) -> list[tuple[float, float]]:
+    """Ranges as pairs of floats; an end given as None is open (-inf or inf).
+
+    >>> _check_ranges([(None, 17), (18, 64), (65, None)])
+    [(-inf, 17.0), (18.0, 64.0), (65.0, inf)]
+    """
     if isinstance(ranges, (str, bytes)) or not isinstance(ranges, Sequence) or len(ranges) == 0:
-        raise TypeError("ranges must be a non-empty list of (low, high) pairs")
+        raise TypeError("ranges must be a non-empty list of (low, high) pairs; None is an open end")
     checked = []
     for item in ranges:
         try:
             lo, hi = item
-            lo, hi = float(lo), float(hi)
+            lo = -math.inf if lo is None else float(lo)
+            hi = math.inf if hi is None else float(hi)
         except (TypeError, ValueError):
             raise TypeError(f"each range must be a pair of numbers (low, high), got {item!r}") from None
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-            raise ValueError(f"each range must be two finite numbers with low <= high, got {item!r}")
+        if (math.isinf(lo) and item[0] is not None) or (math.isinf(hi) and item[1] is not None):
+            raise ValueError(f"write an open end of a range as None, not infinity: got {item!r}")
+        if not lo <= hi:  # also NaN
+            raise ValueError(f"each range must have low <= high, got {item!r}")
         checked.append((lo, hi))
     return checked
 
@@ -544,6 +552,9 @@ def range_queries(
     c: int = 1,
 ) -> pd.Series[Any]:
     """Noisy counts of the values in each range ``[low, high]`` whose count is above ``threshold``.
+
+    An end given as ``None`` is open: ``(None, 17)`` counts the values up to
+    17, ``(65, None)`` those from 65 up.
 
     The book's range-query application (Near & Abuah, 11.4): half of
     ``epsilon`` goes to SVT (Lyu et al. Alg. 1; range counts are monotonic,

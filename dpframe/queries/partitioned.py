@@ -337,6 +337,21 @@ def _count_release(
     )
 
 
+def check_edges(bins: Any) -> NDArray[np.float64]:
+    """Validate declared bin edges: at least two finite, strictly increasing numbers.
+
+    >>> check_edges([0, 18, 65]).tolist()
+    [0.0, 18.0, 65.0]
+    """
+    try:
+        edges = np.asarray(list(bins), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("bins must be an int (with bounds=) or a sequence of bin edges") from None
+    if len(edges) < 2 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
+        raise ValueError("bin edges must be at least two finite, strictly increasing numbers")
+    return edges
+
+
 def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, privacy: Privacy) -> pd.Series[Any]:
     """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``.
 
@@ -362,14 +377,9 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
             lo, hi = check_bounds(bounds)
         edges = np.linspace(lo, hi, int(bins) + 1)
     else:
-        try:
-            edges = np.asarray(list(bins), dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError("bins must be an int (with bounds=) or a sequence of bin edges") from None
+        edges = check_edges(bins)
         if bounds is not None:
             raise ValueError("give either bin edges, or a number of bins with bounds=(lower, upper), not both")
-        if len(edges) < 2 or not np.all(np.isfinite(edges)) or not np.all(np.diff(edges) > 0):
-            raise ValueError("bin edges must be at least two finite, strictly increasing numbers")
     noise = privacy.noise(target.count_sensitivity)
     plan = Plan("histogram", (str(series.name),), target, privacy, {"count": noise},
                 rule="parallel composition over bins")
