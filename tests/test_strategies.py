@@ -347,3 +347,11 @@ def test_range_queries_on_the_accessor_with_open_ends() -> None:
         with pytest.raises(ValueError):
             p["age"].dp.range_queries(bad, threshold=10, epsilon=1.0)
     assert p.dp.budget.ledger["query"].tolist() == ["range queries (detect)", "range queries (release)"]
+
+
+def test_vector_counts_on_a_renyi_budget_take_rho() -> None:
+    frame = pd.DataFrame({"age": list(range(100)) * 10})
+    p = frame.dp.protect(ledger=dpframe.Ledger.in_memory(), epsilon=1.0, delta=1e-6, accounting="rdp")
+    p.dp.counts({"minors": p["age"] < 18, "old": p["age"] > 60}, rho=0.01)
+    line = p.dp.budget.ledger.iloc[-1]
+    assert (line["query"], line["noise"], line["rho"]) == ("counts", "count σ=10", pytest.approx(0.01))  # σ² = 2/(2ρ)

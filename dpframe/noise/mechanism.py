@@ -216,7 +216,7 @@ class Privacy:
         """
         if self.mechanism != "gaussian":
             raise ValueError("the vector Gaussian needs the Gaussian mechanism: pass delta= (or rho= on zCDP)")
-        if self.kind == "zcdp":
+        if self.kind != "approx":  # zCDP and Rényi budgets give the Gaussian its rho
             rho = self.rho
         else:
             try:
