@@ -22,7 +22,7 @@ from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.costs import Cost
 from dpframe.accounting.dryrun import stop_if_dry_run
 from dpframe.accounting.ledger import Line
-from dpframe.errors import NotProtectedError, RefusedError
+from dpframe.errors import LedgerError, NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.objects import parts
@@ -167,6 +167,12 @@ class Target:
         Fail closed: its noise would be calibrated for add/remove neighbours,
         and an add/remove ε-DP release is only 2ε-DP for replace-one neighbours.
         """
+        if self.protection.budget_relation_differs:
+            raise LedgerError(
+                f"{query!r} is refused: this data was protected under add/remove neighbours, but its budget "
+                f"({self.protection.budget.id}) has since been kept under replace-one neighbours (bounded DP) by "
+                "another protect() call, and a budget never mixes the two relations; nothing was charged"
+            )
         if self.protection.bounded and query not in REPLACE_ONE_QUERIES:
             raise RefusedError(
                 f"{query!r} is refused under bounded DP (neighbours='replace'): its replace-one sensitivity is not "
