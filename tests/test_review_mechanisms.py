@@ -38,3 +38,14 @@ def test_an_add_remove_protection_made_before_a_budget_turned_bounded_cannot_spe
         first.dp.count(epsilon=0.5)
     assert list(bounded.dp.budget.ledger["query"]) == ["bounded DP"]
     assert int(bounded.dp.count()) == 100  # the bounded protection itself still works
+
+
+@pytest.mark.parametrize("odd", [["b"], {"b": 1}])
+def test_randomized_response_never_raises_on_an_unhashable_value_after_the_charge(odd: object) -> None:
+    # A list or dict among the values used to raise TypeError after ε was charged: the error showed one exists.
+    series = pd.Series(["a", odd] * 5, name="x", dtype=object)
+    p = series.to_frame().dp.protect(epsilon=5.0, ledger=Ledger.in_memory())
+    reports = p["x"].dp.randomized_response(epsilon=1.0, categories=["a", "b"])
+    assert reports.padded and float(p.dp.budget.spent.epsilon.exact) == pytest.approx(1.1)
+    plain = series.dp.randomized_response(epsilon=1.0, categories=["a", "b"])  # reported as a random category
+    assert len(plain) == 10
