@@ -71,6 +71,7 @@ from dpframe.accounting.costs import exact
 from dpframe.errors import ProposalRefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
+from dpframe.protection.rowwise import passed_on
 from dpframe.protection.units import UNIT_LEVEL, unit_codes, unit_ids
 from dpframe.queries import kernels
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
@@ -497,7 +498,8 @@ def _block_output(func: Callable[[pd.DataFrame], Any], block: pd.DataFrame, name
                 values = np.array([float(out[name]) for name in names])
             else:
                 values = np.asarray(out, dtype=np.float64).reshape(-1)
-    except Exception:  # noqa: BLE001 -- any failure of the analyst's function gives the fixed default
+    except BaseException as error:  # noqa: BLE001 -- any failure of func (even SystemExit) gives the fixed default
+        passed_on(error)
         return middle
     if values.shape != middle.shape:
         return middle
