@@ -50,8 +50,11 @@ their proofs, are in ``docs/local-sensitivity.md``; in short:
 
 Smooth-sensitivity noise is continuous and drawn in floating point from the
 secure source (its scale depends on the data, so no fixed integer grid
-applies): exact up to floating-point rounding, like the exponential-mechanism
-quantiles. Its scale is private, so that release carries no interval.
+applies). Its guarantee is the ideal real-valued mechanism's: the low-order
+bits of ``median + scale * Z`` in floating point can carry information about
+the median and the scale (Mironov 2012), and no snapping defence applies
+while the scale is private. Its scale is private, so that release carries no
+interval.
 """
 
 from __future__ import annotations
