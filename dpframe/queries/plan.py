@@ -121,10 +121,12 @@ class Target:
         budget = self.protection.budget
         account = self._amplified
         if account is None:
+            self._refuse_other_relation(query)
             line = budget.reserve(total, query=query, seeded=is_seeded())
             self.reservations.append(Reservation(line, total, total))
         else:
             with account.reserving(total) as (charged, before):
+                self._refuse_other_relation(query)
                 line = budget.reserve(charged, query=query, seeded=is_seeded())
             self.reservations.append(Reservation(line, total, charged, account, before))
 
@@ -151,11 +153,13 @@ class Target:
             budget.draw(reservation.line, reservation.charged,
                         Line(query, charged, columns, mechanism, noise, rule + note, is_seeded()))
         elif account is None:
+            self._refuse_other_relation(query)
             budget.charge(cost, query=query, columns=columns, mechanism=mechanism, noise=noise, rule=rule + note,
                           seeded=is_seeded())
             charged = cost
         else:
             with account.charging(cost) as charged:
+                self._refuse_other_relation(query)
                 budget.charge(charged, query=query, columns=columns, mechanism=mechanism, noise=noise,
                               rule=rule + note, seeded=is_seeded())
         self.receipts.append(charged)
@@ -167,18 +171,21 @@ class Target:
         Fail closed: its noise would be calibrated for add/remove neighbours,
         and an add/remove ε-DP release is only 2ε-DP for replace-one neighbours.
         """
-        if self.protection.budget_relation_differs:
-            raise LedgerError(
-                f"{query!r} is refused: this data was protected under add/remove neighbours, but its budget "
-                f"({self.protection.budget.id}) has since been kept under replace-one neighbours (bounded DP) by "
-                "another protect() call, and a budget never mixes the two relations; nothing was charged"
-            )
         if self.protection.bounded and query not in REPLACE_ONE_QUERIES:
             raise RefusedError(
                 f"{query!r} is refused under bounded DP (neighbours='replace'): its replace-one sensitivity is not "
                 f"derived, and its add/remove noise would under-charge. Bounded DP answers "
                 f"{', '.join(sorted(REPLACE_ONE_QUERIES))} (docs/privacy-model.md); protect with add/remove "
                 "neighbours for the others"
+            )
+
+    def _refuse_other_relation(self, query: str) -> None:
+        """Refuse, just before the budget is charged, an add/remove release on a budget since marked bounded."""
+        if self.protection.budget_relation_differs:
+            raise LedgerError(
+                f"{query!r} is refused: this data was protected under add/remove neighbours, but its budget "
+                f"({self.protection.budget.id}) has since been kept under replace-one neighbours (bounded DP) by "
+                "another protect() call, and a budget never mixes the two relations; nothing was charged"
             )
 
     @property
