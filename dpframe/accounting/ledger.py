@@ -572,6 +572,10 @@ class Ledger:
         """How many ledger lines the budget has."""
         return int(self._read("SELECT COUNT(*) FROM charges WHERE budget_id = ?", (budget_id,))[0][0])
 
+    def has_line(self, budget_id: str, query: str) -> bool:
+        """Whether the budget has a ledger line of this ``query``."""
+        return bool(self._read("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1", (budget_id, query)))
+
     def events(self, budget_id: str) -> pd.DataFrame:
         """When the budget was created, reconnected to, extended or renamed."""
         rows = self._read("SELECT time, event, detail FROM events WHERE budget_id = ? ORDER BY seq", (budget_id,))

@@ -59,6 +59,7 @@ from dpframe.local.mechanisms import (
 from dpframe.noise.discrete import MAX_LAPLACE_SCALE, sample_discrete_laplace
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 from dpframe.protection.objects import parts
+from dpframe.protection.rowwise import hashable_or_missing
 from dpframe.queries.plan import Target, normal_quantile, public_keys
 
 __all__ = [
@@ -325,8 +326,11 @@ def _domain(series: pd.Series[Any], categories: Any, other: Hashable | None) -> 
 
 def _encode(values: pd.Series[Any], domain: pd.Index[Any], other: Hashable | None,
             source: RandomSource) -> NDArray[np.int64]:
-    """Category codes; values outside the domain (and missing ones) go to ``other`` or a random category."""
-    codes = domain.get_indexer(pd.Index(values.to_numpy(dtype=object))).astype(np.int64)
+    """Category codes; values outside the domain (and missing ones) go to ``other`` or a random category.
+
+    Unhashable values (lists, dicts) count as missing: an error from one would show that it exists.
+    """
+    codes = domain.get_indexer(pd.Index(hashable_or_missing(values).to_numpy(dtype=object))).astype(np.int64)
     unknown = (codes < 0).nonzero()[0]
     if other is not None:
         codes[unknown] = domain.get_indexer(pd.Index([other]))[0]

@@ -33,7 +33,7 @@ from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError
 from dpframe.noise.random import uniform_below
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
-from dpframe.protection.units import UNIT_LEVEL, Protection, unit_codes, unit_ids
+from dpframe.protection.units import BOUNDED_LINE, UNIT_LEVEL, Protection, unit_codes, unit_ids
 
 # Sampling rates are exact fractions whose denominators fit the exact uniform sampler.
 _RATE_BITS = 62
@@ -174,8 +174,6 @@ def protect(
 
 
 NEIGHBOURS = ("add/remove", "replace")
-# The ledger line that marks a budget as kept under replace-one neighbours (at no cost).
-BOUNDED_LINE = "bounded DP"
 
 
 def _keep_one_relation(budget: Budget, neighbours: str) -> None:

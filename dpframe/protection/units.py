@@ -27,7 +27,8 @@ from dpframe.noise.random import current_source
 UNIT_LEVEL = "_dp_unit"
 
 PandasObject = pd.DataFrame | pd.Series
-
+# The ledger line that marks a budget as kept under replace-one neighbours (at no cost).
+BOUNDED_LINE = "bounded DP"
 
 @dataclass(frozen=True, eq=False)
 class Protection:
@@ -53,6 +54,15 @@ class Protection:
     def bounded(self) -> bool:
         """True under bounded DP (replace-one neighbours, public n)."""
         return self.neighbours == "replace"
+
+    @property
+    def budget_relation_differs(self) -> bool:
+        """True when this add/remove protection's budget has since been marked bounded (by a later protect()).
+
+        protect() refuses the mix when it can see it, but an add/remove protection made while the budget was
+        still fresh would otherwise go on charging add/remove releases to a replace-one budget.
+        """
+        return not self.bounded and self.budget.store.has_line(self.budget.id, BOUNDED_LINE)
 
     def remember_categories(self, column: Any, keys: pd.Index[Any]) -> None:
         """Add privately released ``keys`` to what is public about ``column`` (sorted as released)."""

@@ -50,8 +50,11 @@ their proofs, are in ``docs/local-sensitivity.md``; in short:
 
 Smooth-sensitivity noise is continuous and drawn in floating point from the
 secure source (its scale depends on the data, so no fixed integer grid
-applies): exact up to floating-point rounding, like the exponential-mechanism
-quantiles. Its scale is private, so that release carries no interval.
+applies). Its guarantee is the ideal real-valued mechanism's: the low-order
+bits of ``median + scale * Z`` in floating point can carry information about
+the median and the scale (Mironov 2012), and no snapping defence applies
+while the scale is private. Its scale is private, so that release carries no
+interval.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from dpframe.accounting.costs import exact
 from dpframe.errors import ProposalRefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
+from dpframe.protection.rowwise import passed_on
 from dpframe.protection.units import UNIT_LEVEL, unit_codes, unit_ids
 from dpframe.queries import kernels
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
@@ -497,7 +501,8 @@ def _block_output(func: Callable[[pd.DataFrame], Any], block: pd.DataFrame, name
                 values = np.array([float(out[name]) for name in names])
             else:
                 values = np.asarray(out, dtype=np.float64).reshape(-1)
-    except Exception:  # noqa: BLE001 -- any failure of the analyst's function gives the fixed default
+    except BaseException as error:  # noqa: BLE001 -- any failure of func (even SystemExit) gives the fixed default
+        passed_on(error)
         return middle
     if values.shape != middle.shape:
         return middle

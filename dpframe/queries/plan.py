@@ -22,7 +22,7 @@ from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.costs import Cost
 from dpframe.accounting.dryrun import stop_if_dry_run
 from dpframe.accounting.ledger import Line
-from dpframe.errors import NotProtectedError, RefusedError
+from dpframe.errors import LedgerError, NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.objects import parts
@@ -121,10 +121,12 @@ class Target:
         budget = self.protection.budget
         account = self._amplified
         if account is None:
+            self._refuse_other_relation(query)
             line = budget.reserve(total, query=query, seeded=is_seeded())
             self.reservations.append(Reservation(line, total, total))
         else:
             with account.reserving(total) as (charged, before):
+                self._refuse_other_relation(query)
                 line = budget.reserve(charged, query=query, seeded=is_seeded())
             self.reservations.append(Reservation(line, total, charged, account, before))
 
@@ -151,11 +153,13 @@ class Target:
             budget.draw(reservation.line, reservation.charged,
                         Line(query, charged, columns, mechanism, noise, rule + note, is_seeded()))
         elif account is None:
+            self._refuse_other_relation(query)
             budget.charge(cost, query=query, columns=columns, mechanism=mechanism, noise=noise, rule=rule + note,
                           seeded=is_seeded())
             charged = cost
         else:
             with account.charging(cost) as charged:
+                self._refuse_other_relation(query)
                 budget.charge(charged, query=query, columns=columns, mechanism=mechanism, noise=noise,
                               rule=rule + note, seeded=is_seeded())
         self.receipts.append(charged)
@@ -173,6 +177,15 @@ class Target:
                 f"derived, and its add/remove noise would under-charge. Bounded DP answers "
                 f"{', '.join(sorted(REPLACE_ONE_QUERIES))} (docs/privacy-model.md); protect with add/remove "
                 "neighbours for the others"
+            )
+
+    def _refuse_other_relation(self, query: str) -> None:
+        """Refuse, just before the budget is charged, an add/remove release on a budget since marked bounded."""
+        if self.protection.budget_relation_differs:
+            raise LedgerError(
+                f"{query!r} is refused: this data was protected under add/remove neighbours, but its budget "
+                f"({self.protection.budget.id}) has since been kept under replace-one neighbours (bounded DP) by "
+                "another protect() call, and a budget never mixes the two relations; nothing was charged"
             )
 
     @property

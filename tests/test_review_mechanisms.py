@@ -1,0 +1,92 @@
+"""Adversarial review of the local, local-sensitivity, bounded-DP, chi-squared and integer-quantile mechanisms.
+
+Each test reproduces a way a merged mechanism under-charged, leaked or mis-stated a guarantee, and checks the
+fix. Statistical checks use tests/privacy_audit.py (Clopper-Pearson lower bounds a correct mechanism exceeds
+with probability < 1e-6) or are seeded.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpframe
+from dpframe import Ledger
+from dpframe.testing import NotPrivateWarning
+
+
+@pytest.fixture(autouse=True)
+def _quiet_seeding() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        yield
+
+
+def test_an_add_remove_protection_made_before_a_budget_turned_bounded_cannot_spend_it() -> None:
+    # An add/remove protection made while its budget was fresh, then a bounded one on the same budget: the
+    # add/remove releases (only 2ε-DP under replace-one neighbours) used to be charged ε to the bounded budget.
+    df = pd.DataFrame({"c": pd.Categorical(list("ab") * 50)})
+    first = df.dp.protect(epsilon=2.0, ledger=Ledger.in_memory())
+    bounded = df.dp.protect(budget=first.dp.budget, neighbours="replace")
+    with pytest.raises(dpframe.LedgerError, match="replace-one"):
+        first["c"].dp.value_counts(epsilon=0.5)
+    with pytest.raises(dpframe.LedgerError, match="replace-one"):
+        first.dp.count(epsilon=0.5)
+    assert list(bounded.dp.budget.ledger["query"]) == ["bounded DP"]
+    assert int(bounded.dp.count()) == 100  # the bounded protection itself still works
+
+
+@pytest.mark.parametrize("odd", [["b"], {"b": 1}])
+def test_randomized_response_never_raises_on_an_unhashable_value_after_the_charge(odd: object) -> None:
+    # A list or dict among the values used to raise TypeError after ε was charged: the error showed one exists.
+    series = pd.Series(["a", odd] * 5, name="x", dtype=object)
+    p = series.to_frame().dp.protect(epsilon=5.0, ledger=Ledger.in_memory())
+    reports = p["x"].dp.randomized_response(epsilon=1.0, categories=["a", "b"])
+    assert reports.padded and float(p.dp.budget.spent.epsilon.exact) == pytest.approx(1.1)
+    plain = series.dp.randomized_response(epsilon=1.0, categories=["a", "b"])  # reported as a random category
+    assert len(plain) == 10
+
+
+def test_sample_and_aggregate_keeps_a_functions_base_exception_in() -> None:
+    # func raising SystemExit (a BaseException) on some block escaped after the charge, showing what the
+    # block held; every other failure already gave the bounds' midpoint.
+    df = pd.DataFrame({"x": np.arange(1000.0)})
+    p = df.dp.protect(epsilon=1.0, ledger=Ledger.in_memory())
+
+    def func(block: pd.DataFrame) -> float:
+        if (block["x"] == 500).any():
+            raise SystemExit("500 is in this block")
+        return float(block["x"].mean())
+
+    answer = p.dp.sample_and_aggregate(func, bounds=(0, 1000), epsilon=0.5, blocks=10)
+    assert 0 <= float(answer) <= 1000
+
+
+@pytest.mark.xfail(strict=True, reason="open: the smooth-sensitivity median adds floating-point noise, whose low-order "
+                                       "bits tell neighbours apart (Mironov 2012); docs/local-sensitivity.md says so")
+def test_the_smooth_median_release_has_no_low_bit_distinguisher() -> None:
+    # x has lower median 1, its neighbour y (one more 0) has 0. Every double near 0 that x can release is
+    # fl(1 + t), a multiple of 2^-53; y releases fl(s Z), which near 0 almost never is. So the event below has
+    # probability 0 under x and about 3e-4 under y: no (ε, δ)-DP with the δ = 1e-6 charged.
+    from fractions import Fraction
+
+    from dpframe.noise.mechanism import Privacy
+    from dpframe.queries.local_sensitivity import SmoothNoise, smooth_releases
+    from dpframe.testing import seeded_noise
+
+    noise = SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)))
+    x, y = np.array([0.0] * 5 + [1.0] * 6), np.array([0.0] * 6 + [1.0] * 6)
+
+    def low_bits_event(released: np.ndarray) -> int:  # type: ignore[type-arg]
+        scaled = released * 2.0**53
+        return int(np.count_nonzero((np.abs(released) < 2.0**-10) & (scaled != np.round(scaled))))
+
+    with seeded_noise(0):
+        from_x = low_bits_event(smooth_releases(x, 0.0, 2.0, 1, noise, 400_000))
+        from_y = low_bits_event(smooth_releases(y, 0.0, 2.0, 1, noise, 400_000))
+    assert from_x == 0  # structural: never happens under x
+    assert from_y <= 400_000 * 1e-6 * 10  # what δ = 1e-6 would allow, with room: fails (about 120 events)
