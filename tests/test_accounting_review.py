@@ -75,3 +75,18 @@ def test_a_budget_made_before_the_mark_gets_it_at_its_next_charge(tmp_path: obje
     budget.charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
     assert _raw(path, budget.id)[1] == dpframe.Cost(Fraction(1, 10), FILTER_MARK)
     assert not _charge_as_an_older_dpframe(path, budget.id, dpframe.Cost(epsilon=Fraction(1, 10)))
+
+
+@pytest.mark.parametrize("kind", ["rdp", "advanced"])
+def test_an_approximate_dp_mechanism_is_refused_on_a_filter_budget_before_anything_is_charged(kind: str) -> None:
+    # Propose-test-release needs a δ of its own, which a filter budget never gives: said plainly, not as the
+    # ledger's currency TypeError.
+    import pandas as pd
+
+    p = pd.DataFrame({"age": list(range(20, 81)) * 20}).dp.protect(
+        epsilon=1.0, delta=1e-6, accounting=kind, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(ValueError, match="gives releases no δ"):
+        p["age"].dp.propose_test_release("median", sensitivity=1.0, bounds=(0, 125), epsilon=0.5, delta=1e-7)
+    with pytest.raises(ValueError, match="gives releases no δ"):
+        p["age"].dp.median(bounds=(0, 125), method="smooth", epsilon=0.5, delta=1e-7)
+    assert p.dp.budget.ledger.empty
