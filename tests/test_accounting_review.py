@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import sqlite3
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
 
 import dpframe
+from dpframe.accounting import composition as c
+from dpframe.accounting.costs import exact
 from dpframe.accounting.ledger import FILTER_MARK
 
 
@@ -90,3 +95,53 @@ def test_an_approximate_dp_mechanism_is_refused_on_a_filter_budget_before_anythi
     with pytest.raises(ValueError, match="gives releases no δ"):
         p["age"].dp.median(bounds=(0, 125), method="smooth", epsilon=0.5, delta=1e-7)
     assert p.dp.budget.ledger.empty
+
+
+# -- the filters against every adaptive analyst ----------------------------------------------------------------
+
+def _worst_delta(admits: Callable[[int, int], bool], a: float, b: float, epsilon: float) -> float:
+    """The largest hockey-stick divergence at ``epsilon`` that ANY adaptive analyst reaches against a filter.
+
+    After each answer the analyst asks randomized response at ε = a or ε = b (the worst ε-DP mechanism: every
+    ε-DP pair is a post-processing of it, Kairouz, Oh & Viswanath 2015) if the filter ``admits`` the counts
+    (k1, k2) after it, or stops. The privacy loss of a transcript with j1, j2 answers "1" is
+    a(2 j1 − k1) + b(2 j2 − k2), so backward induction over (k1, k2, j1, j2) finds the best strategy exactly:
+    the value is max over strategies of E_P[(1 − e^(ε − L))_+].
+    """
+    pa, pb = 1 / (1 + math.exp(-a)), 1 / (1 + math.exp(-b))
+
+    @functools.lru_cache(maxsize=None)
+    def value(k1: int, k2: int, j1: int, j2: int) -> float:
+        best = max(0.0, -math.expm1(epsilon - a * (2 * j1 - k1) - b * (2 * j2 - k2)))
+        if admits(k1 + 1, k2):
+            best = max(best, pa * value(k1 + 1, k2, j1 + 1, j2) + (1 - pa) * value(k1 + 1, k2, j1, j2))
+        if admits(k1, k2 + 1):
+            best = max(best, pb * value(k1, k2 + 1, j1, j2 + 1) + (1 - pb) * value(k1, k2 + 1, j1, j2))
+        return best
+
+    return value(0, 0, 0, 0)
+
+
+def _admits(rule: c.Filter, a: float, b: float, *, own: bool = False) -> Callable[[int, int], bool]:
+    """Whether ``rule`` admits k1 releases at ε = a and k2 at ε = b (``own``: by its own rule alone)."""
+    first, second = rule.increment(Fraction(a), Fraction(0)), rule.increment(Fraction(b), Fraction(0))
+    check = rule.admits_own if own else rule.admits
+    return functools.lru_cache(maxsize=None)(
+        lambda k1, k2: check({key: k1 * first[key] + k2 * second[key] for key in rule.keys}))
+
+
+@pytest.mark.parametrize("kind", ["rdp", "advanced"])
+@pytest.mark.parametrize(("epsilon", "delta", "a", "b"), [(2.0, 1e-3, 0.0625, 2.0), (2.0, 1e-3, 0.0625, 1.0),
+                                                          (1.0, 1e-4, 0.0625, 0.75)])
+def test_no_adaptive_analyst_gets_past_a_filter_with_its_sequential_alternative(
+        kind: str, epsilon: float, delta: float, a: float, b: float) -> None:
+    # "Sequential OR the filter's own rule": an OR of two valid filters need not be valid under full
+    # adaptivity. It is here (sequential transcripts have privacy loss <= ε everywhere; docs/accounting.md),
+    # and the exact worst case over every analyst agrees. Each menu mixes releases only the sequential rule
+    # admits (b alone, or a few a's and then b) with many small ones only the own rule admits.
+    rule = c.filter_for(kind, exact(epsilon, "epsilon"), exact(delta, "delta"))
+    admits, own = _admits(rule, a, b), _admits(rule, a, b, own=True)
+    assert any(k1 * a + k2 * b <= epsilon and not own(k1, k2) for k1 in range(64) for k2 in range(4))
+    assert _worst_delta(admits, a, b, epsilon) <= delta
+    # The check has teeth: a rule that also admits ε's adding up to 1.5 times the target is caught.
+    assert _worst_delta(lambda k1, k2: admits(k1, k2) or k1 * a + k2 * b <= 1.5 * epsilon, a, b, epsilon) > 10 * delta
