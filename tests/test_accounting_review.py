@@ -1,4 +1,4 @@
-"""Adversarial review of the filter budgets (accounting="rdp" / "advanced"): each test is a way they could under-charge."""
+"""Adversarial review of the filter budgets (accounting="rdp", "advanced"): ways they could under-charge."""
 
 from __future__ import annotations
 
@@ -42,14 +42,23 @@ def _charge_as_an_older_dpframe(path: str, budget_id: str, cost: dpframe.Cost) -
 @pytest.mark.parametrize("kind", ["rdp", "advanced"])
 def test_an_older_dpframe_cannot_charge_a_filter_budget(tmp_path: object, kind: str) -> None:
     # An older dpframe reopens the budget by name and compares its spent columns with its total: the filter
-    # never sees what it charges. The mark in spent_delta makes that comparison fail for every cost.
+    # never sees what it charges. The mark in total_rho makes that comparison fail for every cost, including
+    # the δ an older dpframe takes for private partition selection from what remains (min(δ/10, remaining)),
+    # which cancelled a mark kept in spent_delta (it spent δ = -0.999999).
     path = str(tmp_path) + "/ledger.sqlite"  # type: ignore[operator]
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, name="b", ledger=path)
-    for cost in (dpframe.Cost(epsilon=Fraction(1)), dpframe.Cost(epsilon=Fraction(1, 100)), dpframe.Cost()):
+
+    def selection(epsilon: Fraction) -> dpframe.Cost:
+        total, spent = _raw(path, budget.id)
+        return dpframe.Cost(epsilon=epsilon, delta=min(total.delta / 10, total.delta - spent.delta))
+
+    for cost in (dpframe.Cost(epsilon=Fraction(1)), dpframe.Cost(epsilon=Fraction(1, 100)), dpframe.Cost(),
+                 selection(Fraction(1, 2))):
         assert not _charge_as_an_older_dpframe(path, budget.id, cost)
     budget.charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
-    assert not _charge_as_an_older_dpframe(path, budget.id, dpframe.Cost(epsilon=Fraction(1, 2)))
-    assert _raw(path, budget.id)[1].delta == FILTER_MARK
+    for cost in (dpframe.Cost(epsilon=Fraction(1, 2)), selection(Fraction(1, 2))):
+        assert not _charge_as_an_older_dpframe(path, budget.id, cost)
+    assert _raw(path, budget.id)[0].rho == FILTER_MARK
     # The mark does not show: the budget reads as before.
     assert float(dpframe.Budget.open("b", ledger=path).remaining.epsilon) > 0
     assert dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, ledger=path).spent.cost == dpframe.Cost()
@@ -57,12 +66,12 @@ def test_an_older_dpframe_cannot_charge_a_filter_budget(tmp_path: object, kind: 
 
 @pytest.mark.parametrize("kind", ["rdp", "advanced"])
 def test_a_filter_budget_charged_behind_its_filter_refuses_everything(tmp_path: object, kind: str) -> None:
-    # A budget made before the mark (spent_delta 0) that an older dpframe then spent in full: its filter state is
+    # A budget made before the mark (total_rho 0) that an older dpframe then spent in full: its filter state is
     # still zero, and it used to admit a whole second budget (ε = 2 released on a total of 1).
     path = str(tmp_path) + "/ledger.sqlite"  # type: ignore[operator]
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, name="b", ledger=path)
     with sqlite3.connect(path) as db:
-        db.execute("UPDATE budgets SET spent_delta = '0/1' WHERE id = ?", (budget.id,))
+        db.execute("UPDATE budgets SET total_rho = '0/1' WHERE id = ?", (budget.id,))
     assert _charge_as_an_older_dpframe(path, budget.id, dpframe.Cost(epsilon=Fraction(1)))
     with pytest.raises(dpframe.LedgerError, match="something other than its filter has charged"):
         budget.charge(dpframe.Cost(epsilon=Fraction(1)), query="count")
@@ -75,10 +84,12 @@ def test_a_budget_made_before_the_mark_gets_it_at_its_next_charge(tmp_path: obje
     path = str(tmp_path) + "/ledger.sqlite"  # type: ignore[operator]
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting="rdp", ledger=path)
     with sqlite3.connect(path) as db:
-        db.execute("UPDATE budgets SET spent_delta = '0/1' WHERE id = ?", (budget.id,))
-    assert budget.spent.cost == dpframe.Cost()
+        db.execute("UPDATE budgets SET total_rho = '0/1' WHERE id = ?", (budget.id,))
+    assert budget.spent.cost == dpframe.Cost() and budget.total.rho == 0
     budget.charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
-    assert _raw(path, budget.id)[1] == dpframe.Cost(Fraction(1, 10), FILTER_MARK)
+    assert _raw(path, budget.id) == (dpframe.Cost(Fraction(1), Fraction(1, 10**6), FILTER_MARK),
+                                     dpframe.Cost(epsilon=Fraction(1, 10)))
+    assert budget.total.rho == 0
     assert not _charge_as_an_older_dpframe(path, budget.id, dpframe.Cost(epsilon=Fraction(1, 10)))
 
 

@@ -26,11 +26,13 @@ atomic and as durable as any other budget.
 A dpframe from before the filter budgets knows nothing of ``filter_state``: it
 would charge a filter budget by comparing its ``spent_*`` columns with its
 total, column by column, and the filter would never see those releases. So a
-filter budget's ``spent_delta`` column holds :data:`FILTER_MARK` (1, above any
-total δ), which makes every such comparison fail: an older dpframe refuses
-every charge. And a charge first checks that the ``spent_*`` columns agree
-with the filter's state, refusing the budget (:class:`LedgerError`) if anything
-else has charged it.
+filter budget's ``total_rho`` column holds :data:`FILTER_MARK` (−1; a filter
+budget has no ρ total, and ρ's spending is never below 0), which makes every
+such comparison fail: an older dpframe refuses every charge. (Not a mark on
+δ: an older dpframe takes a query's δ from what remains of it, and would
+spend a negative δ that cancels the mark.) And a charge first checks that the
+``spent_*`` columns agree with the filter's state, refusing the budget
+(:class:`LedgerError`) if anything else has charged it.
 """
 
 from __future__ import annotations
@@ -89,9 +91,9 @@ FILTERED = {
     "advanced": "advanced composition (filter for adaptively chosen ε)",
 }
 
-# What a filter budget keeps in its spent_delta column: above any total δ (< 1), so that a dpframe that compares
+# What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
 # spending with the total column by column (one from before the filter budgets) refuses every charge.
-FILTER_MARK = Fraction(1)
+FILTER_MARK = Fraction(-1)
 
 LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
@@ -150,9 +152,13 @@ def _in_terms_of(line: Line, kind: str) -> Line:
 
 def _agrees(spent: Cost, state: dict[str, Fraction]) -> bool:
     """Whether a filter budget's ``spent_*`` columns are what its filter charged: ε and ρ as in its state, δ the
-    mark (or 0, on a budget made before the mark). Anything else means another program charged the budget."""
-    return (spent.epsilon == state.get("epsilon") and spent.rho == state.get("rho")
-            and spent.delta in (0, FILTER_MARK))
+    0. Anything else means another program charged the budget."""
+    return spent.epsilon == state.get("epsilon") and spent.rho == state.get("rho") and spent.delta == 0
+
+
+def _stored_rho(kind: str, total: Cost) -> str:
+    """What the ``total_rho`` column holds: the mark for a filter budget (module docstring), else the total's ρ."""
+    return _text(FILTER_MARK if kind in FILTERED else total.rho)
 
 
 def _check_extensible(record: BudgetRecord) -> None:
@@ -334,8 +340,8 @@ class Ledger:
             raise LedgerError(f"a budget named {name!r} already exists in {self}")
         budget_id, created, zero = uuid.uuid4().hex, _now(), _text(Fraction(0))
         db.execute("INSERT INTO budgets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _text(total.rho),
-                    zero, _text(FILTER_MARK) if kind in FILTERED else zero, zero))
+                   (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _stored_rho(kind, total),
+                    zero, zero, zero))
         self._event(db, budget_id, "created", f"total {total.describe(kind)}")
         if kind in FILTERED:
             db.executemany("INSERT INTO filter_state VALUES (?, ?, ?)",
@@ -387,7 +393,7 @@ class Ledger:
                         + ("" if extend else ", or extend=True with a larger one to raise it (recorded in the ledger)")
                     )
                 db.execute("UPDATE budgets SET total_epsilon = ?, total_delta = ?, total_rho = ? WHERE id = ?",
-                           (_text(total.epsilon), _text(total.delta), _text(total.rho), budget_id))
+                           (_text(total.epsilon), _text(total.delta), _stored_rho(kind, total), budget_id))
                 self._event(db, budget_id, "extended",
                             f"total {record.total.describe(kind)} -> {total.describe(kind)}")
                 record = self._record(db, budget_id)
@@ -447,6 +453,7 @@ class Ledger:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
         total, spent = _cost(*row[4:7]), _cost(*row[7:10])
         if row[2] in FILTERED:
+            total = Cost(total.epsilon, total.delta)  # its total_rho column holds the mark, not a total
             state = self._filter_state(db, budget_id)
             if not _agrees(spent, state):  # charged by something that does not keep the filter: all spent
                 spent = total
@@ -488,7 +495,7 @@ class Ledger:
                 raise ValueError(f"a budget can only be extended: {total.describe(record.kind)} is below its total "
                                  f"{record.total.describe(record.kind)} in some part")
             db.execute("UPDATE budgets SET total_epsilon = ?, total_delta = ?, total_rho = ? WHERE id = ?",
-                       (_text(total.epsilon), _text(total.delta), _text(total.rho), budget_id))
+                       (_text(total.epsilon), _text(total.delta), _stored_rho(record.kind, total), budget_id))
             self._event(db, budget_id, "extended", f"total {record.total.describe(record.kind)} -> "
                                                    f"{total.describe(record.kind)}")
 
@@ -563,8 +570,9 @@ class Ledger:
         for key, value in state.items():
             db.execute("UPDATE filter_state SET value = ? WHERE budget_id = ? AND key = ?",
                        (_text(value), record.id, key))
-        # The mark is (re)written too: a budget made before it existed gets it at its first charge since.
-        return Cost(raw.epsilon + cost.epsilon, FILTER_MARK, raw.rho + cost.rho)
+        # A budget made before the mark existed gets it at its first charge since.
+        db.execute("UPDATE budgets SET total_rho = ? WHERE id = ?", (_stored_rho(record.kind, record.total), record.id))
+        return raw + cost
 
     def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line) -> int:
         cursor = db.execute(
