@@ -156,3 +156,11 @@ def test_no_adaptive_analyst_gets_past_a_filter_with_its_sequential_alternative(
     assert _worst_delta(admits, a, b, epsilon) <= delta
     # The check has teeth: a rule that also admits ε's adding up to 1.5 times the target is caught.
     assert _worst_delta(lambda k1, k2: admits(k1, k2) or k1 * a + k2 * b <= 1.5 * epsilon, a, b, epsilon) > 10 * delta
+
+
+@pytest.mark.parametrize("kind", ["rdp", "advanced"])
+def test_a_positive_epsilon_never_adds_nothing_to_a_filter(kind: str) -> None:
+    # Below ε ≈ 1e-154 the float curve (and ε tanh(ε/2)) underflows to 0; rounding up must still give a step.
+    rule = c.filter_for(kind, Fraction(1), Fraction(1, 10**6))
+    release = rule.increment(Fraction(1, 10**200), Fraction(0))
+    assert all(value > 0 for key, value in release.items() if key != "rho")
