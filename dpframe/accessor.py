@@ -646,8 +646,9 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> df = pd.DataFrame({"x": np.arange(10_000) % 50.0})
         >>> df["y"] = 2 * df["x"] + 5
         >>> p = df.dp.protect(epsilon=1.0)
-        >>> fit = p.dp.sample_and_aggregate(lambda b: np.polyfit(b["x"], b["y"], 1), bounds=[(0, 4), (0, 10)],
-        ...                                 epsilon=1.0, blocks=100)
+        >>> with dpframe.testing.seeded_noise(0):  # seeded: unseeded, |error| >= 0.2 in about 8% of runs
+        ...     fit = p.dp.sample_and_aggregate(lambda b: np.polyfit(b["x"], b["y"], 1), bounds=[(0, 4), (0, 10)],
+        ...                                     epsilon=1.0, blocks=100)
         >>> bool(abs(fit[0] - 2) < 0.2), len(fit)
         (True, 2)
         """

@@ -324,8 +324,9 @@ _GRID = 2**64
 _MARGIN = 2.0**-40
 
 
-def _up(value: float) -> Fraction:
-    return Fraction(math.ceil(Fraction(value) * (1 + Fraction(_MARGIN)) * _GRID), _GRID)
+def _up(value: float, positive: bool = False) -> Fraction:
+    # ``positive``: the exact amount is above 0, so at least one grid step even if ``value`` underflowed to 0.
+    return Fraction(max(math.ceil(Fraction(value) * (1 + Fraction(_MARGIN)) * _GRID), int(positive)), _GRID)
 
 
 def _down(value: float, scale: float) -> Fraction:
@@ -438,8 +439,8 @@ class RenyiFilter(Filter):
 
     def increment(self, epsilon: Fraction, rho: Fraction) -> State:
         """ε and ρ exactly, and the RDP curve, rounded up: the ε-DP bound of :func:`pure_dp_rdp` plus αρ."""
-        curve = {key: (_up(pure_dp_rdp(float(epsilon), alpha)) if epsilon else Fraction(0)) + Fraction(alpha) * rho
-                 for key, alpha in zip(self.keys[2:], self.orders, strict=True)}
+        curve = {key: (_up(pure_dp_rdp(float(epsilon), alpha), True) if epsilon else Fraction(0))
+                 + Fraction(alpha) * rho for key, alpha in zip(self.keys[2:], self.orders, strict=True)}
         return {"epsilon": epsilon, "rho": rho, **curve}
 
     def admits_own(self, state: State) -> bool:
@@ -496,7 +497,7 @@ class AdvancedFilter(Filter):
         if rho:
             raise ValueError("an advanced-composition budget composes pure ε-DP releases only; "
                              "pass epsilon= (Laplace noise), or use an accounting='rdp' budget for Gaussian noise")
-        return {"epsilon": epsilon, "rho": Fraction(0), "mean": _up(float(epsilon) * math.tanh(float(epsilon) / 2)),
+        return {"epsilon": epsilon, "rho": Fraction(0), "mean": _up(float(epsilon) * math.tanh(float(epsilon) / 2), epsilon > 0),
                 "square": epsilon * epsilon}
 
     def admits_own(self, state: State) -> bool:

@@ -22,6 +22,17 @@ for an advanced one Σ ε tanh(ε/2) and Σ ε²
 (:class:`~dpframe.accounting.composition.AdvancedFilter`). The state is read,
 checked and updated in the same transaction as the charge, so a filter is as
 atomic and as durable as any other budget.
+
+A dpframe from before the filter budgets knows nothing of ``filter_state``: it
+would charge a filter budget by comparing its ``spent_*`` columns with its
+total, column by column, and the filter would never see those releases. So a
+filter budget's ``total_rho`` column holds :data:`FILTER_MARK` (−1; a filter
+budget has no ρ total, and ρ's spending is never below 0), which makes every
+such comparison fail: an older dpframe refuses every charge. (Not a mark on
+δ: an older dpframe takes a query's δ from what remains of it, and would
+spend a negative δ that cancels the mark.) And a charge first checks that the
+``spent_*`` columns agree with the filter's state, refusing the budget
+(:class:`LedgerError`) if anything else has charged it.
 """
 
 from __future__ import annotations
@@ -80,6 +91,10 @@ FILTERED = {
     "advanced": "advanced composition (filter for adaptively chosen ε)",
 }
 
+# What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
+# spending with the total column by column (one from before the filter budgets) refuses every charge.
+FILTER_MARK = Fraction(-1)
+
 LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
 
@@ -133,6 +148,17 @@ def _in_terms_of(line: Line, kind: str) -> Line:
     if kind not in FILTERED:
         return line
     return replace(line, rule=line.rule.replace("sequential composition", FILTERED[kind]))
+
+
+def _agrees(spent: Cost, state: dict[str, Fraction]) -> bool:
+    """Whether a filter budget's ``spent_*`` columns are what its filter charged: ε and ρ as in its state, δ the
+    0. Anything else means another program charged the budget."""
+    return spent.epsilon == state.get("epsilon") and spent.rho == state.get("rho") and spent.delta == 0
+
+
+def _stored_rho(kind: str, total: Cost) -> str:
+    """What the ``total_rho`` column holds: the mark for a filter budget (module docstring), else the total's ρ."""
+    return _text(FILTER_MARK if kind in FILTERED else total.rho)
 
 
 def _check_extensible(record: BudgetRecord) -> None:
@@ -314,7 +340,7 @@ class Ledger:
             raise LedgerError(f"a budget named {name!r} already exists in {self}")
         budget_id, created, zero = uuid.uuid4().hex, _now(), _text(Fraction(0))
         db.execute("INSERT INTO budgets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _text(total.rho),
+                   (budget_id, name, kind, created, _text(total.epsilon), _text(total.delta), _stored_rho(kind, total),
                     zero, zero, zero))
         self._event(db, budget_id, "created", f"total {total.describe(kind)}")
         if kind in FILTERED:
@@ -367,7 +393,7 @@ class Ledger:
                         + ("" if extend else ", or extend=True with a larger one to raise it (recorded in the ledger)")
                     )
                 db.execute("UPDATE budgets SET total_epsilon = ?, total_delta = ?, total_rho = ? WHERE id = ?",
-                           (_text(total.epsilon), _text(total.delta), _text(total.rho), budget_id))
+                           (_text(total.epsilon), _text(total.delta), _stored_rho(kind, total), budget_id))
                 self._event(db, budget_id, "extended",
                             f"total {record.total.describe(kind)} -> {total.describe(kind)}")
                 record = self._record(db, budget_id)
@@ -426,10 +452,17 @@ class Ledger:
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
         total, spent = _cost(*row[4:7]), _cost(*row[7:10])
-        if row[2] in FILTERED and not spent.is_zero:
-            # A filter's spending, in its budget's (ε, δ) terms: how far its state has gone, read at its δ.
-            reading = filter_for(row[2], total.epsilon, total.delta).epsilon(self._filter_state(db, budget_id))
-            spent = Cost(epsilon=min(Fraction(reading), total.epsilon), delta=total.delta)
+        if row[2] in FILTERED:
+            total = Cost(total.epsilon, total.delta)  # its total_rho column holds the mark, not a total
+            state = self._filter_state(db, budget_id)
+            if not _agrees(spent, state):  # charged by something that does not keep the filter: all spent
+                spent = total
+            elif spent.epsilon or spent.rho:
+                # A filter's spending, in its budget's (ε, δ) terms: how far its state has gone, read at its δ.
+                reading = filter_for(row[2], total.epsilon, total.delta).epsilon(state)
+                spent = Cost(epsilon=min(Fraction(reading), total.epsilon), delta=total.delta)
+            else:
+                spent = Cost()
         return BudgetRecord(row[0], row[1], row[2], row[3], total, spent)
 
     def _filter_state(self, db: sqlite3.Connection, budget_id: str) -> dict[str, Fraction]:
@@ -462,7 +495,7 @@ class Ledger:
                 raise ValueError(f"a budget can only be extended: {total.describe(record.kind)} is below its total "
                                  f"{record.total.describe(record.kind)} in some part")
             db.execute("UPDATE budgets SET total_epsilon = ?, total_delta = ?, total_rho = ? WHERE id = ?",
-                       (_text(total.epsilon), _text(total.delta), _text(total.rho), budget_id))
+                       (_text(total.epsilon), _text(total.delta), _stored_rho(record.kind, total), budget_id))
             self._event(db, budget_id, "extended", f"total {record.total.describe(record.kind)} -> "
                                                    f"{total.describe(record.kind)}")
 
@@ -517,8 +550,18 @@ class Ledger:
             raise BudgetExceededError(f"{query} needs δ={float(cost.delta):.3g}, and a {record.kind} budget gives no "
                                       "δ to releases (its δ is its filter's); declare the categories, or use an "
                                       "(epsilon, delta) budget; nothing was charged")
+        row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
+                         (record.id,)).fetchone()
+        raw, before = _cost(*row), self._filter_state(db, record.id)
+        if not _agrees(raw, before):
+            raise LedgerError(
+                f"budget {record.label} is a filter ({record.kind}) that something other than its filter has charged "
+                f"(spent ε={float(raw.epsilon):.6g}, δ={float(raw.delta):.3g}, ρ={float(raw.rho):.6g} against the "
+                f"filter's ε={float(before.get('epsilon', 0)):.6g}, ρ={float(before.get('rho', 0)):.6g}; a dpframe "
+                "from before the filter budgets?), so its filter no longer knows what was released; nothing was "
+                "charged. Protect new data, or start a new budget")
         rule: Filter = filter_for(record.kind, record.total.epsilon, record.total.delta)
-        state = rule.add(self._filter_state(db, record.id), rule.increment(cost.epsilon, cost.rho))
+        state = rule.add(before, rule.increment(cost.epsilon, cost.rho))
         if not rule.admits(state):
             raise BudgetExceededError(
                 f"{query} needs {cost.describe(record.kind)}, more than the budget's filter admits (the budget "
@@ -527,9 +570,9 @@ class Ledger:
         for key, value in state.items():
             db.execute("UPDATE filter_state SET value = ? WHERE budget_id = ? AND key = ?",
                        (_text(value), record.id, key))
-        row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
-                         (record.id,)).fetchone()
-        return _cost(*row) + cost
+        # A budget made before the mark existed gets it at its first charge since.
+        db.execute("UPDATE budgets SET total_rho = ? WHERE id = ?", (_stored_rho(record.kind, record.total), record.id))
+        return raw + cost
 
     def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line) -> int:
         cursor = db.execute(

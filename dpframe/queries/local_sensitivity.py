@@ -242,10 +242,12 @@ def quartic_noise(size: int, source: RandomSource | None = None) -> NDArray[np.f
 def _approximate(target: Target, epsilon: float | None, delta: float | None, query: str) -> Privacy:
     """(eps, delta) with delta > 0, for a mechanism that is neither pure nor zCDP; validated, not charged."""
     budget = target.protection.budget
-    if budget.kind == "zcdp":
+    if budget.kind != "approx":
+        what = "zCDP" if budget.kind == "zcdp" else f"a filter (accounting={budget.kind!r}) that gives releases no δ"
         raise ValueError(
-            f"{query} is (ε, δ)-DP and this budget is zCDP: use a budget with epsilon and delta"
-            + (", or method='smooth' without delta (pure ε, charged ε²/2)" if query == "median" else "")
+            f"{query} is (ε, δ)-DP and this budget is {what}: use a budget with epsilon and delta"
+            + (f", or method='smooth' without delta (pure ε{', charged ε²/2' if budget.kind == 'zcdp' else ''})"
+               if query == "median" else "")
         )
     pure = resolve(budget, epsilon, None, None, "laplace")
     if delta is None:
