@@ -196,7 +196,8 @@ class LogisticRegression(PrivateEstimator):
 
     def predict(self, X: Any) -> NDArray[Any]:
         """The more probable class of each row of plain data ``X``."""
-        chosen: NDArray[Any] = self.classes_[(self._decision(X) > 0).astype(int)]
+        positive = self._decision(X) > 0
+        chosen: NDArray[Any] = self.classes_[positive.astype(int)]
         return chosen
 
     def score(self, X: Any, y: Any) -> float:
