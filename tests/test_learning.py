@@ -85,6 +85,17 @@ def test_zcdp_budget_and_private_bounds() -> None:
     assert -1 < lo <= 0.1 and 9.9 <= hi < 11  # found privately around the data's range [0, 10)
 
 
+def test_categories_selected_privately_earlier_are_public() -> None:
+    df = logistic_frame()
+    df["g"] = df["g"].astype(str)
+    p = df.dp.protect(epsilon=2.0, delta=1e-6)
+    with seeded_noise(8):
+        p["g"].dp.value_counts(epsilon=0.5, delta=1e-7)
+        model = LogisticRegression(bounds=BOUNDS).fit(p[FEATURES], p["y"], epsilon=1.0, delta=5e-7)
+    assert sorted(model.feature_names_out_[2:]) == ["g=a", "g=b", "g=c"]
+    assert p.dp.budget.ledger["query"].tolist()[-1] == "LogisticRegression"  # after value_counts' own lines
+
+
 def test_linear_regression_adassp_recovers_coefficients() -> None:
     rng = np.random.default_rng(5)
     n = 50_000

@@ -164,7 +164,8 @@ def prepare(estimator: str, X: Any, y: Any, bounds: Mapping[Any, Any] | None,
         raise TypeError(f"{estimator}.fit: y must be one protected column, e.g. p['label']")
     if label.name in frame.columns:
         raise ValueError(f"{estimator}.fit: the label {label.name!r} is also among the features")
-    design = plan_design(frame, bounds, categories, estimator=estimator)
+    design = plan_design(frame, bounds, categories, estimator=estimator,
+                         released=target.protection.released_categories)
     privacy = target.privacy(epsilon, delta, rho, "gaussian")
     if design.undiscovered:
         model = query_share(privacy, 1 - DISCOVERY_SHARE)

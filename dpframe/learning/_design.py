@@ -131,8 +131,15 @@ def plan_design(
     categories: Mapping[Any, Sequence[Any]] | None,
     *,
     estimator: str,
+    released: Mapping[Any, pd.Index[Any]] | None = None,
 ) -> Design:
-    """The encoding of every column of ``frame``, from its dtype and the declarations (reads no value)."""
+    """The encoding of every column of ``frame``, from its dtype and the declarations (reads no value).
+
+    ``released`` are categories an earlier query selected privately (e.g.
+    ``p[column].dp.value_counts(...)``): public since, so a text column with
+    released categories is one-hot encoded over them at no further cost.
+    """
+    released = {} if released is None else released
     bounds = _mapping(bounds, "bounds", estimator)
     categories = _mapping(categories, "categories", estimator)
     unknown = [str(c) for c in [*bounds, *categories] if c not in frame.columns]
@@ -157,14 +164,18 @@ def plan_design(
             features.append(Feature(name, "categorical", categories=tuple(dtype.categories)))
         elif pd.api.types.is_bool_dtype(dtype):
             features.append(Feature(name, "boolean"))
+        elif name in released and not pd.api.types.is_numeric_dtype(dtype):
+            features.append(Feature(name, "categorical", categories=tuple(released[name])))
         elif pd.api.types.is_numeric_dtype(dtype):
             declared_bounds = bounds.get(name)
             features.append(Feature(name, "numeric", None if declared_bounds is None else check_bounds(declared_bounds)))
         else:
             raise TypeError(
                 f"{estimator}: column {name!r} has dtype {dtype}, which is neither numeric, boolean nor categorical; "
-                f"declare its categories (categories={{{name!r}: [...]}}) or convert it with "
-                "astype(pd.CategoricalDtype([...])) so that its one-hot encoding is public"
+                f"declare its categories (categories={{{name!r}: [...]}}), convert it with "
+                "astype(pd.CategoricalDtype([...])), or select them privately first (e.g. "
+                f"p[{name!r}].dp.value_counts(epsilon=..., delta=...), its own ledger line), so that its one-hot "
+                "encoding is public"
             )
         if name in bounds and features[-1].kind != "numeric":
             raise ValueError(f"bounds were declared for {name!r}, which is not a numeric column")
