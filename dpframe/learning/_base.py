@@ -213,20 +213,20 @@ def start(prepared: Prepared, query: str, label: Callable[[pd.Series[Any]], NDAr
 
 
 def zcdp_of(privacy: Privacy, estimator: str) -> tuple[Fraction, str]:
-    """The zCDP ρ a Gaussian-noise fit may spend, and how its cost is read (the ledger's rule).
+    """The zCDP ρ a Gaussian-noise fit may spend, and how its total is read (the end of the ledger's rule).
 
     On a (ε, δ) budget, the largest ρ whose tight conversion (CKS20 Cor. 13)
     is within (ε, δ); on a zCDP or Rényi budget, ρ itself.
     """
     if privacy.kind != "approx":
-        return privacy.rho, "zCDP composition"
+        return privacy.rho, ""
     try:
         rho = round_down(zcdp_rho_for(_below(privacy.epsilon), _below(privacy.delta)))
     except (ValueError, OverflowError, ZeroDivisionError):
         raise ValueError(f"{estimator} cannot plan its noise with ε={float(privacy.epsilon):.3g}, "
                          f"δ={float(privacy.delta):.3g}: use a larger epsilon and a delta well below 1 (e.g. 1e-6)"
                          ) from None
-    return rho, "zCDP composition, converted to (ε, δ) by CKS20 Cor. 13"
+    return rho, ", converted to (ε, δ) by CKS20 Cor. 13"
 
 
 def _below(value: Fraction) -> float:

@@ -76,7 +76,7 @@ class LinearRegression(PrivateEstimator):
         if not pd.api.types.is_numeric_dtype(prepared.label.dtype) or pd.api.types.is_bool_dtype(prepared.label.dtype):
             raise TypeError(f"{name} needs a numeric label; {prepared.label.name!r} has dtype {prepared.label.dtype}")
         width, radius2 = prepared.design.width, prepared.design.radius2
-        rho_total, rule = zcdp_of(prepared.model, name)
+        rho_total, conversion = zcdp_of(prepared.model, name)
         third = rho_total / 3
         scale = 2 ** (2 * _BITS)
         eigen_sigma2 = gaussian_sigma2(Fraction(_EIGEN_STEPS + 2) ** 2, third)
@@ -94,7 +94,7 @@ class LinearRegression(PrivateEstimator):
             return scaled
 
         data = start(prepared, name, encode, mechanism="noisy sufficient statistics (discrete Gaussian)",
-                     detail=detail, rule=f"{rule} of the three releases")
+                     detail=detail, rule=f"zCDP composition of the three releases{conversion}")
         Xi = np.rint(data.X * 2**_BITS)
         yi = np.rint(data.y * 2**_BITS)
         # Integers below 2^53 in magnitude: the float products and sums are exact.

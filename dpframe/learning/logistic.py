@@ -160,7 +160,7 @@ class LogisticRegression(PrivateEstimator):
     def _schedule(self, privacy: Any, width: int, steps: int, rate: Fraction, name: str) -> _Schedule:
         grid = VectorGrid.choose(float(self.clipping_norm), width)
         if rate == 1:
-            rho, rule = zcdp_of(privacy, name)
+            rho, conversion = zcdp_of(privacy, name)
             count_rho = rho * COUNT_SHARE
             sigma2 = gaussian_sigma2(grid.sensitivity2 * steps, rho - count_rho)
             sigma = math.sqrt(sigma2) * grid.step
@@ -168,7 +168,8 @@ class LogisticRegression(PrivateEstimator):
                       f"rounded to a grid of {grid.step:.3g} (sensitivity {float(grid.sensitivity2) ** 0.5 * grid.step:.4g}"
                       f"); σ={sigma:.4g} per coordinate of {width} per step; a noisy unit count "
                       f"(ρ={float(count_rho):.3g})")
-            return _Schedule(grid, sigma2, count_rho, rate, detail, f"{rule} of {steps} steps and the count")
+            return _Schedule(grid, sigma2, count_rho, rate, detail,
+                             f"zCDP composition of {steps} steps and the count{conversion}")
         if privacy.kind != "approx":
             raise ValueError(f"{name}(method='sgd') accounts its subsampled steps in Rényi DP and converts them to "
                              "(ε, δ): use it on an (epsilon, delta) budget, or method='gd' on a zCDP or Rényi budget")
