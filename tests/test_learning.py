@@ -85,6 +85,16 @@ def test_zcdp_budget_and_private_bounds() -> None:
     assert -1 < lo <= 0.1 and 9.9 <= hi < 11  # found privately around the data's range [0, 10)
 
 
+def test_renyi_budget_is_charged_rho() -> None:
+    p = logistic_frame().dp.protect(epsilon=1.0, delta=1e-6, accounting="rdp")
+    with seeded_noise(9):
+        LogisticRegression(bounds=BOUNDS).fit(p[FEATURES], p["y"], rho=0.01)
+        LinearRegression(bounds=BOUNDS, label_bounds=(0, 1)).fit(p[FEATURES], p["y"].astype(float), rho=0.01)
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == ["LogisticRegression", "LinearRegression"]
+    assert ledger["rho"].tolist() == [0.01, 0.01]
+
+
 def test_categories_selected_privately_earlier_are_public() -> None:
     df = logistic_frame()
     df["g"] = df["g"].astype(str)
