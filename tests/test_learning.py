@@ -88,11 +88,11 @@ def test_zcdp_budget_and_private_bounds() -> None:
 def test_renyi_budget_is_charged_rho() -> None:
     p = logistic_frame().dp.protect(epsilon=1.0, delta=1e-6, accounting="rdp")
     with seeded_noise(9):
-        LogisticRegression(bounds=BOUNDS).fit(p[FEATURES], p["y"], rho=0.01)
-        LinearRegression(bounds=BOUNDS, label_bounds=(0, 1)).fit(p[FEATURES], p["y"].astype(float), rho=0.01)
+        LogisticRegression(bounds=BOUNDS).fit(p[FEATURES], p["y"], rho=0.004)
+        LinearRegression(bounds=BOUNDS, label_bounds=(0, 1)).fit(p[FEATURES], p["y"].astype(float), rho=0.004)
     ledger = p.dp.budget.ledger
     assert ledger["query"].tolist() == ["LogisticRegression", "LinearRegression"]
-    assert ledger["rho"].tolist() == [0.01, 0.01]
+    assert ledger["rho"].tolist() == [0.004, 0.004]
 
 
 def test_categories_selected_privately_earlier_are_public() -> None:
