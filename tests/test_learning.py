@@ -95,6 +95,21 @@ def test_renyi_budget_is_charged_rho() -> None:
     assert ledger["rho"].tolist() == [0.004, 0.004]
 
 
+def test_text_categories_are_selected_privately_within_the_fit() -> None:
+    df = logistic_frame()
+    df["g"] = df["g"].astype(str)
+    df.loc[:2, "g"] = "rare"  # three rows: below the selection threshold
+    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    with seeded_noise(10):
+        model = LogisticRegression().fit(p[FEATURES], p["y"], epsilon=1.0, delta=1e-6)
+    assert model.feature_names_out_[2:] == ["g=a", "g=b", "g=c"]
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == ["bounds for LogisticRegression", "bounds for LogisticRegression",
+                                        "categories for LogisticRegression", "LogisticRegression"]
+    assert ledger["epsilon"].sum() == pytest.approx(1.0) and ledger["delta"].sum() == pytest.approx(1e-6)
+    assert ledger["epsilon"].iloc[-1] == pytest.approx(0.9) and ledger["delta"].iloc[-1] == pytest.approx(9e-7)
+
+
 def test_categories_selected_privately_earlier_are_public() -> None:
     df = logistic_frame()
     df["g"] = df["g"].astype(str)
@@ -149,7 +164,7 @@ BAD_FITS = [
      "lower < upper"),
     (lambda df, p, q: LogisticRegression(bounds={"zz": (0, 1)}).fit(p[FEATURES], p["y"], epsilon=1, delta=1e-7),
      "zz"),
-    (lambda df, p, q: LogisticRegression().fit(p[["x1", "name"]], p["y"], epsilon=1, delta=1e-7), "categories"),
+    (lambda df, p, q: LogisticRegression().fit(p[["x1", "when"]], p["y"], epsilon=1, delta=1e-7), "datetime"),
     (lambda df, p, q: LogisticRegression().fit(p[["x1"]], p["n"], epsilon=1, delta=1e-7), "classes="),
     (lambda df, p, q: LogisticRegression().fit(p[["x1", "y"]], p["y"], epsilon=1, delta=1e-7), "also among"),
     (lambda df, p, q: LogisticRegression(bounds=BOUNDS).fit(p[FEATURES], p["y"], epsilon=5, delta=1e-7),
@@ -163,7 +178,7 @@ BAD_FITS = [
 @pytest.mark.parametrize("fit, message", BAD_FITS, ids=[m for _, m in BAD_FITS])
 def test_bad_input_is_refused_before_any_charge(fit: Any, message: str) -> None:
     df = logistic_frame(500)
-    df["name"] = "x"
+    df["when"] = pd.Timestamp("2024-01-01")
     df["n"] = 1
     p = df.dp.protect(epsilon=2.0, delta=1e-6)
     q = df.dp.protect(epsilon=2.0, delta=1e-6, ledger=dpframe.Ledger(":memory:"))
@@ -172,10 +187,14 @@ def test_bad_input_is_refused_before_any_charge(fit: Any, message: str) -> None:
     assert p.dp.budget.spent.epsilon == 0 and q.dp.budget.spent.epsilon == 0
 
 
-def test_sgd_is_refused_on_a_zcdp_budget_for_free() -> None:
-    p = logistic_frame(500).dp.protect(rho=1.0)
+def test_sgd_and_private_categories_are_refused_on_a_zcdp_budget_for_free() -> None:
+    df = logistic_frame(500)
+    df["text"] = df["g"].astype(str)
+    p = df.dp.protect(rho=1.0)
     with pytest.raises(ValueError, match="method='gd'"):
         LogisticRegression(method="sgd", bounds=BOUNDS).fit(p[FEATURES], p["y"], rho=0.5)
+    with pytest.raises(ValueError, match="selecting them privately needs an"):
+        LogisticRegression(bounds={"x1": (0, 10)}).fit(p[["x1", "text"]], p["y"], rho=0.5)
     assert p.dp.budget.spent.rho == 0
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -30,10 +30,12 @@ from dpframe.noise.mechanism import Privacy, round_down
 from dpframe.protection.objects import Protected, parts
 from dpframe.protection.units import unit_codes, unit_ids
 from dpframe.queries.bounds import private_bounds, pure_share, query_share
+from dpframe.queries.partitioned import Partitioning, release_counts
 from dpframe.queries.plan import Plan, Target
 
-# The share of the fit's epsilon (or rho) spent on finding the bounds of numeric columns declared without them,
-# split equally between those columns (pure epsilon-DP sparse vector runs; delta stays with the model).
+# The share of the fit's epsilon (or rho) spent on finding the bounds of numeric columns declared without them and
+# the categories of text columns, split equally between those columns (bounds: pure epsilon-DP sparse vector runs;
+# categories: noisy counts with private partition selection, which also take this share of delta).
 DISCOVERY_SHARE = Fraction(1, 10)
 
 
@@ -167,10 +169,17 @@ def prepare(estimator: str, X: Any, y: Any, bounds: Mapping[Any, Any] | None,
     design = plan_design(frame, bounds, categories, estimator=estimator,
                          released=target.protection.released_categories)
     privacy = target.privacy(epsilon, delta, rho, "gaussian")
-    if design.undiscovered:
+    if design.unselected and privacy.kind != "approx":
+        raise ValueError(
+            f"{estimator}: the categories of {list(map(str, design.unselected))} are not public, and selecting them "
+            "privately needs an (epsilon, delta) budget; declare them (categories={column: [...]}) or give the "
+            "columns a categorical dtype"
+        )
+    model = privacy
+    if design.undiscovered or design.unselected:
         model = query_share(privacy, 1 - DISCOVERY_SHARE)
-    else:
-        model = privacy
+    if design.unselected:
+        model = replace(model, delta=model.delta * (1 - DISCOVERY_SHARE))
     return Prepared(Target(frame, target.protection, target.sample), frame, label, design, privacy, model)
 
 
@@ -194,11 +203,19 @@ def start(prepared: Prepared, query: str, label: Callable[[pd.Series[Any]], NDAr
     target = prepared.target
     target.reserve(prepared.privacy.cost, query=query)
     design = prepared.design
+    discovering = len(design.undiscovered) + len(design.unselected)
     if design.undiscovered:
-        share = pure_share(prepared.privacy, DISCOVERY_SHARE / len(design.undiscovered))
+        share = pure_share(prepared.privacy, DISCOVERY_SHARE / discovering)
         found = {name: private_bounds(target, target.column(name), share, query=query)
                  for name in design.undiscovered}
         design = design.with_bounds(found)
+    if design.unselected:
+        weight = DISCOVERY_SHARE / discovering
+        selection = Privacy("approx", "laplace", prepared.privacy.epsilon * weight,
+                            prepared.privacy.delta * DISCOVERY_SHARE / len(design.unselected), Fraction(0))
+        selected = {name: release_counts(f"categories for {query}", target, Partitioning.of(target, [name], None),
+                                         selection, (str(name),)).cells for name in design.unselected}
+        design = design.with_categories(selected)
     Plan(query, tuple(map(str, design.names)), target, prepared.model, mechanism_name=mechanism, detail=detail,
          rule=rule).charge()
     mask = target.rows_in_use()

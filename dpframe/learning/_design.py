@@ -3,8 +3,9 @@
 Numeric columns are clipped to their bounds (declared, or found privately
 before the model is trained) and mapped linearly onto ``[-1, 1]``; boolean
 columns become one 0/1 feature; categorical columns are one-hot encoded over
-their public categories (a categorical dtype's, or declared with
-``categories=``). A last constant column of ones carries the intercept. Every
+their public categories (a categorical dtype's, declared with
+``categories=``, released by an earlier query, or selected privately before
+the model is trained). A last constant column of ones carries the intercept. Every
 row of the matrix therefore lies in a box fixed by the schema alone, whose
 squared L2 radius :attr:`Design.radius2` is public: one per numeric or
 boolean column, one per categorical column (one of its indicators is 1), one
@@ -37,6 +38,7 @@ class Feature:
     bounds: tuple[float, float] | None = None
     categories: tuple[Any, ...] = ()
     found: bool = False  # bounds found privately (their own ledger line)
+    selected: bool = False  # categories selected privately (their own ledger line)
 
     @property
     def width(self) -> int:
@@ -46,7 +48,8 @@ class Feature:
     def encode(self, column: pd.Series[Any]) -> NDArray[np.float64]:
         """The feature's columns of the design matrix, shape ``(rows, width)``."""
         if self.kind == "categorical":
-            codes = pd.Categorical(column, categories=list(self.categories)).codes
+            # -1 for a missing value or one outside the public categories (no indicator).
+            codes = pd.Index(list(self.categories)).get_indexer(column.to_numpy(dtype=object))
             out = np.zeros((len(column), self.width))
             present = codes >= 0
             out[np.flatnonzero(present), codes[present]] = 1.0
@@ -92,9 +95,19 @@ class Design:
         """Numeric columns whose bounds must be found privately."""
         return [f.name for f in self.features if f.kind == "numeric" and f.bounds is None]
 
+    @property
+    def unselected(self) -> list[Any]:
+        """Text columns whose categories must be selected privately."""
+        return [f.name for f in self.features if f.kind == "categorical" and f.selected and not f.categories]
+
     def with_bounds(self, found: Mapping[Any, tuple[float, float]]) -> Design:
         """This design with privately found bounds filled in."""
         return Design(tuple(replace(f, bounds=found[f.name], found=True) if f.name in found else f
+                            for f in self.features))
+
+    def with_categories(self, selected: Mapping[Any, pd.Index[Any]]) -> Design:
+        """This design with privately selected categories filled in."""
+        return Design(tuple(replace(f, categories=tuple(selected[f.name])) if f.name in selected else f
                             for f in self.features))
 
     def matrix(self, frame: pd.DataFrame) -> NDArray[np.float64]:
@@ -138,6 +151,8 @@ def plan_design(
     ``released`` are categories an earlier query selected privately (e.g.
     ``p[column].dp.value_counts(...)``): public since, so a text column with
     released categories is one-hot encoded over them at no further cost.
+    Other text columns get their categories by private partition selection
+    when the model is fitted (their own ledger lines).
     """
     released = {} if released is None else released
     bounds = _mapping(bounds, "bounds", estimator)
@@ -169,13 +184,12 @@ def plan_design(
         elif pd.api.types.is_numeric_dtype(dtype):
             declared_bounds = bounds.get(name)
             features.append(Feature(name, "numeric", None if declared_bounds is None else check_bounds(declared_bounds)))
+        elif pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            features.append(Feature(name, "categorical", selected=True))
         else:
             raise TypeError(
-                f"{estimator}: column {name!r} has dtype {dtype}, which is neither numeric, boolean nor categorical; "
-                f"declare its categories (categories={{{name!r}: [...]}}), convert it with "
-                "astype(pd.CategoricalDtype([...])), or select them privately first (e.g. "
-                f"p[{name!r}].dp.value_counts(epsilon=..., delta=...), its own ledger line), so that its one-hot "
-                "encoding is public"
+                f"{estimator}: column {name!r} has dtype {dtype}, which is neither numeric, boolean, categorical nor "
+                f"text; declare its categories (categories={{{name!r}: [...]}}) or convert it"
             )
         if name in bounds and features[-1].kind != "numeric":
             raise ValueError(f"bounds were declared for {name!r}, which is not a numeric column")

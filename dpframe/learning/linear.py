@@ -45,7 +45,8 @@ class LinearRegression(PrivateEstimator):
 
     * ``label_bounds`` -- ``(lower, upper)`` of the label (required: it bounds each unit's influence).
     * ``bounds``, ``categories`` -- the public encoding of the features (numeric
-      columns without bounds get them privately, a tenth of the budget).
+      columns without bounds and text columns without categories get them
+      privately, a tenth of the budget).
 
     >>> import numpy as np, pandas as pd, dpframe
     >>> rng = np.random.default_rng(0)

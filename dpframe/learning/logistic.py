@@ -72,8 +72,9 @@ class LogisticRegression(PrivateEstimator):
     * ``batch_rate`` -- DP-SGD's Poisson sampling rate of units.
     * ``l2`` -- ridge penalty on the scaled weights (public post-processing of the noisy gradients).
     * ``bounds``, ``categories`` -- the public encoding of the features; numeric
-      columns without bounds get them privately (their own ledger lines, a
-      tenth of the fit's budget).
+      columns without bounds get them privately, and text columns without
+      categories get them by private partition selection (their own ledger
+      lines, a tenth of the fit's budget).
     * ``classes`` -- the two labels, ``[negative, positive]``, when the label's
       dtype (boolean, categorical of two categories) does not make them public.
 
