@@ -11,7 +11,6 @@ naming its mechanism, noise and composition rule, and reads the data.
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -26,7 +25,7 @@ from dpframe.errors import NotProtectedError
 from dpframe.learning._design import Design, plan_design
 from dpframe.learning._noisy import Units, gaussian_sigma2, noisy
 from dpframe.noise.calibrate import zcdp_rho_for
-from dpframe.noise.mechanism import Privacy, round_down
+from dpframe.noise.mechanism import Privacy, _below, round_down
 from dpframe.protection.objects import Protected, parts
 from dpframe.protection.units import unit_codes, unit_ids
 from dpframe.queries.bounds import private_bounds, pure_share, query_share
@@ -244,12 +243,6 @@ def zcdp_of(privacy: Privacy, estimator: str) -> tuple[Fraction, str]:
                          f"δ={float(privacy.delta):.3g}: use a larger epsilon and a delta well below 1 (e.g. 1e-6)"
                          ) from None
     return rho, ", converted to (ε, δ) by CKS20 Cor. 13"
-
-
-def _below(value: Fraction) -> float:
-    """The largest float not above ``value`` (planning to it can only add noise)."""
-    approx = float(value)
-    return approx if Fraction(approx) <= value else math.nextafter(approx, 0.0)
 
 
 def noisy_count(count: int, rho: Fraction) -> float:

@@ -31,8 +31,9 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from dpframe.accounting.composition import ORDERS, poisson_gaussian_rdp, rdp_to_approx
-from dpframe.learning._base import PrivateEstimator, Data, noisy_count, prepare, start, zcdp_of, _below
+from dpframe.learning._base import Data, PrivateEstimator, noisy_count, prepare, start, zcdp_of
 from dpframe.learning._noisy import Units, VectorGrid, gaussian_sigma2, noisy, poisson_keep
+from dpframe.noise.mechanism import Privacy, _below
 
 # The share of the fit's rho (or, for DP-SGD, of the rho equivalent to its (ε, δ)) spent on the noisy number
 # of units that turns noisy gradient sums into averages.
@@ -158,7 +159,7 @@ class LogisticRegression(PrivateEstimator):
                 raise ValueError(f"batch_rate {self.batch_rate!r} is below 1/{_RATE_DENOMINATOR}")
         return int(steps), rate
 
-    def _schedule(self, privacy: Any, width: int, steps: int, rate: Fraction, name: str) -> _Schedule:
+    def _schedule(self, privacy: Privacy, width: int, steps: int, rate: Fraction, name: str) -> _Schedule:
         grid = VectorGrid.choose(float(self.clipping_norm), width)
         if rate == 1:
             rho, conversion = zcdp_of(privacy, name)
