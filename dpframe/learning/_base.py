@@ -137,7 +137,7 @@ class Prepared:
     label: pd.Series[Any]
     design: Design
     privacy: Privacy  # the whole fit's
-    model: Privacy  # what the model's own line spends (the whole fit's, less finding bounds)
+    model: Privacy  # what the model's own line spends (the whole fit's, less finding bounds and categories)
 
 
 def prepare(estimator: str, X: Any, y: Any, bounds: Mapping[Any, Any] | None,
