@@ -255,3 +255,26 @@ def test_one_training_step_passes_an_empirical_privacy_audit() -> None:
     # Positive control: a fifth of the noise is caught spending more than ε = 1.
     a, b = _one_step_releases(base, 5), _one_step_releases(neighbour, 5)
     assert epsilon_lower_bound(a, b, delta=1e-6) > 1.0
+
+
+def test_benchmark_script_runs_on_a_slice_of_adult(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("sklearn")
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_learning.py"
+    spec = importlib.util.spec_from_file_location("bench_learning", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, bench)
+    spec.loader.exec_module(bench)
+    found = bench.adult()
+    if found is None:
+        pytest.skip("shared Adult data not available")
+    df, domain = found
+    bench.classification(df.sample(4_000, random_state=0), domain, 1)
+    bench.regression(df.sample(4_000, random_state=0), domain, 1)
+    out = capsys.readouterr().out
+    assert "dpframe gd" in out and "dpframe AdaSSP" in out
