@@ -65,6 +65,24 @@ class PrivateEstimator:
         return [p.name for p in signature.parameters.values()
                 if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
+    # scikit-learn's estimator type: "classifier" or "regressor".
+    _estimator_type: str = ""
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags (1.6 and later ask for them in ``Pipeline``, ``clone`` and ``score``); scikit-learn
+        is imported only when it asks, so the models need no scikit-learn of their own."""
+        from sklearn.base import BaseEstimator
+        from sklearn.utils import ClassifierTags, RegressorTags
+
+        tags = BaseEstimator.__sklearn_tags__(self)  # reads nothing of the instance
+        tags.estimator_type = self._estimator_type
+        tags.target_tags.required = True
+        if self._estimator_type == "classifier":
+            tags.classifier_tags = ClassifierTags()
+        else:
+            tags.regressor_tags = RegressorTags()
+        return tags
+
     def __repr__(self) -> str:
         defaults = inspect.signature(type(self).__init__).parameters
         changed = [f"{name}={value!r}" for name, value in self.get_params().items()

@@ -59,6 +59,8 @@ class LinearRegression(PrivateEstimator):
     (True, True)
     """
 
+    _estimator_type = "regressor"
+
     def __init__(self, *, label_bounds: tuple[float, float] | None = None, bounds: Mapping[Any, Any] | None = None,
                  categories: Mapping[Any, Sequence[Any]] | None = None) -> None:
         self.label_bounds = label_bounds

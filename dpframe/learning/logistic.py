@@ -91,6 +91,8 @@ class LogisticRegression(PrivateEstimator):
     ['LogisticRegression']
     """
 
+    _estimator_type = "classifier"
+
     _classifier = True
 
     def __init__(self, *, method: str = "gd", steps: int | None = None, learning_rate: float | None = None,
