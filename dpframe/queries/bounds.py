@@ -339,14 +339,15 @@ def choose_bounds(
     grid = candidates()
     buckets = table if isinstance(table, Buckets) else Buckets(table, int(table.sum()), math.inf, -math.inf,
                                                                np.zeros(0))
-    above, below = clip_counts(buckets.table)
     noise = svt_noise(epsilon, contributions)
     margin = math.floor(MARGIN * noise.query)  # 0 when the noise is negligible (huge epsilon)
     run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source)
-    # Upper bound: scan upwards; lower bound: scan downwards. Queries are minus the values clipped.
-    i = run.first_above_bounded(-above, grid > buckets.high, lambda: -clip_counts(buckets.whole())[0])
-    j = run.first_above_bounded(-below[::-1], grid[::-1] < buckets.low,
-                                lambda: -clip_counts(buckets.whole())[1][::-1])
+    # Upper bound: scan upwards; lower bound: scan downwards. Queries are minus the values clipped. The
+    # lower scan reads the table afresh: the upper one may have replaced the tails by every value.
+    i = run.first_above_bounded(-_upper_counts(buckets.table), grid > buckets.high,
+                                lambda: -_upper_counts(buckets.whole()))
+    j = run.first_above_bounded(-_upper_counts(buckets.table[::-1]), grid[::-1] < buckets.low,
+                                lambda: -_upper_counts(buckets.whole()[::-1]))
     top = len(grid) - 1
     hi_index = top if i is None else i
     lo_index = 0 if j is None else top - j
