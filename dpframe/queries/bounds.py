@@ -21,6 +21,29 @@ clip (values ``> t``) and how many the lower bound ``t`` would clip
 magnitude below ~2**-40 count as 0. Nothing is clipped and summed per
 candidate, as the book's loop does.
 
+Only the tails are counted (:class:`Buckets`)
+---------------------------------------------
+On columns of 2**18 rows or more, the pass counts only the values at or
+below a cut ``low`` and at or above a cut ``high``, placed from a strided
+sample of ~2**14 values so that a few thousand values lie beyond each; the
+pass is one chunked comparison (``low < x < high``) that copies the rest,
+some 2.5x cheaper than bucketing every value. Counts of the tails are exact
+for an upper bound ``t >= high`` (the values it counts as clipped are all
+``>= t``, so in the tails) and a lower bound ``t <= low``; for the other candidates they
+are lower bounds on the values clipped, i.e. upper bounds on the SVT's
+query. With the same noise, a query that is negative on an upper bound of
+its answer is negative on its answer; so when the first positive on those
+bounds is at an exact candidate, it is the first positive of the exact
+answers, and otherwise every value is counted (a second pass) and the same
+noise compared with the exact answers
+(:meth:`~dpframe.selection.svt.SparseVector.first_above_bounded`). For
+every draw of the noise the bounds are those of the whole table: the same
+distribution, hence the same privacy and accuracy. The cuts depend on the
+data, but they only decide how much is counted, never what is released
+(a second pass is rare: every inner candidate has some ``4 * 16 s`` values
+beyond it, far beyond the noise; on data with few distinct values, e.g. 0/1,
+the tails are most of the data and the pass saves nothing).
+
 The queries and the threshold
 -----------------------------
 One SVT run (Lyu, Su & Li 2017, Alg. 1; :mod:`dpframe.selection.svt`) with
@@ -189,20 +212,22 @@ _TAIL_CHUNK = 1 << 16  # rows per chunk of the comparisons: their boolean masks 
 class Buckets:
     """The bucket counts the bounds are chosen from: of every value, or only of the two tails.
 
-    ``table`` counts (as :func:`bucket_counts`) the values below ``low`` and
-    above ``high`` -- all non-missing values when ``low = inf`` and
+    ``table`` counts (as :func:`bucket_counts`) the values at or below ``low``
+    and at or above ``high`` -- all non-missing values when ``low = inf`` and
     ``high = -inf``. ``count`` is the number of non-missing values in all.
-    An upper bound ``t > high`` clips only values above ``high`` and a lower
-    bound ``t < low`` only values below ``low``, so :func:`clip_counts` of
-    ``table`` is exact for such candidates; for the others it is a lower bound
-    (it counts a subset of the values clipped). :meth:`whole` counts every
-    value, once, when an answer needs the exact counts of an inner candidate.
+    An upper bound ``t >= high`` clips (or counts as clipped) only values of
+    at least ``high``, and a lower bound ``t <= low`` only values of at most
+    ``low``, so :func:`clip_counts` of ``table`` is exact for such candidates; for the others it is a lower bound
+    (it counts a subset of the values clipped). ``clipped(whole=True)``
+    counts every value, once, when an answer needs the exact counts of an
+    inner candidate.
 
     >>> b = Buckets.of(np.arange(1e6))
     >>> int(b.table.sum()) < 10**5, b.count, b.low < 1e5 < 9e5 < b.high
     (True, 1000000, True)
-    >>> bool((clip_counts(b.whole())[0] >= clip_counts(b.table)[0]).all())
-    True
+    >>> tails = b.clipped()[0]
+    >>> bool((b.clipped(whole=True)[0] >= tails).all()), b.low, b.high
+    (True, inf, -inf)
     """
 
     table: NDArray[np.int64]
@@ -210,6 +235,7 @@ class Buckets:
     low: float
     high: float
     values: NDArray[np.float64]
+    _clipped: tuple[NDArray[np.int64], tuple[NDArray[np.int64], NDArray[np.int64]]] | None = None
 
     @classmethod
     def of(cls, values: NDArray[np.float64], reach: int = 256) -> Buckets:
@@ -217,10 +243,12 @@ class Buckets:
 
         ``reach`` is how many values beyond a cut the sparse vector needs to
         know about to decide (almost) every candidate inside the cuts; fewer
-        only costs a second pass (:meth:`whole`), never a different answer.
+        only costs a second pass (:meth:`clipped`), never a different answer.
         One chunked pass of comparisons copies the values outside
-        ``[low, high]`` (and NaN, only to count it); short columns, or a reach
-        near the column's length, get the whole table at once.
+        ``(low, high)`` (and NaN, only to count it) -- the cuts themselves
+        included, so integer data tied at a cut keep exact counts there;
+        short columns, or a reach near the column's length, get the whole
+        table at once.
         """
         n = len(values)
         if n < max(_TAIL_MIN_ROWS, 64 * reach):
@@ -240,10 +268,10 @@ class Buckets:
         for start in range(0, n, _TAIL_CHUNK):
             chunk = values[start : start + _TAIL_CHUNK]
             w, u = within[: len(chunk)], upper[: len(chunk)]
-            np.greater_equal(chunk, low, out=w)
-            np.less_equal(chunk, high, out=u)
+            np.greater(chunk, low, out=w)
+            np.less(chunk, high, out=u)
             np.logical_and(w, u, out=w)
-            np.logical_not(w, out=w)  # outside [low, high], or NaN
+            np.logical_not(w, out=w)  # outside (low, high), or NaN
             parts.append(chunk[w])
         tails = np.concatenate(parts)
         table = bucket_counts(tails)
@@ -255,11 +283,13 @@ class Buckets:
         table = bucket_counts(values)
         return cls(table, int(table.sum()), math.inf, -math.inf, values)
 
-    def whole(self) -> NDArray[np.int64]:
-        """The table of every value (a second pass over the data, kept for later calls)."""
-        if self.low != math.inf or self.high != -math.inf:
+    def clipped(self, whole: bool = False) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """:func:`clip_counts` of the table, computed once; ``whole=True`` first counts every value if not yet done."""
+        if whole and (self.low != math.inf or self.high != -math.inf):
             self.table, self.low, self.high = bucket_counts(self.values), math.inf, -math.inf
-        return self.table
+        if self._clipped is None or self._clipped[0] is not self.table:
+            self._clipped = (self.table, clip_counts(self.table))
+        return self._clipped[1]
 
 
 @functools.lru_cache(maxsize=1)
@@ -344,10 +374,10 @@ def choose_bounds(
     run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source)
     # Upper bound: scan upwards; lower bound: scan downwards. Queries are minus the values clipped. The
     # lower scan reads the table afresh: the upper one may have replaced the tails by every value.
-    i = run.first_above_bounded(-_upper_counts(buckets.table), grid > buckets.high,
-                                lambda: -_upper_counts(buckets.whole()))
-    j = run.first_above_bounded(-_upper_counts(buckets.table[::-1]), grid[::-1] < buckets.low,
-                                lambda: -_upper_counts(buckets.whole()[::-1]))
+    i = run.first_above_bounded(-buckets.clipped()[0], grid >= buckets.high,
+                                lambda: -buckets.clipped(whole=True)[0])
+    j = run.first_above_bounded(-buckets.clipped()[1][::-1], grid[::-1] <= buckets.low,
+                                lambda: -buckets.clipped(whole=True)[1][::-1])
     top = len(grid) - 1
     hi_index = top if i is None else i
     lo_index = 0 if j is None else top - j
@@ -495,7 +525,7 @@ def measure_clipping(
     else:
         grid = candidates()
         # Bounds inside the tails' cuts (rare: a degenerate or relabelled choice) need every value counted.
-        above, below = clip_counts(table.table if lo < table.low and hi > table.high else table.whole())
+        above, below = table.clipped(whole=not (lo <= table.low and hi >= table.high))
         n_below = int(below[np.searchsorted(grid, lo)])
         n_above = int(above[np.searchsorted(grid, hi)])
         n_values = table.count
