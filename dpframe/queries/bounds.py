@@ -113,7 +113,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -208,7 +208,7 @@ _SAMPLE = 1 << 14  # a strided sample of about this many values places the tail 
 _TAIL_CHUNK = 1 << 16  # rows per chunk of the comparisons: their boolean masks stay in cache
 
 
-@dataclass
+@dataclass(eq=False)
 class Buckets:
     """The bucket counts the bounds are chosen from: of every value, or only of the two tails.
 
@@ -235,11 +235,12 @@ class Buckets:
     low: float
     high: float
     values: NDArray[np.float64]
-    _clipped: tuple[NDArray[np.int64], tuple[NDArray[np.int64], NDArray[np.int64]]] | None = None
+    _clipped: tuple[NDArray[np.int64], tuple[NDArray[np.int64], NDArray[np.int64]]] | None = field(
+        default=None, init=False, repr=False)
 
     @classmethod
     def of(cls, values: NDArray[np.float64], reach: int = 256) -> Buckets:
-        """The tails of ``values``: cuts placed (from a strided sample) so about ``4 reach`` or more values lie beyond each.
+        """The tails of ``values``: cuts placed (from a strided sample) with ``4 reach`` or more values beyond each.
 
         ``reach`` is how many values beyond a cut the sparse vector needs to
         know about to decide (almost) every candidate inside the cuts; fewer

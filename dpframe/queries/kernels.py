@@ -68,7 +68,16 @@ def moment_sums(
     ``rint(clip(d*d - square_center, square_grid.lo, square_grid.hi) / step2)``
     (the centre of the squares' range halves their sensitivity). Missing values contribute nothing and are
     not counted. With ``codes`` (group of each row, -1 = row not used) the sums
-    are per group.
+    are per group. A chunk is summed first without looking for missing values
+    (NaN survives subtracting and clipping, so one shows in the chunk's sum);
+    only a chunk whose sum is NaN is summed again with the mask of them.
+
+    >>> from fractions import Fraction
+    >>> from dpframe.noise.mechanism import Privacy
+    >>> grid = SumGrid.choose(-2.0, 2.0, 1, Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0)))
+    >>> m = moment_sums(np.array([1.0, np.nan, 5.0, -0.5]), 0.0, grid)
+    >>> int(m.counts[0]), float(m.sums[0] * grid.data_step)  # 1 + 2 (clipped) - 0.5
+    (3, 2.5)
     """
     counts = np.zeros(n_groups, dtype=np.int64)
     sums = np.zeros(n_groups, dtype=np.int64)
