@@ -25,7 +25,7 @@ pandas 3 ``str`` dtype), queried with declared ``keys=``. The noise is *not* see
 as they would in real use. The budget is huge so the benchmark never runs
 out; each query spends epsilon=1. The "auto bounds" cases pass no bounds: a
 quarter of epsilon finds them privately (sparse vector over a logarithmic grid,
-one bucketing pass), then the query runs.
+one pass bucketing the two tails), then the query runs.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def build_cases(df: pd.DataFrame) -> list[Case]:
              lambda: x.clip(LO, HI).mean(), "s.clip(lo, hi).mean()", None, None, _nbytes(df, "x"),
              "~3 rows per user; users over 5 rows are bounded by random choice"),
         Case("mean (auto bounds)", lambda: px.dp.mean(epsilon=1.0), lambda: x.mean(), "s.mean()", 3.0, mem2,
-             _nbytes(df, "x"), "bounds found privately (sparse vector, 1/4 of epsilon): one extra bucketing pass"),
+             _nbytes(df, "x"), "bounds found privately (sparse vector, 1/4 of epsilon): one extra pass over the tails"),
         Case("sum (auto bounds)", lambda: px.dp.sum(epsilon=1.0), lambda: x.sum(), "s.sum()", None, mem2,
              _nbytes(df, "x"), "bounds found privately (sparse vector, 1/4 of epsilon)"),
         Case("groupby mean (k str, keys=)",

@@ -333,3 +333,28 @@ def test_the_audited_simulation_is_what_above_threshold_does() -> None:
     sd = np.sqrt(n * expected * (1 - expected))
     assert np.all(np.abs(counts - n * expected) <= 5.5 * sd + 1), (counts, n * expected)
     assert math.isclose(float(expected.sum()), 1.0)
+
+
+def test_first_above_bounded_gives_first_above_of_the_answers_for_every_draw() -> None:
+    # Pathwise: with the same seeded noise, bounds (answers, raised where not exact) give the index the
+    # answers give, whether the first positive on the bounds is exact or not (then the answers are used).
+    rng = np.random.default_rng(5)
+    refined = 0
+    for seed in range(300):
+        answers = rng.integers(-60, 30, size=40)
+        exact = rng.random(40) < 0.5
+        bounds = np.where(exact, answers, answers + rng.integers(0, 40, size=40))
+        calls: list[int] = []
+
+        def all_answers() -> np.ndarray:
+            calls.append(1)
+            return answers
+
+        with seeded_noise(seed):
+            eager = SparseVector(0, 1, 1.0, c=2).first_above(answers)
+        with seeded_noise(seed):
+            run = SparseVector(0, 1, 1.0, c=2)
+            lazy = run.first_above_bounded(bounds, exact, all_answers)
+        assert lazy == eager and run.remaining == (1 if eager is not None else 2)
+        refined += len(calls)
+    assert 0 < refined < 300  # both paths were taken

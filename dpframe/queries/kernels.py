@@ -68,7 +68,16 @@ def moment_sums(
     ``rint(clip(d*d - square_center, square_grid.lo, square_grid.hi) / step2)``
     (the centre of the squares' range halves their sensitivity). Missing values contribute nothing and are
     not counted. With ``codes`` (group of each row, -1 = row not used) the sums
-    are per group.
+    are per group. A chunk is summed first without looking for missing values
+    (NaN survives subtracting and clipping, so one shows in the chunk's sum);
+    only a chunk whose sum is NaN is summed again with the mask of them.
+
+    >>> from fractions import Fraction
+    >>> from dpframe.noise.mechanism import Privacy
+    >>> grid = SumGrid.choose(-2.0, 2.0, 1, Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0)))
+    >>> m = moment_sums(np.array([1.0, np.nan, 5.0, -0.5]), 0.0, grid)
+    >>> int(m.counts[0]), float(m.sums[0] * grid.data_step)  # 1 + 2 (clipped) - 0.5
+    (3, 2.5)
     """
     counts = np.zeros(n_groups, dtype=np.int64)
     sums = np.zeros(n_groups, dtype=np.int64)
@@ -76,40 +85,55 @@ def moment_sums(
     inv_step = float(1 / grid.data_step)  # a power of two: multiplying is exact
     buf = np.empty(min(CHUNK, len(values)), dtype=np.float64)
     sq = np.empty_like(buf) if square_grid is not None else None
-    # One pass over the (small-integer) codes saves masking every chunk in the common case.
-    any_unused = codes is not None and bool((codes < 0).any())
-    for part in _chunks(len(values)):
-        d = buf[: part.stop - part.start]
-        np.subtract(values[part], center, out=d)
-        missing = np.isnan(d)
-        any_missing = bool(missing.any())
+
+    def chunk_sums(
+        x: NDArray[np.float64], group: Codes | None, missing: NDArray[np.bool_] | None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+        """The chunk's grid sums (integer-valued floats), ``missing`` rows contributing 0."""
+        d = buf[: len(x)]
+        np.subtract(x, center, out=d)
         np.clip(d, grid.lo, grid.hi, out=d)
-        group = None if codes is None else codes[part]
-        if any_unused and group is not None:
-            unused = group < 0
-            if unused.any():
-                missing |= unused
-                any_missing = True
-                group = np.where(unused, 0, group)
-        if any_missing:
+        if missing is not None:
             d[missing] = 0.0
-        if sq is not None and square_grid is not None and square_sums is not None:
+        square_total = None
+        if sq is not None and square_grid is not None:
             s = sq[: len(d)]
             np.multiply(d, d, out=s)
             np.subtract(s, square_center, out=s)
             np.clip(s, square_grid.lo, square_grid.hi, out=s)
-            if any_missing:
+            if missing is not None:
                 s[missing] = 0.0
             np.multiply(s, float(1 / square_grid.data_step), out=s)
             np.rint(s, out=s)
-            square_sums += _group_sum(s, group, n_groups)
+            square_total = _group_sum(s, group, n_groups)
         np.multiply(d, inv_step, out=d)
         np.rint(d, out=d)
-        sums += _group_sum(d, group, n_groups)
-        if any_missing:
-            counts += _group_sum((~missing).astype(np.float64), group, n_groups)
+        return _group_sum(d, group, n_groups), square_total
+
+    # One pass over the (small-integer) codes saves masking every chunk in the common case.
+    any_unused = codes is not None and bool((codes < 0).any())
+    for part in _chunks(len(values)):
+        x = values[part]
+        group = None if codes is None else codes[part]
+        missing = None
+        if any_unused and group is not None:
+            unused = group < 0
+            if unused.any():
+                missing, group = unused, np.where(unused, 0, group)
+        total, square_total = chunk_sums(x, group, missing)
+        if np.isnan(total).any():
+            # A missing value: NaN survives subtracting and clipping, so it shows in the chunk's sum. Only
+            # then is the mask of missing values made (rather than for every chunk) and the chunk summed again.
+            nan = np.isnan(x)
+            missing = nan if missing is None else missing | nan
+            total, square_total = chunk_sums(x, group, missing)
+        sums += total.astype(np.int64)
+        if square_sums is not None and square_total is not None:
+            square_sums += square_total.astype(np.int64)
+        if missing is not None:
+            counts += _group_sum((~missing).astype(np.float64), group, n_groups).astype(np.int64)
         elif group is None:
-            counts += len(d)
+            counts += len(x)
         else:
             counts += np.bincount(group, minlength=n_groups)
     return MomentSums(counts, sums, square_sums)
@@ -117,11 +141,11 @@ def moment_sums(
 
 def _group_sum(
     integers: NDArray[np.float64], group: Codes | None, n_groups: int
-) -> NDArray[np.int64]:
-    # Exact: a chunk's integer-valued floats sum below 2^53 in any order.
+) -> NDArray[np.float64]:
+    # Exact: a chunk's integer-valued floats sum below 2^53 in any order (NaN if one is NaN).
     if group is None:
-        return np.array([integers.sum()], dtype=np.int64)
-    return np.bincount(group, weights=integers, minlength=n_groups).astype(np.int64)
+        return np.array([integers.sum()])
+    return np.bincount(group, weights=integers, minlength=n_groups).astype(np.float64, copy=False)
 
 
 def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.int64]:

@@ -305,6 +305,32 @@ class SparseVector:
         found = self.positives(answers, limit=1)
         return found[0] if found else None
 
+    def first_above_bounded(
+        self, bounds: NDArray[np.int64], exact: NDArray[np.bool_], answers: Callable[[], NDArray[np.int64]]
+    ) -> int | None:
+        """:meth:`first_above` of answers known at first only through upper bounds: ``bounds[i] >= answers[i]``,
+        with equality where ``exact[i]``; ``answers()`` computes them all, and is called only when needed.
+
+        The noise is drawn once, as by :meth:`first_above`. With the same noise, a query negative on its bound
+        is negative on its answer (which is no larger), so when the first positive on the bounds is at an
+        exact query it is the first positive on the answers; otherwise the answers are computed and compared
+        with the same noise. The result is the one :meth:`first_above` would give on the answers, for every
+        draw of the noise: the same distribution, the same privacy.
+
+        >>> from dpframe.testing import seeded_noise
+        >>> bounds, exact = np.array([-5, -5, 40, 0]), np.array([False, False, True, True])
+        >>> with seeded_noise(0):
+        ...     SparseVector(20, 1, 1e6).first_above_bounded(bounds, exact, lambda: np.array([-9, -7, 40, 0]))
+        2
+        """
+        self._check_open()
+        noise = self._draw(len(bounds))
+        found = _first_positives(_as_integers(bounds), noise, self._level, 1)
+        if found and not exact[found[0]]:
+            found = _first_positives(_as_integers(answers()), noise, self._level, 1)
+        self.remaining -= len(found)
+        return found[0] if found else None
+
     def _draw(self, n: int) -> NDArray[np.int64]:
         return sample_discrete_laplace(self.noise.query, n, self._source)
 
