@@ -54,7 +54,7 @@ def test_fit_is_one_ledger_line_charged_before_the_data_are_read(method: str, mo
     assert line["epsilon"] == 0.5 and line["delta"] == 5e-7
     assert ("DP-SGD" if method == "sgd" else "gradient descent") in line["mechanism"]
     assert "clipped to L2 norm 1" in line["noise"] and "σ=" in line["noise"]
-    assert ("MTZ19" if method == "sgd" else "CKS20 Cor. 13") in line["rule"]
+    assert ("Zhu & Wang 2019" if method == "sgd" else "CKS20 Cor. 13") in line["rule"]
     assert float(model.privacy_.epsilon) == 0.5
 
 

@@ -9,8 +9,9 @@ steps and one noisy count of the units (to average the sums) compose in zCDP.
 independently with probability ``batch_rate`` (exact Bernoulli draws from the
 secure source) and releases the noisy sum of the kept units' clipped
 gradients; the noise multiplier is the smallest (found by bisection) for
-which the steps' Rényi curve -- the Poisson-subsampled Gaussian's, MTZ19 --
-plus the count's converts (CKS20 Prop. 12) to within the (ε, δ) given.
+which the steps' Rényi curve -- Zhu & Wang's bound for a Poisson-subsampled
+mechanism with the discrete Gaussian's curve -- plus the count's converts
+(CKS20 Prop. 12) to within the (ε, δ) given.
 
 Either way the fit is one release: its whole cost is reserved and charged
 before the data are read, as one ledger line naming the mechanism, the
@@ -30,7 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from dpframe.accounting.composition import ORDERS, poisson_gaussian_rdp, rdp_to_approx
+from dpframe.accounting.composition import ORDERS, gaussian_rdp, poisson_subsampled_rdp, rdp_to_approx
 from dpframe.learning._base import Data, PrivateEstimator, noisy_count, prepare, start, zcdp_of
 from dpframe.learning._noisy import Units, VectorGrid, gaussian_sigma2, noisy, poisson_keep
 from dpframe.noise.mechanism import Privacy, _below
@@ -186,8 +187,8 @@ class LogisticRegression(PrivateEstimator):
                   f"clipped to L2 norm {self.clipping_norm:g}, rounded to a grid of {grid.step:.3g}; noise "
                   f"multiplier {multiplier:.4g} (σ={math.sqrt(sigma2) * grid.step:.4g} per coordinate of {width}); "
                   f"a noisy unit count (ρ={float(count_rho):.3g})")
-        rule = (f"Rényi composition of {steps} Poisson-subsampled Gaussian steps (MTZ19) and the count, converted "
-                "to (ε, δ) by CKS20 Prop. 12")
+        rule = (f"Rényi composition of {steps} Poisson-subsampled discrete Gaussian steps (Zhu & Wang 2019 Thm 6) "
+                "and the count, converted to (ε, δ) by CKS20 Prop. 12")
         return _Schedule(grid, sigma2, count_rho, rate, detail, rule)
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
@@ -231,7 +232,10 @@ def _noise_multiplier(epsilon: float, delta: float, rate: float, steps: int, cou
     """The smallest noise multiplier (to 0.1%) whose steps and count fit (ε, δ) by the Rényi accountant."""
 
     def spent(z: float) -> float:
-        curve = [steps * poisson_gaussian_rdp(rate, z, a) + a * count_rho for a in ORDERS]
+        # Zhu & Wang's bound for any mechanism with the discrete Gaussian's curve: MTZ19's Gaussian formula is
+        # proven in its larger direction for the continuous Gaussian only.
+        curve = [steps * poisson_subsampled_rdp(lambda order: gaussian_rdp(z, order), rate, a) + a * count_rho
+                 for a in ORDERS]
         return rdp_to_approx(curve, ORDERS, delta)[0]
 
     lo, hi = 0.3, 1e4
