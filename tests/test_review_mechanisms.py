@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -63,7 +64,8 @@ def test_sample_and_aggregate_keeps_a_functions_base_exception_in() -> None:
         return float(block["x"].mean())
 
     answer = p.dp.sample_and_aggregate(func, bounds=(0, 1000), epsilon=0.5, blocks=10)
-    assert 0 <= float(answer) <= 1000
+    # An answer, not an exception; its noise (std ~280 here) may well take it outside (0, 1000).
+    assert np.isfinite(float(answer)) and p.dp.budget.spent.epsilon.exact == Fraction(1, 2)
 
 
 def test_the_smooth_median_release_has_no_low_bit_distinguisher() -> None:
@@ -71,10 +73,7 @@ def test_the_smooth_median_release_has_no_low_bit_distinguisher() -> None:
     # could release was fl(1 + t), a multiple of 2^-53, while y's fl(s Z) almost never was: about 3e-4 of y's
     # releases told them apart, against the δ = 1e-6 charged. On the public grid (multiples of G = 2^-19 for
     # bounds (0, 2)) both release grid points only, drawn exactly: the event is empty for both, and the audit
-    # finds no more privacy loss than charged
-    # (its positive control is in tests/test_local_sensitivity.py).
-    from fractions import Fraction
-
+    # finds no more privacy loss than charged (its positive control is in tests/test_local_sensitivity.py).
     from privacy_audit import epsilon_lower_bound, ranks
 
     from dpframe.noise.mechanism import Privacy

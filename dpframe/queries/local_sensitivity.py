@@ -286,6 +286,14 @@ class SmoothNoise:
     * ``step`` the grid ``G``, a power of two ``<= (hi - lo) 2^-20``, anchored at ``lo``;
     * ``floor = alpha G``, the least smooth bound used (noise scale at least one grid step).
 
+    Why a smaller beta is safe: NRS Lemma 2.9 makes Laplace noise (alpha, beta)-admissible, and Lemma 2.6
+    needs only that ``S`` be beta-smooth, ``S(x) <= e^beta S(y)``. The bound built here is
+    ``(beta' + 2^-40)``-smooth (:func:`smooth_sensitivity`) with ``beta' + 2^-40 = beta_low <= beta``, and
+    ``e^(beta_low) <= e^beta``, so it is beta-smooth: the release is (eps, delta)-DP for the eps and delta
+    charged. ``beta_low`` and ``r`` come from correctly rounded 50-digit Decimal ``ln``/``exp`` widened by
+    their error bound, so the inequalities hold exactly; only accuracy (never privacy) is lost, about 2^-12
+    of beta to the rounding of r.
+
     >>> noise = SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)), 0.0, 100.0)
     >>> noise.alpha, noise.step == Fraction(1, 2**14), round(noise.beta, 5), bool(noise.ratio >= math.exp(-noise.beta))
     (Fraction(1, 2), True, 0.03446, True)
