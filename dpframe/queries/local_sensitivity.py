@@ -238,6 +238,7 @@ _DIGITS = 50
 _DECIMAL_SLACK = Fraction(1, 10**40)
 # Candidates of the maximum are within this of the largest float log r^k A(k) (whose error is below 1e-12).
 _LOG_TOLERANCE = 1e-9
+_MAX_BETA = 64
 
 
 def _decimal(q: Fraction) -> Decimal:
@@ -253,11 +254,11 @@ def _ln_upper(y: Fraction) -> Fraction:
 
 
 def _exp_neg_upper(t: Fraction) -> Fraction:
-    """A rational ``>= e^{-t}`` for ``0 <= t <= 10^6``, within a relative 10^-40 or so (correctly rounded Decimal exp)."""
+    """A rational ``>= e^{-t}`` for ``0 <= t <= 64``, within a relative 10^-38 (correctly rounded Decimal exp)."""
     with localcontext() as ctx:
         ctx.prec = _DIGITS
         value = Fraction((-_decimal(t)).exp())
-    return value * (1 + _DECIMAL_SLACK * (1 + t))
+    return value * (1 + _DECIMAL_SLACK * 65)
 
 
 def _round_up(num: int, den: int) -> Fraction:
@@ -303,7 +304,6 @@ class SmoothNoise:
     beta: float
     ratio: Fraction
     step: Fraction
-    lo: float
 
     @classmethod
     def of(cls, privacy: Privacy, lo: float, hi: float) -> SmoothNoise:
@@ -314,7 +314,8 @@ class SmoothNoise:
     @classmethod
     def smoothing(cls, alpha: Fraction, beta: Fraction, lo: float, hi: float) -> SmoothNoise:
         """The exact release for an ``alpha`` and a (lower bound on) ``beta``; errors come from arguments only."""
-        smoothing = beta - _SCALE_SLACK
+        # Beyond beta = 64, e^(-64 k) is nothing already: capping (a smaller beta is still safe) keeps r simple.
+        smoothing = min(beta, Fraction(_MAX_BETA)) - _SCALE_SLACK
         if smoothing <= 0:
             raise ValueError(f"epsilon is too small next to delta for method='smooth' (β={float(beta):.3g}): "
                              "use a larger epsilon or delta, or method='exponential'")
@@ -328,7 +329,7 @@ class SmoothNoise:
         # r = a / 2^q rounded up: q bits resolve beta to a relative 2^-12 (only accuracy, never privacy, depends on q).
         bits = max(0, math.ceil(-math.log2(float(smoothing)))) + 12
         ratio = Fraction(math.ceil(_exp_neg_upper(smoothing) * 2**bits), 2**bits)
-        return cls(alpha, float(beta), ratio, step, lo)
+        return cls(alpha, float(beta), ratio, step)
 
     @property
     def floor(self) -> Fraction:
