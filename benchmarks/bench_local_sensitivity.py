@@ -78,8 +78,6 @@ def main() -> None:
         "exponential mechanism": lambda: column.dp.median(bounds=(0, 125), epsilon=1.0),
         "smooth sensitivity, Laplace, δ = 1e-6": lambda: column.dp.median(method="smooth", bounds=(0, 125),
                                                                          epsilon=1.0, delta=1e-6),
-        "smooth sensitivity, pure ε (1/(1+z⁴))": lambda: column.dp.median(method="smooth", bounds=(0, 125),
-                                                                         epsilon=1.0),
         "propose-test-release, b = 0.1, δ = 1e-6": lambda: column.dp.median(method="ptr", sensitivity=0.1,
                                                                            bounds=(0, 125), epsilon=1.0, delta=1e-6),
     }

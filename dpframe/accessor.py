@@ -1137,8 +1137,9 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
                method: str = "exponential", delta: float | None = None, sensitivity: float | None = None) -> DPFloat:
         """Private median of the values clipped to ``bounds``: ``quantile(0.5)``.
 
-        ``method="smooth"`` adds noise scaled to the median's smooth sensitivity
-        (Laplace with ``delta``, else pure-ε heavy-tailed noise), ``method="ptr"``
+        ``method="smooth"`` adds Laplace noise scaled to the median's smooth
+        sensitivity, (ε, δ)-DP (needs ``delta``), sampled exactly on a public
+        grid of 2^-20 of the bounds' width (no floating-point leak); ``method="ptr"``
         is propose-test-release with the proposed local ``sensitivity`` (needs
         ``delta``); see :mod:`dpframe.queries.local_sensitivity`.
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from fractions import Fraction
@@ -70,14 +71,16 @@ def test_median_reach_matches_brute_force(values: tuple[float, ...]) -> None:
 @pytest.mark.parametrize("contributions", [1, 2])
 @pytest.mark.parametrize("values", _small_data_sets()[::3])
 def test_smooth_bound_is_smooth_and_above_local_sensitivity(values: tuple[float, ...], contributions: int) -> None:
-    beta = 0.3
+    beta = Fraction(3, 10)
+    noise = ls.SmoothNoise.smoothing(Fraction(1), beta, *DOMAIN)
     x = np.array(values)
-    s_x = ls.smooth_sensitivity(x, *DOMAIN, contributions, beta)
+    s_x = ls.smooth_sensitivity(x, *DOMAIN, contributions, noise)
     neighbours = _neighbours(values, contributions) - {values}
     local = max(abs(_median(y) - _median(values)) for y in neighbours)
-    assert s_x >= local
+    assert s_x >= Fraction(local) and s_x >= noise.floor
     for y in neighbours:
-        assert s_x <= math.exp(beta) * ls.smooth_sensitivity(np.array(y), *DOMAIN, contributions, beta) + 1e-12
+        s_y = ls.smooth_sensitivity(np.array(y), *DOMAIN, contributions, noise)
+        assert s_x <= s_y * Fraction(math.exp(0.3)) * (1 + Fraction(1, 2**50))  # exact, but e^0.3 is a float
         # The distance to instability has sensitivity 1, for the median and the mean.
         ks = np.arange(len(values) // contributions + 6)
         ky = np.arange(len(y) // contributions + 6)
@@ -108,20 +111,33 @@ def test_mean_widths_bound_local_sensitivity_nearby(values: tuple[float, ...]) -
 # ---------------------------------------------------------------------------
 
 
-def test_quartic_noise_has_the_stated_density() -> None:
-    with seeded_noise(3):
-        z = ls.quartic_noise(200_000)
-    grid = np.linspace(-60, 60, 240_001)
-    density = 1 / (1 + grid**4)
-    cdf = np.cumsum(density) / density.sum()
-    assert stats.kstest(z, lambda t: np.interp(t, grid, cdf)).pvalue > 1e-4
-    assert abs(z.var() - 1) < 0.05  # variance 1 (heavy tails: a loose check)
+def _rounded_laplace_probabilities(center: Fraction, width: Fraction, cells: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """P(round(center + width L) = k), straight from the Laplace CDF (cells [k - 1/2, k + 1/2))."""
+    edges = (np.r_[cells - 0.5, cells[-1] + 0.5] - float(center)) / float(width)
+    return np.diff(stats.laplace.cdf(edges))
 
 
-def test_laplace_noise_is_standard_laplace() -> None:
-    with seeded_noise(4):
-        z = ls.laplace_noise(200_000)
-    assert stats.kstest(z, stats.laplace.cdf).pvalue > 1e-4
+@pytest.mark.parametrize("center, width", [
+    (Fraction(7, 3), Fraction(2)),          # the doctest's case
+    (Fraction(1, 2), Fraction(3, 4)),       # on a cell edge: the upward gap is 1, the downward 0
+    (Fraction(0), Fraction(1, 5)),          # narrow: mostly the central cell
+    (Fraction(10**6 + 1, 7), Fraction(41, 3)),
+    (Fraction(1, 3) + Fraction(1, 2**80), Fraction(5, 2)),  # a gap beyond int64: the Python-int coin
+])
+def test_rounded_laplace_has_the_exact_law(center: Fraction, width: Fraction) -> None:
+    size = 100_000 if center.denominator < 2**62 else 4_000
+    with seeded_noise(int(center * 1000) % 97):
+        k = ls.rounded_laplace(center, width, size)
+    cells = np.arange(int(center) - 60 * math.ceil(width) - 2, int(center) + 60 * math.ceil(width) + 3)
+    assert k.min() >= cells[0] and k.max() <= cells[-1]
+    expected = _rounded_laplace_probabilities(center, width, cells) * size
+    observed = np.bincount(k - cells[0], minlength=cells.size).astype(float)
+    # Pool the sparse tails so every expected count is at least 5.
+    keep = expected >= 5
+    observed = np.r_[observed[keep], observed[~keep].sum()]
+    expected = np.r_[expected[keep], expected[~keep].sum()]
+    expected *= observed.sum() / expected.sum()
+    assert stats.chisquare(observed, expected).pvalue > 1e-6
 
 
 # ---------------------------------------------------------------------------
@@ -136,33 +152,36 @@ def _ages(n: int = 10_000) -> pd.DataFrame:
 def test_smooth_median_is_accurate_and_charged() -> None:
     p = _ages().dp.protect(epsilon=10.0, delta=1e-5)
     with seeded_noise(10):
-        laplace = [p["age"].dp.median(method="smooth", bounds=(0, 125), epsilon=1.0, delta=1e-6) for _ in range(5)]
-        quartic = [p["age"].dp.median(method="smooth", bounds=(0, 125), epsilon=1.0) for _ in range(5)]
-    assert all(abs(m - 50) < 5 for m in laplace + quartic)
+        medians = [p["age"].dp.median(method="smooth", bounds=(0, 125), epsilon=1.0, delta=1e-6) for _ in range(10)]
+    assert all(abs(m - 50) < 5 for m in medians)
+    assert all(float(m * 2**14).is_integer() for m in medians)  # on the grid 2^-14 of bounds (0, 125)
     spent = p.dp.budget.spent
-    assert spent.epsilon.exact == 10 and spent.delta.exact == Fraction(5, 10**6)
+    assert spent.epsilon.exact == 10 and spent.delta.exact == Fraction(10, 10**6)
     ledger = p.dp.budget.ledger
     assert set(ledger["mechanism"]) == {"smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)"}
-    assert math.isnan(laplace[0].release.std)  # the scale is private: no interval
+    assert math.isnan(medians[0].release.std)  # the scale is private: no interval
 
 
 def test_smooth_releases_have_the_calibrated_spread() -> None:
     x = np.sort(np.arange(2001.0) % 101)
-    noise = ls.SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)))
+    noise = ls.SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)), 0.0, 100.0)
     with seeded_noise(11):
         out = ls.smooth_releases(x, 0.0, 100.0, 1, noise, size=100_000)
-    scale = ls.smooth_sensitivity(x, 0.0, 100.0, 1, noise.beta) / noise.alpha
+    scale = float(ls.smooth_sensitivity(x, 0.0, 100.0, 1, noise) / noise.alpha)
     assert abs(np.median(out) - 50) < 0.05 * scale
     assert abs(out.std() / (math.sqrt(2) * scale) - 1) < 0.03
 
 
-def test_smooth_median_on_a_zcdp_budget_is_pure() -> None:
-    p = _ages().dp.protect(rho=1.0)
-    p["age"].dp.median(method="smooth", bounds=(0, 125), epsilon=1.0)
-    assert p.dp.budget.spent.rho.exact == Fraction(1, 2)
+def test_smooth_median_needs_delta_and_an_approximate_budget() -> None:
+    p = _ages().dp.protect(epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="needs delta=.*method='exponential'"):
+        p["age"].dp.median(method="smooth", bounds=(0, 125), epsilon=1.0)
+    z = _ages(9_000).dp.protect(rho=1.0)
     with pytest.raises(ValueError, match="zCDP"):
-        p["age"].dp.median(method="ptr", sensitivity=1.0, bounds=(0, 125), epsilon=1.0, delta=1e-6)
-    assert p.dp.budget.spent.rho.exact == Fraction(1, 2)
+        z["age"].dp.median(method="smooth", bounds=(0, 125), epsilon=1.0, delta=1e-6)
+    with pytest.raises(ValueError, match="zCDP"):
+        z["age"].dp.median(method="ptr", sensitivity=1.0, bounds=(0, 125), epsilon=1.0, delta=1e-6)
+    assert p.dp.budget.spent.epsilon.exact == 0 and z.dp.budget.spent.rho.exact == 0
 
 
 def test_ptr_refuses_a_median_whose_neighbours_jump() -> None:
@@ -257,14 +276,16 @@ def test_sample_and_aggregate_hides_failures_of_func() -> None:
         lambda p: p["x"].dp.median(method="ptr", bounds=(0, 1), epsilon=0.1, delta=1e-6),
         lambda p: p["x"].dp.median(method="ptr", sensitivity=-1, bounds=(0, 1), epsilon=0.1, delta=1e-6),
         lambda p: p["x"].dp.median(method="ptr", sensitivity=0.1, bounds=(0, 1), epsilon=0.1),
-        lambda p: p["x"].dp.median(method="smooth", bounds=(1, 0), epsilon=0.1),
+        lambda p: p["x"].dp.median(method="smooth", bounds=(1, 0), epsilon=0.1, delta=1e-6),
+        lambda p: p["x"].dp.median(method="smooth", bounds=(0, 1), epsilon=0.1),
+        lambda p: p["x"].dp.median(method="smooth", bounds=(0, 1), epsilon=1e-12, delta=1e-6),
         lambda p: p["x"].dp.median(method="smooth", sensitivity=1.0, bounds=(0, 1), epsilon=0.1),
         lambda p: p["x"].dp.median(method="smooth", bounds=(0, 1), epsilon=0.1, delta=1.5),
         lambda p: p["x"].dp.median(bounds=(0, 1), epsilon=0.1, delta=1e-6),
         lambda p: p["x"].dp.median(method="smooth", bounds=(0, 1), rho=0.1),
         lambda p: p["x"].dp.propose_test_release("mode", sensitivity=1.0, bounds=(0, 1), epsilon=0.1, delta=1e-6),
         lambda p: p["x"].dp.propose_test_release("mean", sensitivity=1e-300, bounds=(0, 1), epsilon=0.1, delta=1e-6),
-        lambda p: p["s"].dp.median(method="smooth", bounds=(0, 1), epsilon=0.1),
+        lambda p: p["s"].dp.median(method="smooth", bounds=(0, 1), epsilon=0.1, delta=1e-6),
         lambda p: p.dp.sample_and_aggregate("mean", bounds=(0, 1), epsilon=0.1),
         lambda p: p.dp.sample_and_aggregate(len, bounds=(0, 1), epsilon=0.1, blocks=1),
         lambda p: p.dp.sample_and_aggregate(len, bounds={}, epsilon=0.1),
@@ -295,20 +316,19 @@ JUMP_X = np.array([0.0] * 6 + [1.0] + [100.0] * 6)
 JUMP_Y = np.sort(np.r_[JUMP_X, 100.0])
 
 
-@pytest.mark.parametrize("delta", [None, 1e-2])
-def test_audit_smooth_median(delta: float | None) -> None:
-    privacy = Privacy("approx", "laplace", Fraction(1), Fraction(0) if delta is None else Fraction(delta), Fraction(0))
-    noise = ls.SmoothNoise.of(privacy)
+def test_audit_smooth_median() -> None:
+    delta = 1e-2
+    noise = ls.SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(delta), Fraction(0)), 0.0, 100.0)
     with warnings.catch_warnings(), seeded_noise(20):
         warnings.simplefilter("ignore", NotPrivateWarning)
         a = ls.smooth_releases(JUMP_X, 0.0, 100.0, 1, noise, N_AUDIT)
         b = ls.smooth_releases(JUMP_Y, 0.0, 100.0, 1, noise, N_AUDIT)
-        # Positive control: noise scaled to the local sensitivity A(0) only (beta = infinity) is caught.
-        broken = ls.SmoothNoise(noise.name, noise.alpha, 1e9)
+        # Positive control: noise scaled to the local sensitivity A(0) only (r ~ 0, beta ~ infinity) is caught.
+        broken = dataclasses.replace(noise, ratio=Fraction(1, 2**60))
         c = ls.smooth_releases(JUMP_X, 0.0, 100.0, 1, broken, N_AUDIT)
         d = ls.smooth_releases(JUMP_Y, 0.0, 100.0, 1, broken, N_AUDIT)
-    assert _audit(a, b, delta or 0.0) <= 1.0
-    assert _audit(c, d, delta or 0.0) > 1.5
+    assert _audit(a, b, delta) <= 1.0
+    assert _audit(c, d, delta) > 1.5
 
 
 def _ptr_outcomes(x: np.ndarray[Any, Any], noise: ls.PTRNoise, proposed: float, seed: int) -> np.ndarray[Any, Any]:

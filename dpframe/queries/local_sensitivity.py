@@ -22,14 +22,13 @@ their proofs, are in ``docs/local-sensitivity.md``; in short:
   nest by the triangle inequality). :func:`median_reach_widths`.
 
 * **Smooth sensitivity** (Nissim, Raskhodnikova & Smith 2007, Def. 2.1 and
-  Lemma 2.3 / Cor. 2.4 construction): ``S(x) = max_k e^{-k beta} A(k)`` is a
-  beta-smooth upper bound on the local sensitivity (``S >= LS`` and
-  ``S(x) <= e^beta S(y)`` for neighbours), computed exactly in O(n) after the
-  sort. Released: ``median + (S(x) / alpha) Z`` with admissible noise Z:
-  Laplace with ``alpha = eps/2``, ``beta = eps / (2 ln(2/delta))`` for
-  (eps, delta)-DP (NRS Lemma 2.9), or, for pure eps-DP, the density
-  ``h(z) ∝ 1 / (1 + z^4)`` with ``alpha = eps/16``, ``beta = eps/4``
-  (NRS Lemma 2.7 with gamma = 4; it has variance 1).
+  Lemma 2.3 / Cor. 2.4 construction): ``S(x) = max_k phi(k) A(k)`` with
+  ``phi(0) = 1`` and ``phi(k) <= e^beta phi(k+1)`` is a beta-smooth upper
+  bound on the local sensitivity (``S >= LS`` and ``S(x) <= e^beta S(y)`` for
+  neighbours), computed exactly in O(n) after the sort. Released: the median
+  plus ``(S(x)/alpha) L``, L standard Laplace, with ``alpha = eps/2``,
+  ``beta = eps / (2 ln(2/delta))``: (eps, delta)-DP (NRS Lemma 2.9).
+  Only the (eps, delta) version is offered (see below).
 
 * **Propose-test-release** (Dwork & Lei 2009; Dwork & Roth 2014 §7.3): with a
   proposed bound ``b``, ``d(x) = min{k : A(k) > b}`` is a lower bound on the
@@ -48,13 +47,18 @@ their proofs, are in ``docs/local-sensitivity.md``; in short:
   the sum of the k outputs has (replace-one) sensitivity ``hi - lo``
   (:class:`~dpframe.noise.mechanism.SumGrid` with exact discrete noise).
 
-Smooth-sensitivity noise is continuous and drawn in floating point from the
-secure source (its scale depends on the data, so no fixed integer grid
-applies). Its guarantee is the ideal real-valued mechanism's: the low-order
-bits of ``median + scale * Z`` in floating point can carry information about
-the median and the scale (Mironov 2012), and no snapping defence applies
-while the scale is private. Its scale is private, so that release carries no
-interval.
+The smooth median in floating point would leak through its low-order bits
+(Mironov 2012: a release ``fl(median + scale Z)`` near 0 is a multiple of
+2^-53 exactly when the median is not 0). So it is released on a public grid
+``lo + G k`` (G a power of two <= (hi - lo) 2^-20) as the exact law of
+``round_G(median + (S/alpha) L)``: rounding the ideal real-valued release is
+post-processing, so the guarantee is exactly the ideal mechanism's, and every
+quantity is an exact rational -- the median (a float, clamped), ``S`` (with a
+rational ``r >= e^{-beta'}``, ``beta' <= beta``, rounded up to 41 bits), alpha
+-- sampled by exact integer samplers (:class:`SmoothNoise`,
+:func:`smooth_sensitivity`, :func:`rounded_laplace`). The pure-eps variant
+(noise ∝ 1/(1+z^4), NRS Lemma 2.7) has no such exact sampler here and is
+refused. The scale is private, so the release carries no interval.
 """
 
 from __future__ import annotations
@@ -63,8 +67,9 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,8 +77,9 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.costs import exact
 from dpframe.errors import ProposalRefusedError
+from dpframe.noise.discrete import MAX_LAPLACE_SCALE, _bern_exp_int, sample_bernoulli_exp, sample_discrete_laplace
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
-from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
+from dpframe.noise.random import RandomSource, _buffered, current_source, random_bits, uniform_below
 from dpframe.protection.rowwise import passed_on
 from dpframe.protection.units import UNIT_LEVEL, unit_codes, unit_ids
 from dpframe.queries import kernels
@@ -85,14 +91,13 @@ __all__ = [
     "PTRNoise",
     "SmoothNoise",
     "aggregation_noise",
-    "laplace_noise",
     "lower_median",
     "mean_widths",
     "median_reach_widths",
     "noisy_means",
     "propose_test_release",
     "ptr_releases",
-    "quartic_noise",
+    "rounded_laplace",
     "sample_and_aggregate",
     "smooth_median",
     "smooth_releases",
@@ -107,10 +112,6 @@ _DISTANCE_CAP = 2**40
 # Release grid of PTR: 2^20 steps per proposed bound; values in units of it must stay int64.
 _PTR_GRID_BITS = 20
 _INT_LIMIT = 2**62
-# The density ∝ 1/(1+z^4) (NRS Lemma 2.7, gamma = 4): admissible with alpha = eps/16, beta = eps/4.
-_GAMMA = 4
-# max over z of (1 + z^2) / (1 + z^4), at z^2 = sqrt(2) - 1: the rejection envelope of the Cauchy proposal.
-_ENVELOPE = (1 + math.sqrt(2)) / 2
 
 
 # ---------------------------------------------------------------------------
@@ -145,31 +146,22 @@ def median_reach_widths(sorted_values: NDArray[np.float64], lo: float, hi: float
     >>> median_reach_widths(x, 0.0, 100.0, 1, np.arange(4)).tolist()
     [50.0, 100.0, 100.0, 100.0]
     """
+    bottom, top = _reach_ends(sorted_values, lo, hi, contributions, ks)
+    widths: NDArray[np.float64] = top - bottom
+    return widths
+
+
+def _reach_ends(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
+                ks: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The lowest and highest median reachable by changing ``c (k + 1)`` rows (data values, or the bounds)."""
     n = sorted_values.size
     j = contributions * (ks + 1)
-    top = _padded(sorted_values, (n + 1 + j) // 2, lo, hi)
-    bottom = _padded(sorted_values, (n + 1 - j) // 2, lo, hi)
-    return top - bottom
+    return _padded(sorted_values, (n + 1 - j) // 2, lo, hi), _padded(sorted_values, (n + 1 + j) // 2, lo, hi)
 
 
 def _distances(n: int, contributions: int) -> NDArray[np.int64]:
     """k = 0, 1, ... until c(k+1) rows reach past both ends of n values (then A(k) = hi - lo)."""
     return np.arange(n // contributions + 3, dtype=np.int64)
-
-
-def smooth_sensitivity(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
-                       beta: float) -> float:
-    """``max_k e^{-k beta} A(k)``: the beta-smooth sensitivity bound of the (clipped, lower) median.
-
-    Beyond the last k computed, ``A(k) = hi - lo`` while the factor decreases, so the maximum is attained here.
-
-    >>> x = np.arange(1001.0)  # local sensitivity 1, but k units away it is k + 1: the max is near k = 1/beta
-    >>> round(smooth_sensitivity(x, 0.0, 1000.0, 1, 0.1), 3)
-    4.066
-    """
-    ks = _distances(sorted_values.size, contributions)
-    widths = median_reach_widths(sorted_values, lo, hi, contributions, ks)
-    return float(np.max(np.exp(-beta * ks.astype(np.float64)) * widths))
 
 
 def mean_widths(n: int, lo: float, hi: float, contributions: int, ks: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -198,43 +190,6 @@ def stability_distance(widths: NDArray[np.float64], proposed: float) -> int:
 
 
 # ---------------------------------------------------------------------------
-# continuous noise from the secure source (floating point)
-# ---------------------------------------------------------------------------
-
-
-def _uniform(size: int, source: RandomSource) -> NDArray[np.float64]:
-    """Uniform in (0, 1): 53 random bits plus a half step."""
-    return ((source.words(size) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
-
-
-def laplace_noise(size: int, source: RandomSource | None = None) -> NDArray[np.float64]:
-    """Standard Laplace draws (scale 1), the difference of two Exp(1) (floating point)."""
-    src = _buffered(current_source() if source is None else source)
-    noise: NDArray[np.float64] = np.log(_uniform(size, src)) - np.log(_uniform(size, src))
-    return noise
-
-
-def quartic_noise(size: int, source: RandomSource | None = None) -> NDArray[np.float64]:
-    """Draws with density ∝ 1/(1 + z^4) (variance 1): Cauchy proposals accepted w.p. (1+z²)/((1+z⁴) M).
-
-    >>> from dpframe.testing import seeded_noise
-    >>> with seeded_noise(0):
-    ...     z = quartic_noise(100_000)
-    >>> bool(abs(z.var() - 1) < 0.05)
-    True
-    """
-    src = _buffered(current_source() if source is None else source)
-    out = np.empty(0)
-    while out.size < size:
-        want = 2 * (size - out.size) + 16  # acceptance is pi/(sqrt(2) M) ~ 0.92
-        z = np.tan(np.pi * (_uniform(want, src) - 0.5))
-        accept = _uniform(want, src) * _ENVELOPE * (1 + z**4) <= 1 + z**2
-        out = np.concatenate([out, z[accept]])
-    result: NDArray[np.float64] = out[:size]
-    return result
-
-
-# ---------------------------------------------------------------------------
 # privacy arguments
 # ---------------------------------------------------------------------------
 
@@ -246,7 +201,7 @@ def _approximate(target: Target, epsilon: float | None, delta: float | None, que
         what = "zCDP" if budget.kind == "zcdp" else f"a filter (accounting={budget.kind!r}) that gives releases no δ"
         raise ValueError(
             f"{query} is (ε, δ)-DP and this budget is {what}: use a budget with epsilon and delta"
-            + (f", or method='smooth' without delta (pure ε{', charged ε²/2' if budget.kind == 'zcdp' else ''})"
+            + (f", or method='exponential' (pure ε{', charged ε²/2' if budget.kind == 'zcdp' else ''})"
                if query == "median" else "")
         )
     pure = resolve(budget, epsilon, None, None, "laplace")
@@ -270,78 +225,252 @@ def _clipped_sorted(target: Target, series: pd.Series[Any], lo: float, hi: float
 
 
 # ---------------------------------------------------------------------------
-# smooth-sensitivity median
+# smooth-sensitivity median, exact on a public grid
 # ---------------------------------------------------------------------------
+
+# The output grid: a power of two at most (hi - lo) 2^-20, anchored at lo.
+_GRID_BITS = 20
+# S is rounded up to 41 significant bits (a small exact rational); that costs ln(1 + 2^-40) <= 2^-40 of beta.
+_SCALE_BITS = 41
+_SCALE_SLACK = Fraction(1, 2**40)
+# Beyond this distance the smoothing factor r^k stops decreasing: bounds the size of the exact powers of r.
+_MAX_DISTANCE = 2**16
+# Decimal's ln and exp are correctly rounded: at 50 digits each step errs by at most 10^-49 relatively.
+_DIGITS = 50
+_DECIMAL_SLACK = Fraction(1, 10**40)
+# Candidates of the maximum are within this of the largest float log r^k A(k) (whose error is below 1e-12).
+_LOG_TOLERANCE = 1e-9
+_MAX_BETA = 64
+
+
+def _decimal(q: Fraction) -> Decimal:
+    return Decimal(q.numerator) / Decimal(q.denominator)
+
+
+def _ln_upper(y: Fraction) -> Fraction:
+    """A rational ``>= ln(y)`` for ``y >= 1``, within about 10^-40 (correctly rounded Decimal ln, plus its error)."""
+    with localcontext() as ctx:
+        ctx.prec = _DIGITS
+        value = Fraction(_decimal(y).ln())
+    return value * (1 + _DECIMAL_SLACK) + _DECIMAL_SLACK
+
+
+def _exp_neg_upper(t: Fraction) -> Fraction:
+    """A rational ``>= e^{-t}`` for ``0 <= t <= 64``, within a relative 10^-38 (correctly rounded Decimal exp)."""
+    with localcontext() as ctx:
+        ctx.prec = _DIGITS
+        value = Fraction((-_decimal(t)).exp())
+    return value * (1 + _DECIMAL_SLACK * 65)
+
+
+def _round_up(num: int, den: int) -> Fraction:
+    """``num/den > 0`` rounded up to ``_SCALE_BITS`` significant bits: in ``[s, s (1 + 2^-40))``; integers only.
+
+    >>> _round_up(3, 1), _round_up(2**60 + 1, 2**60) == 1 + Fraction(1, 2**40)
+    (Fraction(3, 1), True)
+    """
+    e = num.bit_length() - den.bit_length()  # 2^(e-1) < num/den < 2^(e+1)
+    if (num << max(-e, 0)) < (den << max(e, 0)):
+        e -= 1  # now 2^e <= num/den < 2^(e+1)
+    unit = e - (_SCALE_BITS - 1)
+    scaled_num, scaled_den = (num << max(-unit, 0)), (den << max(unit, 0))
+    return -(-scaled_num // scaled_den) * Fraction(2) ** unit
 
 
 @dataclass(frozen=True)
 class SmoothNoise:
-    """Admissible noise for smooth sensitivity: ``value + S(x)/alpha * Z`` with Z of ``name``."""
+    """The exact smooth-sensitivity release: Laplace admissible noise (NRS Lemma 2.9) rounded to a public grid.
 
-    name: Literal["Laplace", "quartic"]
-    alpha: float
+    Everything here depends on the privacy parameters and the bounds only:
+
+    * ``alpha = eps/2``; ``beta`` the lemma's ``eps / (2 ln(2/delta))`` (for the ledger);
+    * ``ratio`` ``r = a / 2^q`` with ``r >= e^{-beta'}``, ``beta' = beta_low - 2^-40``, where
+      ``beta_low <= beta`` is computed with a rational upper bound on ``ln(2/delta)``;
+    * ``step`` the grid ``G``, a power of two ``<= (hi - lo) 2^-20``, anchored at ``lo``;
+    * ``floor = alpha G``, the least smooth bound used (noise scale at least one grid step).
+
+    Why a smaller beta is safe: NRS Lemma 2.9 makes Laplace noise (alpha, beta)-admissible, and Lemma 2.6
+    needs only that ``S`` be beta-smooth, ``S(x) <= e^beta S(y)``. The bound built here is
+    ``(beta' + 2^-40)``-smooth (:func:`smooth_sensitivity`) with ``beta' + 2^-40 = beta_low <= beta``, and
+    ``e^(beta_low) <= e^beta``, so it is beta-smooth: the release is (eps, delta)-DP for the eps and delta
+    charged. ``beta_low`` and ``r`` come from correctly rounded 50-digit Decimal ``ln``/``exp`` widened by
+    their error bound, so the inequalities hold exactly; only accuracy (never privacy) is lost, about 2^-12
+    of beta to the rounding of r.
+
+    >>> noise = SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0)), 0.0, 100.0)
+    >>> noise.alpha, noise.step == Fraction(1, 2**14), round(noise.beta, 5), bool(noise.ratio >= math.exp(-noise.beta))
+    (Fraction(1, 2), True, 0.03446, True)
+    """
+
+    alpha: Fraction
     beta: float
+    ratio: Fraction
+    step: Fraction
 
     @classmethod
-    def of(cls, privacy: Privacy) -> SmoothNoise:
-        """Laplace (NRS Lemma 2.9) with delta > 0, else 1/(1+z^4) (NRS Lemma 2.7, gamma = 4).
+    def of(cls, privacy: Privacy, lo: float, hi: float) -> SmoothNoise:
+        """For (eps, delta) with ``delta > 0``: ``alpha = eps/2``, ``beta = eps / (2 ln(2/delta))``, made exact."""
+        beta_low = privacy.epsilon / (2 * _ln_upper(2 / privacy.delta))
+        return cls.smoothing(privacy.epsilon / 2, beta_low, lo, hi)
 
-        >>> SmoothNoise.of(Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0)))
-        SmoothNoise(name='quartic', alpha=0.0625, beta=0.25)
-        """
-        eps = float(privacy.epsilon)
-        if privacy.delta > 0:
-            return cls("Laplace", eps / 2, eps / (2 * math.log(2 / float(privacy.delta))))
-        return cls("quartic", eps / (4 * _GAMMA), eps / _GAMMA)
+    @classmethod
+    def smoothing(cls, alpha: Fraction, beta: Fraction, lo: float, hi: float) -> SmoothNoise:
+        """The exact release for an ``alpha`` and a (lower bound on) ``beta``; errors come from arguments only."""
+        # Beyond beta = 64, e^(-64 k) is nothing already: capping (a smaller beta is still safe) keeps r simple.
+        smoothing = min(beta, Fraction(_MAX_BETA)) - _SCALE_SLACK
+        if smoothing <= 0:
+            raise ValueError(f"epsilon is too small next to delta for method='smooth' (β={float(beta):.3g}): "
+                             "use a larger epsilon or delta, or method='exponential'")
+        span = Fraction(hi) - Fraction(lo)
+        step = Fraction(2) ** (math.floor(math.log2(span)) - _GRID_BITS)
+        while step * 2**_GRID_BITS > span:  # the float log2 may round up at a power of two
+            step /= 2
+        if max(span, alpha * step) * 2 / (alpha * step) > MAX_LAPLACE_SCALE:
+            raise ValueError(f"epsilon={float(2 * alpha):.3g} is too small for method='smooth': the noise would be "
+                             "beyond 2^56 grid steps; use a larger epsilon or method='exponential'")
+        # r = a / 2^q rounded up: q bits resolve beta to a relative 2^-12 (only accuracy, never privacy, depends on q).
+        bits = max(0, math.ceil(-math.log2(float(smoothing)))) + 12
+        ratio = Fraction(math.ceil(_exp_neg_upper(smoothing) * 2**bits), 2**bits)
+        return cls(alpha, float(beta), ratio, step)
 
-    def sample(self, size: int = 1) -> NDArray[np.float64]:
-        """``size`` draws of Z."""
-        return (laplace_noise if self.name == "Laplace" else quartic_noise)(size)
+    @property
+    def floor(self) -> Fraction:
+        """The least smooth bound used: ``alpha G`` (a noise scale of one grid step)."""
+        return self.alpha * self.step
+
+    @property
+    def log_ratio(self) -> float:
+        """``ln r`` to float precision (for choosing the candidates of the maximum only)."""
+        with localcontext() as ctx:
+            ctx.prec = _DIGITS
+            return float(_decimal(self.ratio).ln())
 
     @property
     def rule(self) -> str:
         """The admissibility lemma, for the ledger."""
-        if self.name == "Laplace":
-            return "NRS 2007 Lemma 2.9: Laplace is (ε/2, ε/(2 ln(2/δ)))-admissible, (ε, δ)-DP"
-        return "NRS 2007 Lemma 2.7 (γ=4): 1/(1+z⁴) is (ε/16, ε/4)-admissible, ε-DP"
+        return "NRS 2007 Lemma 2.9: Laplace is (ε/2, ε/(2 ln(2/δ)))-admissible, (ε, δ)-DP; rounded to a public grid"
+
+    def width(self, smooth: Fraction) -> Fraction:
+        """The Laplace scale ``S/alpha`` in grid steps."""
+        return smooth / (self.alpha * self.step)
+
+
+def smooth_sensitivity(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
+                       noise: SmoothNoise) -> Fraction:
+    """``U(max(alpha G, max_k r^min(k, K) A(k)))``, ``K = 2^16``, U rounding up to 41 bits: exact, β-smooth.
+
+    Smooth because ``phi(k) = r^min(k, K)`` has ``phi(0) = 1`` and ``phi(k) / phi(k+1) <= 1/r <= e^{beta'}``,
+    and ``A`` of a data set is at most ``A(k+1)`` of a neighbour; the constant floor and the monotone rounding
+    U keep it so (U costs ``ln(1 + 2^-40) <= 2^-40``): in all ``S(x) <= e^beta S(y)``, and ``S >= A(0) >= LS``.
+    Beyond the data's last k, ``A(k) = hi - lo``: the term ``r^min(k,K) (hi - lo)`` is largest at the last k
+    computed or at K. The maximiser is found among the k whose float ``log r^k A(k)`` is within 1e-9 of the
+    largest (float errors are below 1e-12 there), then evaluated exactly on integers.
+
+    >>> noise = SmoothNoise.smoothing(Fraction(1), Fraction(1, 10), 0.0, 1000.0)
+    >>> x = np.arange(1001.0)  # local sensitivity 1, but k units away it is k + 1: the max is near k = 1/beta
+    >>> round(float(smooth_sensitivity(x, 0.0, 1000.0, 1, noise)), 3)
+    4.066
+    """
+    ks = _distances(sorted_values.size, contributions)
+    ks = np.r_[ks[ks < _MAX_DISTANCE], _MAX_DISTANCE]
+    bottom, top = _reach_ends(sorted_values, lo, hi, contributions, ks)
+    bottom[-1], top[-1] = lo, hi  # the term r^K (hi - lo)
+    with np.errstate(divide="ignore"):
+        logs = ks * noise.log_ratio + np.log(top - bottom)
+    floor = noise.floor
+    best = max(float(logs.max()), math.log(floor))
+    a, bits = noise.ratio.numerator, noise.ratio.denominator.bit_length() - 1
+    smooth = _round_up(floor.numerator, floor.denominator)
+    for k in np.flatnonzero(logs >= best - _LOG_TOLERANCE).tolist():
+        width = Fraction(float(top[k])) - Fraction(float(bottom[k]))
+        if width > 0:
+            smooth = max(smooth, _round_up(a**k * width.numerator, width.denominator << (bits * k)))
+    return smooth
+
+
+def rounded_laplace(center: Fraction, width: Fraction, size: int = 1,
+                    source: RandomSource | None = None) -> NDArray[np.int64]:
+    """Exact draws of ``K = round(center + width L)``, ``L`` standard Laplace (cells ``[k - 1/2, k + 1/2)``).
+
+    With ``k0`` the cell of ``center``, ``u = k0 + 1/2 - center`` in (0, 1], ``d = 1 - u`` and
+    ``q = e^{-1/width}``: ``P(K = k0 + 1 + j) = e^{-u/width} (1 - q) q^j / 2``,
+    ``P(K = k0 - 1 - j) = e^{-d/width} (1 - q) q^j / 2`` (j >= 0), and ``K = k0`` otherwise.
+    Proof: ``L = s E``, a fair sign and ``E ~ Exp(1)``. With s = +1, K > k0 iff ``E >= u/width``
+    (probability ``e^{-u/width}``), and then by memorylessness ``E' = E - u/width ~ Exp(1)`` and
+    ``K = k0 + 1 + floor(width E')``, whose ``P(>= j) = q^j``: geometric. s = -1 likewise with ``d``.
+    So: a fair bit, an exact Bernoulli(e^{-u/width}) (or e^{-d/width}) coin, and a geometric count
+    ``N`` with ratio q, which is ``X`` or ``-X - 1`` for ``X`` discrete Laplace of scale ``width``
+    (``P(N = j) ∝ q^j + q^(j+1)``). All three are exact integer samplers.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> with seeded_noise(0):
+    ...     k = rounded_laplace(Fraction(7, 3), Fraction(2), 100_000)
+    >>> round(float(np.mean(k == 2)), 2)  # 1 - e^(-1/12)/2 - e^(-5/12)/2
+    0.21
+    """
+    src = _buffered(current_source() if source is None else source)
+    k0 = math.floor(center + Fraction(1, 2))
+    up = k0 + Fraction(1, 2) - center
+    upward = random_bits(size, src)
+    leaves = np.empty(size, dtype=np.bool_)
+    for side, gap in ((upward, up), (~upward, 1 - up)):
+        leaves[side] = _bernoulli_exp(gap / width, int(side.sum()), src)
+    x = sample_discrete_laplace(width, size, src)
+    beyond = 1 + np.where(x >= 0, x, -x - 1)
+    out: NDArray[np.int64] = k0 + np.where(leaves, np.where(upward, beyond, -beyond), 0)
+    return out
+
+
+def _bernoulli_exp(gamma: Fraction, size: int, source: RandomSource) -> NDArray[np.bool_]:
+    """``size`` exact Bernoulli(e^{-gamma}) draws: vectorised within int64, else on Python ints."""
+    num, den = gamma.numerator, gamma.denominator
+    if num <= _INT_LIMIT and den <= _INT_LIMIT:
+        return sample_bernoulli_exp(np.full(size, num, dtype=np.int64), den, source)
+    return np.array([_bern_exp_int(num, den, source) for _ in range(size)], dtype=np.bool_)
 
 
 def smooth_releases(sorted_values: NDArray[np.float64], lo: float, hi: float, contributions: int,
                     noise: SmoothNoise, size: int = 1) -> NDArray[np.float64]:
-    """``size`` independent releases ``median + S(x)/alpha Z`` of the sorted clipped values (audits use many)."""
-    scale = smooth_sensitivity(sorted_values, lo, hi, contributions, noise.beta) / noise.alpha
-    released: NDArray[np.float64] = lower_median(sorted_values, lo) + scale * noise.sample(size)
+    """``size`` independent releases ``lo + G round((median - lo)/G + S(x)/(alpha G) L)`` (audits use many)."""
+    smooth = smooth_sensitivity(sorted_values, lo, hi, contributions, noise)
+    center = (Fraction(lower_median(sorted_values, lo)) - Fraction(lo)) / noise.step
+    cells = rounded_laplace(center, noise.width(smooth), size)
+    released: NDArray[np.float64] = lo + cells.astype(np.float64) * float(noise.step)
     return released
 
 
 def smooth_median(target: Target, bounds: Any, epsilon: float | None, delta: float | None) -> DPFloat:
-    """The median of the values clipped to ``bounds`` plus noise scaled to its smooth sensitivity.
+    """The median of the values clipped to ``bounds`` plus Laplace noise scaled to its smooth sensitivity.
+
+    Released on the public grid ``lo + G Z`` (:class:`SmoothNoise`), sampled exactly (:func:`rounded_laplace`).
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
     >>> p = pd.DataFrame({"age": list(range(20, 81)) * 50}).dp.protect(epsilon=1.0, delta=1e-6)
     >>> with seeded_noise(1):
     ...     m = smooth_median(Target.of(p["age"]), (0, 125), 0.5, 1e-7)
-    >>> bool(abs(m - 50) < 20), m.release.mechanism
-    (True, 'smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)')
+    >>> bool(abs(m - 50) < 20), float(m * 2**14).is_integer(), m.release.mechanism
+    (True, True, 'smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)')
     """
     series = target.series
     check_numeric(series, "median")
     lo, hi = check_bounds(bounds)
     if delta is None:
-        privacy = resolve(target.protection.budget, epsilon, None, None, "laplace")
-    else:
-        privacy = _approximate(target, epsilon, delta, "median")
-    noise = SmoothNoise.of(privacy)
+        raise ValueError("method='smooth' needs delta= (e.g. 1e-6): it is (ε, δ)-DP with Laplace noise released "
+                         "exactly on a grid; the pure-ε smooth median (noise ∝ 1/(1+z⁴)) is not offered because it "
+                         "cannot be sampled exactly. For pure ε use method='exponential'")
+    privacy = _approximate(target, epsilon, delta, "median")
+    noise = SmoothNoise.of(privacy, lo, hi)
     plan = Plan("median", (str(series.name),), target, privacy, rule=noise.rule,
                 mechanism_name="smooth sensitivity (Nissim, Raskhodnikova & Smith 2007)",
-                detail=f"{noise.name} noise × S(x)/α, α={noise.alpha:.4g}, β={noise.beta:.4g} (scale private)")
+                detail=f"Laplace noise × S(x)/α, α={float(noise.alpha):.4g}, β={noise.beta:.4g} (scale private); "
+                       f"sampled exactly on the grid {lo:g} + {float(noise.step):.4g}·k")
     plan.charge()
     values = _clipped_sorted(target, series, lo, hi)
     value = float(smooth_releases(values, lo, hi, target.contributions, noise)[0])
     nan = float("nan")
     note = (f"values clipped to ({lo:g}, {hi:g}); the noise scale is the (private) smooth sensitivity, so no "
-            "interval is given; noise in floating point")
+            f"interval is given; released exactly on the grid {lo:g} + {float(noise.step):.4g}·k")
     release = Release("median", plan.columns, plan.mechanism, target.spent, nan, nan, nan, LEVEL, (lo, hi), note)
     return DPFloat(value, release)
 
