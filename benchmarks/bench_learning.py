@@ -18,7 +18,7 @@ the same one-hot design, and ``diffprivlib.models.LogisticRegression``
 (ε = 1, ``data_norm`` the design's public radius, as diffprivlib asks).
 
 **Regression**: hours-per-week from the other features, R² on the test part:
-dpframe ``LinearRegression`` (AdaSSP, ε = 1, δ = 1e-6), non-private
+dpframe ``LinearRegression`` (AdaSSP and ``"gd"``, ε = 1, δ = 1e-6), non-private
 scikit-learn, and ``diffprivlib.models.LinearRegression`` (ε = 1, public bounds).
 
 **Time**: one ``LogisticRegression().fit`` (default ``"gd"``, ε = 1, δ = 1e-7)
@@ -126,12 +126,13 @@ def regression(df: pd.DataFrame, domain: dict[str, int], seeds: int) -> None:
     truth = test[target].to_numpy(float)
     Xtr, Xte = one_hot(train, domain, numeric), one_hot(test, domain, numeric)
     baseline = r2_score(truth, SkLinear().fit(Xtr, train[target]).predict(Xte))
-    results: dict[str, list[float]] = {"dpframe AdaSSP": [], "diffprivlib": []}
+    results: dict[str, list[float]] = {"dpframe AdaSSP": [], "dpframe gd": [], "diffprivlib": []}
     for seed in range(seeds):
-        p = train.dp.protect(epsilon=EPSILON, delta=DELTA, ledger=Ledger(":memory:"))
-        model = LinearRegression(bounds=bounds, label_bounds=label_bounds).fit(p[features], p[target],
-                                                                               epsilon=EPSILON, delta=DELTA)
-        results["dpframe AdaSSP"].append(model.score(test[features], truth))
+        for method, name in (("adassp", "dpframe AdaSSP"), ("gd", "dpframe gd")):
+            p = train.dp.protect(epsilon=EPSILON, delta=DELTA, ledger=Ledger(":memory:"))
+            model = LinearRegression(method=method, bounds=bounds, label_bounds=label_bounds)
+            model.fit(p[features], p[target], epsilon=EPSILON, delta=DELTA)
+            results[name].append(model.score(test[features], truth))
         try:
             from diffprivlib.models import LinearRegression as DplLinear
         except ImportError:

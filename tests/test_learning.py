@@ -135,6 +135,65 @@ def test_linear_regression_adassp_recovers_coefficients() -> None:
     assert p.dp.budget.ledger["query"].tolist() == ["LinearRegression"]
 
 
+def linear_frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"x1": rng.uniform(0, 10, n), "x2": rng.uniform(-5, 5, n),
+                       "g": pd.Categorical(rng.choice(["a", "b", "c"], n))})
+    df["y"] = (2 * df["x1"] - 1.5 * df["x2"] + df["g"].map({"a": -3.0, "b": 0.0, "c": 3.0}).astype(float)
+               + rng.normal(0, 3, n))
+    return df
+
+
+def test_linear_regression_gd_is_one_ledger_line_charged_before_the_data_are_read(monkeypatch: Any) -> None:
+    p = linear_frame(5_000, 0).dp.protect(epsilon=1.0, delta=1e-6)
+    read_after: list[float] = []
+    original = Design.matrix
+
+    def spy(self: Design, frame: pd.DataFrame) -> Any:
+        read_after.append(float(p.dp.budget.spent.epsilon))
+        return original(self, frame)
+
+    monkeypatch.setattr(Design, "matrix", spy)
+    with seeded_noise(12):
+        LinearRegression(method="gd", bounds=BOUNDS, label_bounds=(-20, 40)).fit(p[FEATURES], p["y"], epsilon=0.5,
+                                                                                 delta=5e-7)
+    assert read_after == [0.5]
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].tolist() == ["LinearRegression"]
+    line = ledger.iloc[0]
+    assert line["epsilon"] == 0.5 and line["delta"] == 5e-7
+    assert "gradient descent on the squared loss" in line["mechanism"]
+    assert "40 full-batch steps" in line["noise"] and "clipped to L2 norm 1" in line["noise"]
+    assert "label scaled to [-1, 1]" in line["noise"] and "CKS20 Cor. 13" in line["rule"]
+
+
+def test_linear_regression_gd_is_accurate_on_generated_data() -> None:
+    df, test = linear_frame(40_000, 0), linear_frame(20_000, 1)
+    design = plan_design(df[FEATURES], BOUNDS, None, estimator="test")
+    exact = np.linalg.lstsq(design.matrix(df[FEATURES]), df["y"].to_numpy(), rcond=None)[0]
+    truth = test["y"].to_numpy()
+    best = 1 - np.sum((truth - design.matrix(test[FEATURES]) @ exact) ** 2) / np.sum((truth - truth.mean()) ** 2)
+    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    with seeded_noise(13):
+        model = LinearRegression(method="gd", bounds=BOUNDS, label_bounds=(-20, 40)).fit(p[FEATURES], p["y"],
+                                                                                         epsilon=1.0, delta=1e-6)
+    assert best > 0.85 and model.score(test[FEATURES], truth) > best - 0.005
+    assert model.feature_names_out_ == ["x1", "x2", "g=a", "g=b", "g=c"]
+    assert abs(model.coef_[0] - 2) < 0.1 and abs(model.coef_[1] + 1.5) < 0.1
+
+
+def test_linear_regression_gd_clips_labels_to_their_bounds() -> None:
+    df = linear_frame(2_000, 2)
+    wild = df.assign(y=df["y"].where(df.index % 7 != 0, 1e9))  # every seventh label far above the bounds
+    fits = []
+    for frame in (df.assign(y=wild["y"].clip(-20, 40)), wild):
+        p = frame.dp.protect(epsilon=1.0, delta=1e-6)
+        with seeded_noise(14):
+            model = LinearRegression(method="gd", steps=5, bounds=BOUNDS, label_bounds=(-20, 40))
+            fits.append(model.fit(p[FEATURES], p["y"], epsilon=1.0, delta=1e-6).weights_)
+    assert np.array_equal(fits[0], fits[1])
+
+
 def test_units_with_several_rows_are_clipped_as_one() -> None:
     df = logistic_frame(6_000)
     df["person"] = np.repeat(np.arange(2_000), 3)
@@ -172,6 +231,10 @@ BAD_FITS = [
     (lambda df, p, q: LinearRegression().fit(p[["x1"]], p["x2"], epsilon=1, delta=1e-7), "label_bounds"),
     (lambda df, p, q: LinearRegression(label_bounds=(0, 1)).fit(p[["x1"]], p["g"], epsilon=1, delta=1e-7),
      "numeric label"),
+    (lambda df, p, q: LinearRegression(method="ols", label_bounds=(0, 1)).fit(p[["x1"]], p["x2"], epsilon=1,
+                                                                               delta=1e-7), "'adassp'"),
+    (lambda df, p, q: LinearRegression(method="gd", learning_rate=0, label_bounds=(0, 1)).fit(
+        p[["x1"]], p["x2"], epsilon=1, delta=1e-7), "learning_rate"),
 ]
 
 
@@ -225,7 +288,10 @@ def test_scikit_learn_conventions() -> None:
     fitted = pipeline.Pipeline([("model", model)])
     assert (fitted.predict(df[FEATURES]) == model.predict(df[FEATURES])).all()
     regression = sklearn_base.clone(LinearRegression(label_bounds=(0, 1)))
-    assert regression.get_params() == {"label_bounds": (0, 1), "bounds": None, "categories": None}
+    assert regression.get_params() == {"method": "adassp", "steps": 40, "learning_rate": 0.25, "clipping_norm": 1.0,
+                                       "label_bounds": (0, 1), "bounds": None, "categories": None}
+    assert repr(LinearRegression(method="gd", label_bounds=(0, 1))) == (
+        "LinearRegression(method='gd', label_bounds=(0, 1))")
 
 
 # -- empirical privacy audit of one training step ------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Private linear regression by AdaSSP: noisy sufficient statistics with an adaptive ridge (Wang 2018).
+"""Private linear regression: AdaSSP, noisy sufficient statistics with an adaptive ridge (Wang 2018), or noisy
+gradient descent on the squared loss.
 
 Features are encoded on the public design (:mod:`dpframe.learning._design`,
 rows of squared norm at most ``R²``) and the label is clipped to its bounds
@@ -18,12 +19,16 @@ Alg. 2, in zCDP terms): ``λ̃ = max(0, noisy λ_min − 2.86 σ_λ)`` (a 95% lo
 bound), the ridge ``λ = max(0, σ_A √(d ln(2d²/0.05)) − λ̃)`` (a high-probability
 bound on the noise matrix's norm beyond what the data's own curvature
 absorbs), and ``θ = (noisy XᵀX + λI)⁻¹ noisy Xᵀy``.
+
+``method="gd"`` trains on the same scaled label by :mod:`dpframe.learning._descent`,
+the logistic model's noisy clipped gradient descent with the squared loss's
+residual ``x·θ − y``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -31,18 +36,26 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.learning._base import PrivateEstimator, prepare, start, zcdp_of
+from dpframe.learning._base import Data, Prepared, PrivateEstimator, prepare, start, zcdp_of
+from dpframe.learning._descent import check, full_batch, train
 from dpframe.learning._noisy import gaussian_sigma2, noisy
 from dpframe.queries.plan import check_bounds
 
 _BITS = 10  # features and labels are rounded to multiples of 2^-10
 _EIGEN_STEPS = 256  # grid steps of λ_min per R²
 _FAILURE = 0.05  # the failure probability AdaSSP's high-probability bounds are set at
+# Gradient descent's defaults (docs/learning.md): with momentum 0.9 a step is stable while rate × λ_max(XᵀX/n)
+# < 3.8, and one-hot designs with an intercept reach λ_max near the number of features (Adult: rate 1 diverged).
+_STEPS, _LEARNING_RATE = 40, 0.25
 
 
 class LinearRegression(PrivateEstimator):
-    """Least-squares regression trained privately (AdaSSP) on a protected frame.
+    """Least-squares regression trained privately on a protected frame.
 
+    * ``method`` -- ``"adassp"`` (noisy sufficient statistics, the default) or
+      ``"gd"`` (noisy clipped gradient descent, as ``LogisticRegression``'s).
+    * ``steps``, ``learning_rate``, ``clipping_norm`` -- gradient descent's
+      (defaults 40, 0.25 and 1; features and label scaled to [-1, 1]).
     * ``label_bounds`` -- ``(lower, upper)`` of the label (required: it bounds each unit's influence).
     * ``bounds``, ``categories`` -- the public encoding of the features (numeric
       columns without bounds and text columns without categories get them
@@ -61,8 +74,14 @@ class LinearRegression(PrivateEstimator):
 
     _estimator_type = "regressor"
 
-    def __init__(self, *, label_bounds: tuple[float, float] | None = None, bounds: Mapping[Any, Any] | None = None,
-                 categories: Mapping[Any, Sequence[Any]] | None = None) -> None:
+    def __init__(self, *, method: str = "adassp", steps: int = _STEPS, learning_rate: float = _LEARNING_RATE,
+                 clipping_norm: float = 1.0, label_bounds: tuple[float, float] | None = None,
+                 bounds: Mapping[Any, Any] | None = None, categories: Mapping[Any, Sequence[Any]] | None = None
+                 ) -> None:
+        self.method = method
+        self.steps = steps
+        self.learning_rate = learning_rate
+        self.clipping_norm = clipping_norm
         self.label_bounds = label_bounds
         self.bounds = bounds
         self.categories = categories
@@ -71,6 +90,10 @@ class LinearRegression(PrivateEstimator):
             rho: float | None = None) -> LinearRegression:
         """Train on protected ``X`` and ``y`` of one protected frame (as :meth:`LogisticRegression.fit`)."""
         name = type(self).__name__
+        if self.method not in ("adassp", "gd"):
+            raise ValueError(f"method must be 'adassp' (noisy sufficient statistics) or 'gd' (noisy gradient "
+                             f"descent), got {self.method!r}")
+        steps = check(self.steps, self.learning_rate, self.clipping_norm, self.steps)
         if self.label_bounds is None:
             raise ValueError(f"{name} needs label_bounds=(lower, upper): the label is clipped to them, which "
                              "bounds each unit's influence on the fit")
@@ -78,6 +101,28 @@ class LinearRegression(PrivateEstimator):
         prepared = prepare(name, X, y, self.bounds, self.categories, epsilon, delta, rho)
         if not pd.api.types.is_numeric_dtype(prepared.label.dtype) or pd.api.types.is_bool_dtype(prepared.label.dtype):
             raise TypeError(f"{name} needs a numeric label; {prepared.label.name!r} has dtype {prepared.label.dtype}")
+
+        def encode(label: pd.Series[Any]) -> NDArray[np.float64]:
+            values: NDArray[np.float64] = label.to_numpy(dtype=float, na_value=np.nan)
+            scaled: NDArray[np.float64] = (np.clip(values, lo, hi) - (lo + hi) / 2) / ((hi - lo) / 2)
+            return scaled
+
+        if self.method == "gd":
+            schedule = full_batch(prepared.model, self.clipping_norm, prepared.design.width, steps, name)
+            data = start(prepared, name, encode, mechanism="noisy gradient descent on the squared loss (discrete "
+                         "Gaussian)", detail=f"{schedule.detail}; label scaled to [-1, 1]", rule=schedule.rule)
+            theta = train(data, schedule, _residual, steps, float(self.learning_rate), 0.0)
+        else:
+            data, theta = self._adassp(prepared, encode, name)
+        # Back from the label scaled to [-1, 1] to its own units (public bounds).
+        weights = theta * (hi - lo) / 2
+        weights[-1] += (lo + hi) / 2
+        self._fitted(data.design, weights, prepared.target.spent)
+        return self
+
+    def _adassp(self, prepared: Prepared, encode: Callable[[pd.Series[Any]], NDArray[np.float64]],
+                name: str) -> tuple[Data, NDArray[np.float64]]:
+        """AdaSSP's three releases (one charge, then the read) and its ridge solution on the scaled label."""
         width, radius2 = prepared.design.width, prepared.design.radius2
         rho_total, conversion = zcdp_of(prepared.model, name)
         third = rho_total / 3
@@ -90,12 +135,6 @@ class LinearRegression(PrivateEstimator):
                   f"{width * (width + 1) // 2} entries of XᵀX (σ={gram_sigma:.4g}) and the {width} of Xᵀy "
                   f"(σ={math.sqrt(cross_sigma2) / scale:.4g}), rows of squared norm ≤ {radius2}, label scaled to "
                   "[-1, 1]; each a third of ρ")
-
-        def encode(label: pd.Series[Any]) -> NDArray[np.float64]:
-            values: NDArray[np.float64] = label.to_numpy(dtype=float, na_value=np.nan)
-            scaled: NDArray[np.float64] = (np.clip(values, lo, hi) - (lo + hi) / 2) / ((hi - lo) / 2)
-            return scaled
-
         data = start(prepared, name, encode, mechanism="noisy sufficient statistics (discrete Gaussian)",
                      detail=detail, rule=f"zCDP composition of the three releases{conversion}")
         Xi = np.rint(data.X * 2**_BITS)
@@ -114,12 +153,9 @@ class LinearRegression(PrivateEstimator):
         released[upper] = noisy(gram[upper], gram_sigma2) / scale
         released = released + np.triu(released, 1).T
         target = noisy(cross, cross_sigma2) / scale
-        theta = np.linalg.lstsq(released + ridge * np.eye(width), target, rcond=None)[0]
-        weights = theta * (hi - lo) / 2
-        weights[-1] += (lo + hi) / 2
         self.ridge_ = ridge
-        self._fitted(data.design, weights, prepared.target.spent)
-        return self
+        theta: NDArray[np.float64] = np.linalg.lstsq(released + ridge * np.eye(width), target, rcond=None)[0]
+        return data, theta
 
     def predict(self, X: Any) -> NDArray[np.float64]:
         """Predictions for plain (public) data ``X``."""
@@ -130,3 +166,9 @@ class LinearRegression(PrivateEstimator):
         truth = np.asarray(y, dtype=float)
         residual = truth - self.predict(X)
         return float(1 - np.sum(residual**2) / np.sum((truth - truth.mean()) ** 2))
+
+
+def _residual(scores: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The squared loss's gradient in the score (halved): x·θ − y."""
+    out: NDArray[np.float64] = scores - y
+    return out

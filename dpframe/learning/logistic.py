@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -32,30 +31,13 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from dpframe.accounting.composition import ORDERS, gaussian_rdp, poisson_subsampled_rdp, rdp_to_approx
-from dpframe.learning._base import Data, PrivateEstimator, noisy_count, prepare, start, zcdp_of
-from dpframe.learning._noisy import Units, VectorGrid, gaussian_sigma2, noisy, poisson_keep
+from dpframe.learning._base import PrivateEstimator, prepare, start, zcdp_of
+from dpframe.learning._descent import COUNT_SHARE, Schedule, check, full_batch, train
+from dpframe.learning._noisy import VectorGrid, gaussian_sigma2
 from dpframe.noise.mechanism import Privacy, _below
 
-# The share of the fit's rho (or, for DP-SGD, of the rho equivalent to its (ε, δ)) spent on the noisy number
-# of units that turns noisy gradient sums into averages.
-COUNT_SHARE = Fraction(1, 20)
-# Nesterov momentum of the updates (post-processing of the noisy gradients): full-batch descent on one-hot
-# designs is ill-conditioned, and momentum reaches in 40 steps what plain steps need hundreds for (Adult).
-MOMENTUM = 0.9
 # Rates are used as exact fractions with at most this denominator (rounded down: less sampling, less privacy loss).
 _RATE_DENOMINATOR = 2**20
-
-
-@dataclass(frozen=True)
-class _Schedule:
-    """The noise of a fit, decided before any charge."""
-
-    grid: VectorGrid
-    sigma2: Fraction  # per coordinate per step, grid units
-    count_rho: Fraction
-    rate: Fraction  # 1 for full batches
-    detail: str
-    rule: str
 
 
 class LogisticRegression(PrivateEstimator):
@@ -133,7 +115,7 @@ class LogisticRegression(PrivateEstimator):
         mechanism = ("noisy gradient descent (discrete Gaussian)" if rate == 1
                      else "DP-SGD: Poisson-subsampled discrete Gaussian")
         data = start(prepared, name, encode, mechanism=mechanism, detail=schedule.detail, rule=schedule.rule)
-        weights = _train(data, schedule, steps, float(self._learning_rate), float(self.l2))
+        weights = train(data, schedule, _residual, steps, float(self._learning_rate), float(self.l2))
         self.classes_ = np.array(list(classes), dtype=object if not isinstance(classes[0], (bool, np.bool_)) else bool)
         self._fitted(data.design, weights, prepared.target.spent)
         return self
@@ -146,11 +128,7 @@ class LogisticRegression(PrivateEstimator):
         if self.method not in ("gd", "sgd"):
             raise ValueError(f"method must be 'gd' (noisy gradient descent) or 'sgd' (DP-SGD), got {self.method!r}")
         steps = (40 if self.method == "gd" else 1000) if self.steps is None else self.steps
-        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or not 1 <= steps <= 100_000:
-            raise ValueError(f"steps must be a whole number from 1 to 100000, got {self.steps!r}")
-        for what, value in (("learning_rate", self._learning_rate), ("clipping_norm", self.clipping_norm)):
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{what} must be a positive number, got {value!r}")
+        steps = check(steps, self._learning_rate, self.clipping_norm, self.steps)
         if not (isinstance(self.l2, (int, float)) and math.isfinite(self.l2) and self.l2 >= 0):
             raise ValueError(f"l2 must be a non-negative number, got {self.l2!r}")
         rate = Fraction(1)
@@ -160,21 +138,12 @@ class LogisticRegression(PrivateEstimator):
             rate = Fraction(math.floor(self.batch_rate * _RATE_DENOMINATOR), _RATE_DENOMINATOR)
             if rate == 0:
                 raise ValueError(f"batch_rate {self.batch_rate!r} is below 1/{_RATE_DENOMINATOR}")
-        return int(steps), rate
+        return steps, rate
 
-    def _schedule(self, privacy: Privacy, width: int, steps: int, rate: Fraction, name: str) -> _Schedule:
-        grid = VectorGrid.choose(float(self.clipping_norm), width)
+    def _schedule(self, privacy: Privacy, width: int, steps: int, rate: Fraction, name: str) -> Schedule:
         if rate == 1:
-            rho, conversion = zcdp_of(privacy, name)
-            count_rho = rho * COUNT_SHARE
-            sigma2 = gaussian_sigma2(grid.sensitivity2 * steps, rho - count_rho)
-            sigma = math.sqrt(sigma2) * grid.step
-            detail = (f"{steps} full-batch steps; each unit's gradient clipped to L2 norm {self.clipping_norm:g} and "
-                      f"rounded to a grid of {grid.step:.3g} (sensitivity {float(grid.sensitivity2) ** 0.5 * grid.step:.4g}"
-                      f"); σ={sigma:.4g} per coordinate of {width} per step; a noisy unit count "
-                      f"(ρ={float(count_rho):.3g})")
-            return _Schedule(grid, sigma2, count_rho, rate, detail,
-                             f"zCDP composition of {steps} steps and the count{conversion}")
+            return full_batch(privacy, self.clipping_norm, width, steps, name)
+        grid = VectorGrid.choose(float(self.clipping_norm), width)
         if privacy.kind != "approx":
             raise ValueError(f"{name}(method='sgd') accounts its subsampled steps in Rényi DP and converts them to "
                              "(ε, δ): use it on an (epsilon, delta) budget, or method='gd' on a zCDP or Rényi budget")
@@ -189,7 +158,7 @@ class LogisticRegression(PrivateEstimator):
                   f"a noisy unit count (ρ={float(count_rho):.3g})")
         rule = (f"Rényi composition of {steps} Poisson-subsampled discrete Gaussian steps (Zhu & Wang 2019 Thm 6) "
                 "and the count, converted to (ε, δ) by CKS20 Prop. 12")
-        return _Schedule(grid, sigma2, count_rho, rate, detail, rule)
+        return Schedule(grid, sigma2, count_rho, rate, detail, rule)
 
     def decision_function(self, X: Any) -> NDArray[np.float64]:
         """The log-odds of the positive class for each row of plain data ``X``."""
@@ -248,47 +217,7 @@ def _noise_multiplier(epsilon: float, delta: float, rate: float, steps: int, cou
     return hi
 
 
-def _train(data: Data, schedule: _Schedule, steps: int, learning_rate: float, l2: float) -> NDArray[np.float64]:
-    """Gradient steps from zero on noisy averaged gradients; returns the mean of the second half's iterates."""
-    X, y, units = data.X, data.y, data.units
-    count = noisy_count(units.count(len(X)), schedule.count_rho)
-    scale = schedule.grid.step / (count * float(schedule.rate))
-    weights = np.zeros(X.shape[1])
-    velocity = np.zeros_like(weights)
-    average = np.zeros_like(weights)
-    codes = None if units.order is None else _codes_of(units, len(X))
-    for t in range(steps):
-        ahead = weights + MOMENTUM * velocity  # Nesterov: the gradient is taken at the look-ahead point
-        if schedule.rate == 1:
-            total = units.clipped_sum(schedule.grid, X, expit(X @ ahead) - y)
-        else:
-            total = _sampled_sum(schedule, X, y, ahead, units, codes)
-        gradient = noisy(total, schedule.sigma2) * scale + l2 * ahead
-        velocity = MOMENTUM * velocity - learning_rate * gradient
-        weights = weights + velocity
-        if t >= steps // 2:
-            average += weights
-    result: NDArray[np.float64] = average / (steps - steps // 2)
-    return result
-
-
-def _codes_of(units: Units, rows: int) -> NDArray[np.intp]:
-    """Each row's unit number 0..units-1 (from the grouping)."""
-    assert units.order is not None and units.starts is not None
-    codes = np.empty(rows, dtype=np.intp)
-    codes[units.order] = np.repeat(np.arange(len(units.starts)), np.diff(np.r_[units.starts, rows]))
-    return codes
-
-
-def _sampled_sum(schedule: _Schedule, X: NDArray[np.float64], y: NDArray[np.float64], weights: NDArray[np.float64],
-                 units: Units, codes: NDArray[np.intp] | None) -> NDArray[np.int64]:
-    """One DP-SGD step's exact sum: units kept with probability ``rate``, each unit's gradient clipped."""
-    if codes is None:
-        rows = np.flatnonzero(poisson_keep(len(X), schedule.rate))
-        group = Units()
-    else:
-        kept = poisson_keep(units.count(len(X)), schedule.rate)
-        rows = np.flatnonzero(kept[codes])
-        group = Units.of(codes[rows])
-    batch = X[rows]
-    return group.clipped_sum(schedule.grid, batch, expit(batch @ weights) - y[rows])
+def _residual(scores: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The logistic loss's gradient in the score: σ(x·w) − y."""
+    out: NDArray[np.float64] = expit(scores) - y
+    return out
