@@ -112,6 +112,7 @@ class LinearRegression(PrivateEstimator):
             data = start(prepared, name, encode, mechanism="noisy gradient descent on the squared loss (discrete "
                          "Gaussian)", detail=f"{schedule.detail}; label scaled to [-1, 1]", rule=schedule.rule)
             theta = train(data, schedule, _residual, steps, float(self.learning_rate), 0.0)
+            self.__dict__.pop("ridge_", None)  # AdaSSP's, from an earlier fit of this object
         else:
             data, theta = self._adassp(prepared, encode, name)
         # Back from the label scaled to [-1, 1] to its own units (public bounds).
