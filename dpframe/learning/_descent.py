@@ -82,10 +82,13 @@ def train(data: Data, schedule: Schedule, residual: Residual, steps: int, learni
     codes = None if units.order is None else _codes_of(units, len(X))
     for t in range(steps):
         ahead = weights + MOMENTUM * velocity  # Nesterov: the gradient is taken at the look-ahead point
-        if schedule.rate == 1:
-            total = units.clipped_sum(schedule.grid, X, residual(X @ ahead, y))
-        else:
-            total = _sampled_sum(schedule, residual, X, y, ahead, units, codes)
+        # A diverging model's scores overflow on some rows: a warning then would depend on the data (the clipping
+        # zeroes such rows' gradients).
+        with np.errstate(over="ignore", invalid="ignore"):
+            if schedule.rate == 1:
+                total = units.clipped_sum(schedule.grid, X, residual(X @ ahead, y))
+            else:
+                total = _sampled_sum(schedule, residual, X, y, ahead, units, codes)
         gradient = noisy(total, schedule.sigma2) * scale + l2 * ahead
         velocity = MOMENTUM * velocity - learning_rate * gradient
         weights = weights + velocity

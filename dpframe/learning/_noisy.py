@@ -59,9 +59,17 @@ class VectorGrid:
         return Fraction(2 ** (self.bits + 1) + root, 2) ** 2
 
     def clip(self, vectors: NDArray[np.float64]) -> NDArray[np.int64]:
-        """Each row scaled to norm at most ``norm`` (a hair less, against floating point) and rounded to the grid."""
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
-        factor = np.minimum(1.0, self.norm / np.maximum(norms, 1e-300)) * (1 - 2.0**-30)
+        """Each row scaled to norm at most ``norm`` (a hair less, against floating point) and rounded to the grid.
+
+        A row with a non-finite entry, or whose norm overflows (a diverging
+        model), becomes zero: NaN cast to int64 is INT64_MIN, whose wrapped
+        sums would break the sensitivity bound.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow warning would depend on the data
+            norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+        usable = np.isfinite(norms)
+        vectors = np.where(usable[:, None], vectors, 0.0)
+        factor = np.where(usable, np.minimum(1.0, self.norm / np.maximum(norms, 1e-300)), 0.0) * (1 - 2.0**-30)
         scaled: NDArray[np.int64] = np.rint(vectors * (factor * 2**self.bits / self.norm)[:, None]).astype(np.int64)
         return scaled
 
