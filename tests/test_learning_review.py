@@ -12,7 +12,7 @@ import pytest
 import dpframe  # noqa: F401  (registers .dp)
 from dpframe.learning import LinearRegression, LogisticRegression
 from dpframe.learning._design import Feature
-from dpframe.learning._noisy import VectorGrid
+from dpframe.learning._noisy import Units, VectorGrid
 from dpframe.testing import seeded_noise
 
 
@@ -83,3 +83,17 @@ def test_a_diverging_descent_does_not_reveal_the_parity_of_overflowing_rows() ->
                                      label_bounds=(0, 1))
             outcomes.append(bool(np.isfinite(model.fit(p[["x"]], p["y"], epsilon=1, delta=1e-6).weights_).all()))
     assert outcomes[0] == outcomes[1]
+
+
+def test_an_empty_poisson_sample_of_multi_row_units_is_a_zero_sum_not_an_error() -> None:
+    # 20 units sampled at rate 0.01: most DP-SGD steps keep none, and reduceat raised on the empty sample after
+    # the charge (whether it did depended on the private number of units).
+    grid = VectorGrid.choose(1.0, 2)
+    assert Units.of(np.array([], dtype=np.intp)).clipped_sum(grid, np.zeros((0, 2)), np.zeros(0)).tolist() == [0, 0]
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.uniform(-1, 1, 40), "person": np.repeat(np.arange(20), 2)})
+    df["y"] = df["x"] > 0
+    p = df.dp.protect(epsilon=100, delta=1e-3, privacy_unit="person", max_contributions=2)
+    with seeded_noise(6):
+        model = LogisticRegression(method="sgd", batch_rate=0.01, steps=50, bounds={"x": (-1, 1)})
+        assert np.isfinite(model.fit(p[["x"]], p["y"], epsilon=50, delta=1e-4).weights_).all()

@@ -98,6 +98,8 @@ class Units:
     def clipped_sum(self, grid: VectorGrid, matrix: NDArray[np.float64],
                     weights: NDArray[np.float64]) -> NDArray[np.int64]:
         """Σ over units of the clipped, rounded ``Σ_(unit's rows) weight · row``, exact in int64."""
+        if len(matrix) == 0:  # an empty Poisson sample: reduceat would raise
+            return np.zeros(matrix.shape[1], dtype=np.int64)
         if self.order is None or self.starts is None:
             total = np.zeros(matrix.shape[1], dtype=np.int64)
             for start in range(0, len(matrix), _BLOCK):
