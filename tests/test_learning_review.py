@@ -67,6 +67,10 @@ def test_non_finite_gradients_clip_to_zero_not_to_int64_garbage() -> None:
         clipped = grid.clip(np.array([[np.inf, np.inf], [np.nan, 1.0], [1e300, 1e300], [3.0, 4.0]]))
     assert np.abs(clipped).max() <= 2**grid.bits
     assert clipped[:3].tolist() == [[0, 0], [0, 0], [0, 0]]
+    small = VectorGrid.choose(1e-6, 2)
+    assert small.clip(np.array([[1e150, 0.0], [0.0, 0.0]])).tolist() == [[2**small.bits, 0], [0, 0]]
+    with pytest.raises(ValueError, match="clipping_norm"):
+        LogisticRegression(clipping_norm=1e-200)._check_parameters()
 
 
 def test_a_diverging_descent_does_not_reveal_the_parity_of_overflowing_rows() -> None:

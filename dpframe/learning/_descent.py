@@ -52,6 +52,10 @@ def check(steps: object, learning_rate: object, clipping_norm: object, given_ste
     for what, value in (("learning_rate", learning_rate), ("clipping_norm", clipping_norm)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ValueError(f"{what} must be a positive number, got {value!r}")
+    if not 1e-100 <= clipping_norm <= 1e100:  # type: ignore[operator]
+        # Below, the squared norms of gradients near the clipping norm underflow and escape clipping.
+        raise ValueError(f"clipping_norm must lie in [1e-100, 1e100] (features are scaled to [-1, 1]), "
+                         f"got {clipping_norm!r}")
     return int(steps)
 
 

@@ -61,16 +61,17 @@ class VectorGrid:
     def clip(self, vectors: NDArray[np.float64]) -> NDArray[np.int64]:
         """Each row scaled to norm at most ``norm`` (a hair less, against floating point) and rounded to the grid.
 
-        A row with a non-finite entry, or whose norm overflows (a diverging
-        model), becomes zero: NaN cast to int64 is INT64_MIN, whose wrapped
-        sums would break the sensitivity bound.
+        A row that does not scale to finite numbers (a non-finite entry or an
+        overflowing norm, from a diverging model; a zero row under an absurdly
+        small ``norm``) becomes zero: NaN cast to int64 is INT64_MIN, whose
+        wrapped sums would break the sensitivity bound.
         """
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow warning would depend on the data
             norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
-        usable = np.isfinite(norms)
-        vectors = np.where(usable[:, None], vectors, 0.0)
-        factor = np.where(usable, np.minimum(1.0, self.norm / np.maximum(norms, 1e-300)), 0.0) * (1 - 2.0**-30)
-        scaled: NDArray[np.int64] = np.rint(vectors * (factor * 2**self.bits / self.norm)[:, None]).astype(np.int64)
+            # 2^b / max(‖v‖, C) grid steps per unit of v: no denormal quotient to lose precision.
+            steps = vectors * (2**self.bits * (1 - 2.0**-30) / np.maximum(norms, self.norm))[:, None]
+        steps = np.where(np.isfinite(steps).all(axis=1)[:, None], steps, 0.0)
+        scaled: NDArray[np.int64] = np.rint(steps).astype(np.int64)
         return scaled
 
 
