@@ -52,6 +52,10 @@ def check(steps: object, learning_rate: object, clipping_norm: object, given_ste
     for what, value in (("learning_rate", learning_rate), ("clipping_norm", clipping_norm)):
         if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ValueError(f"{what} must be a positive number, got {value!r}")
+    if not 1e-100 <= clipping_norm <= 1e100:  # type: ignore[operator]
+        # Below, the squared norms of gradients near the clipping norm underflow and escape clipping.
+        raise ValueError(f"clipping_norm must lie in [1e-100, 1e100] (features are scaled to [-1, 1]), "
+                         f"got {clipping_norm!r}")
     return int(steps)
 
 
@@ -82,10 +86,13 @@ def train(data: Data, schedule: Schedule, residual: Residual, steps: int, learni
     codes = None if units.order is None else _codes_of(units, len(X))
     for t in range(steps):
         ahead = weights + MOMENTUM * velocity  # Nesterov: the gradient is taken at the look-ahead point
-        if schedule.rate == 1:
-            total = units.clipped_sum(schedule.grid, X, residual(X @ ahead, y))
-        else:
-            total = _sampled_sum(schedule, residual, X, y, ahead, units, codes)
+        # A diverging model's scores overflow on some rows: a warning then would depend on the data (the clipping
+        # zeroes such rows' gradients).
+        with np.errstate(over="ignore", invalid="ignore"):
+            if schedule.rate == 1:
+                total = units.clipped_sum(schedule.grid, X, residual(X @ ahead, y))
+            else:
+                total = _sampled_sum(schedule, residual, X, y, ahead, units, codes)
         gradient = noisy(total, schedule.sigma2) * scale + l2 * ahead
         velocity = MOMENTUM * velocity - learning_rate * gradient
         weights = weights + velocity

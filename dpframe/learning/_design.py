@@ -48,11 +48,13 @@ class Feature:
     def encode(self, column: pd.Series[Any]) -> NDArray[np.float64]:
         """The feature's columns of the design matrix, shape ``(rows, width)``."""
         if self.kind == "categorical":
-            # -1 for a missing value or one outside the public categories (no indicator).
-            codes = pd.Index(list(self.categories)).get_indexer(column.to_numpy(dtype=object))
+            # No indicator for a missing value or one outside the public categories. isin first: it answers False
+            # for an unhashable value, on which get_indexer would raise (an error that depends on the data).
+            objects = column.to_numpy(dtype=object)
+            present = np.flatnonzero(pd.Series(objects).isin(list(self.categories)).to_numpy(dtype=bool))
+            codes = pd.Index(list(self.categories)).get_indexer(objects[present])
             out = np.zeros((len(column), self.width))
-            present = codes >= 0
-            out[np.flatnonzero(present), codes[present]] = 1.0
+            out[present[codes >= 0], codes[codes >= 0]] = 1.0
             return out
         values: NDArray[np.float64] = column.to_numpy(dtype=float, na_value=np.nan)
         if self.kind == "numeric":

@@ -59,10 +59,19 @@ class VectorGrid:
         return Fraction(2 ** (self.bits + 1) + root, 2) ** 2
 
     def clip(self, vectors: NDArray[np.float64]) -> NDArray[np.int64]:
-        """Each row scaled to norm at most ``norm`` (a hair less, against floating point) and rounded to the grid."""
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
-        factor = np.minimum(1.0, self.norm / np.maximum(norms, 1e-300)) * (1 - 2.0**-30)
-        scaled: NDArray[np.int64] = np.rint(vectors * (factor * 2**self.bits / self.norm)[:, None]).astype(np.int64)
+        """Each row scaled to norm at most ``norm`` (a hair less, against floating point) and rounded to the grid.
+
+        A row that does not scale to finite numbers (a non-finite entry or an
+        overflowing norm, from a diverging model; a zero row under an absurdly
+        small ``norm``) becomes zero: NaN cast to int64 is INT64_MIN, whose
+        wrapped sums would break the sensitivity bound.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow warning would depend on the data
+            norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+            # 2^b / max(‖v‖, C) grid steps per unit of v: no denormal quotient to lose precision.
+            steps = vectors * (2**self.bits * (1 - 2.0**-30) / np.maximum(norms, self.norm))[:, None]
+        steps = np.where(np.isfinite(steps).all(axis=1)[:, None], steps, 0.0)
+        scaled: NDArray[np.int64] = np.rint(steps).astype(np.int64)
         return scaled
 
 
@@ -90,6 +99,8 @@ class Units:
     def clipped_sum(self, grid: VectorGrid, matrix: NDArray[np.float64],
                     weights: NDArray[np.float64]) -> NDArray[np.int64]:
         """Σ over units of the clipped, rounded ``Σ_(unit's rows) weight · row``, exact in int64."""
+        if len(matrix) == 0:  # an empty Poisson sample: reduceat would raise
+            return np.zeros(matrix.shape[1], dtype=np.int64)
         if self.order is None or self.starts is None:
             total = np.zeros(matrix.shape[1], dtype=np.int64)
             for start in range(0, len(matrix), _BLOCK):

@@ -14,7 +14,8 @@ integers in units of ``2^-20``. Three releases share the fit's ρ equally
 * the upper triangle of ``XᵀX`` (L2 sensitivity ``‖xxᵀ‖_F = ‖x‖² ≤ R²``);
 * ``Xᵀy`` (L2 sensitivity ``‖x‖·|y| ≤ R``),
 
-each with exact discrete Gaussian noise. Then, as post-processing (Wang 2018,
+each ``k`` times that when a privacy unit may contribute ``k`` rows
+(``max_contributions``), and each with exact discrete Gaussian noise. Then, as post-processing (Wang 2018,
 Alg. 2, in zCDP terms): ``λ̃ = max(0, noisy λ_min − 2.86 σ_λ)`` (a 95% lower
 bound), the ridge ``λ = max(0, σ_A √(d ln(2d²/0.05)) − λ̃)`` (a high-probability
 bound on the noise matrix's norm beyond what the data's own curvature
@@ -124,18 +125,21 @@ class LinearRegression(PrivateEstimator):
     def _adassp(self, prepared: Prepared, encode: Callable[[pd.Series[Any]], NDArray[np.float64]],
                 name: str) -> tuple[Data, NDArray[np.float64]]:
         """AdaSSP's three releases (one charge, then the read) and its ridge solution on the scaled label."""
-        width, radius2 = prepared.design.width, prepared.design.radius2
+        width = prepared.design.width
+        # A unit's k rows (max_contributions) move XᵀX and λ_min by up to k·R² and Xᵀy by up to k·R.
+        contributions = prepared.target.contributions
+        radius2 = prepared.design.radius2 * contributions
         rho_total, conversion = zcdp_of(prepared.model, name)
         third = rho_total / 3
         scale = 2 ** (2 * _BITS)
         eigen_sigma2 = gaussian_sigma2(Fraction(_EIGEN_STEPS + 2) ** 2, third)
         gram_sigma2 = gaussian_sigma2(Fraction(radius2 * scale) ** 2, third)
-        cross_sigma2 = gaussian_sigma2(Fraction(radius2 * scale**2), third)
+        cross_sigma2 = gaussian_sigma2(Fraction(radius2 * contributions * scale**2), third)
         gram_sigma = math.sqrt(gram_sigma2) / scale
         detail = (f"AdaSSP: λ_min(XᵀX) (σ={math.sqrt(eigen_sigma2) * radius2 / _EIGEN_STEPS:.4g}), the "
                   f"{width * (width + 1) // 2} entries of XᵀX (σ={gram_sigma:.4g}) and the {width} of Xᵀy "
-                  f"(σ={math.sqrt(cross_sigma2) / scale:.4g}), rows of squared norm ≤ {radius2}, label scaled to "
-                  "[-1, 1]; each a third of ρ")
+                  f"(σ={math.sqrt(cross_sigma2) / scale:.4g}), rows of squared norm ≤ {prepared.design.radius2}, "
+                  f"{contributions} row(s) a unit, label scaled to [-1, 1]; each a third of ρ")
         data = start(prepared, name, encode, mechanism="noisy sufficient statistics (discrete Gaussian)",
                      detail=detail, rule=f"zCDP composition of the three releases{conversion}")
         Xi = np.rint(data.X * 2**_BITS)

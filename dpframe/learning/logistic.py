@@ -108,9 +108,9 @@ class LogisticRegression(PrivateEstimator):
         positive = classes[1]
 
         def encode(label: pd.Series[Any]) -> NDArray[np.float64]:
-            values = label.to_numpy(dtype=object)
-            known = label.isin(list(classes)).to_numpy()
-            return np.where(known, (values == positive).astype(float), np.nan)
+            # isin, not ==: a missing value of a nullable dtype (pd.NA) compares to NA, which would raise here
+            known = label.isin(list(classes)).to_numpy(dtype=bool)
+            return np.where(known, label.isin([positive]).to_numpy(dtype=float), np.nan)
 
         mechanism = ("noisy gradient descent (discrete Gaussian)" if rate == 1
                      else "DP-SGD: Poisson-subsampled discrete Gaussian")
