@@ -7,6 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
+# The Dask front door needs the optional 'dask' extra: its modules import dask, so they are not collected without it.
+collect_ignore_glob = [] if importlib.util.find_spec("dask") is not None else ["dpframe/dask/*"]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Plotting examples need the optional ``plot`` extra: skip them, clearly, when it is missing."""

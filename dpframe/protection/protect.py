@@ -108,10 +108,7 @@ def protect(
     Budget(ε=1, δ=0): spent ε=0, δ=0, remaining ε=1, δ=0, 0 release(s)
     """
     if isinstance(data, Protected):
-        raise AlreadyProtectedError(
-            "this data is already protected; query it directly (its budget is .dp.budget), or protect the "
-            "original data with protect(budget=p.dp.budget) to share that budget"
-        )
+        raise AlreadyProtectedError(ALREADY_PROTECTED)
     if not isinstance(data, (pd.DataFrame, pd.Series)):
         raise TypeError(f"protect() takes a pandas DataFrame or Series, got {type(data).__name__}")
     if UNPROTECTED_MARK in data.attrs:
@@ -174,6 +171,8 @@ def protect(
 
 
 NEIGHBOURS = ("add/remove", "replace")
+ALREADY_PROTECTED = ("this data is already protected; query it directly (its budget is .dp.budget), or protect the "
+                     "original data with protect(budget=p.dp.budget) to share that budget")
 
 
 def _keep_one_relation(budget: Budget, neighbours: str) -> None:

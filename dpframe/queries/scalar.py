@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -55,15 +56,21 @@ def _values(target: Target, series: pd.Series[Any], mask: NDArray[np.bool_] | No
     return values if mask is None else values[mask]
 
 
-def count(target: Target, privacy: Privacy) -> DPInt:
-    """Noisy number of rows (of a frame) or of non-missing values (of a series)."""
+def count(target: Target, privacy: Privacy, read: Callable[[], int] | None = None) -> DPInt:
+    """Noisy number of rows (of a frame) or of non-missing values (of a series).
+
+    ``read`` (called after the charge) counts exactly elsewhere than in ``target.obj``, which then only gives the
+    schema: :mod:`dpframe.dask` counts the partitions of a Dask frame.
+    """
     noise = privacy.noise(target.contributions)
     columns = (str(target.obj.name),) if isinstance(target.obj, pd.Series) else ()
     plan = Plan("count", columns, target, privacy, {"count": noise})
     plan.charge()
     mask = target.rows_in_use()
     obj = target.obj
-    if isinstance(obj, pd.Series):
+    if read is not None:
+        exact = read()
+    elif isinstance(obj, pd.Series):
         present = obj.notna().to_numpy()
         exact = int(present.sum() if mask is None else (present & mask).sum())
     else:
@@ -125,12 +132,13 @@ def distinct_count(target: Target, privacy: Privacy) -> DPInt:
 
 def bounded_sum(
     target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None,
-    query: str = "sum",
+    query: str = "sum", read: Callable[[SumGrid], kernels.MomentSums] | None = None,
 ) -> DPFloat | DPInt:
     """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None).
 
     ``clipping`` (default: with automatic bounds only) counts the values the
     bounds clip (``Release.clipping``) and warns when they are a noticeable share.
+    ``read`` (called after the charge) makes the exact grid sums elsewhere (:func:`count`).
     The sum of an integer or boolean column is released as an integer (rounded: post-processing; its
     interval widened by the half unit, so it still covers).
     """
@@ -154,8 +162,8 @@ def bounded_sum(
         "any": "; bounded DP: a replaced row changes the sum by at most max(U − L, |L|, |U|)"}[change]
     plan = Plan(query, (str(series.name),), target, privacy, {"sum": noise}, {"sum": step}, rule=rule)
     plan.charge()
-    values = _values(target, series, target.rows_in_use())
-    sums = kernels.moment_sums(values, 0.0, grid)
+    sums = read(grid) if read is not None else kernels.moment_sums(_values(target, series, target.rows_in_use()),
+                                                                   0.0, grid)
     released = grid.to_release_grid(sums.sums)[0] + noise.sample(1)[0]
     value = float(released) * step
     half = noise.halfwidth(LEVEL) * step
@@ -236,9 +244,11 @@ class Moments:
         self.plan = Plan(query, (str(series.name),), target, privacy, self.noise, units, rule)
         self.target, self.series, self.privacy = target, series, privacy
 
-    def measure(self) -> dict[str, NDArray[np.float64]]:
-        """Charge, read the data once, and return the noisy measurements in real units."""
+    def measure(self, read: Callable[[Moments], kernels.MomentSums] | None = None) -> dict[str, NDArray[np.float64]]:
+        """Charge, read the data once (or ``read`` the exact sums elsewhere), return the noisy measurements."""
         self.plan.charge()
+        if read is not None:
+            return self.noisy(read(self))
         values = _values(self.target, self.series, self.target.rows_in_use())
         return self.noisy(self.exact(values))
 
@@ -375,11 +385,11 @@ def with_bounds(
 
 def _moment_query(
     query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1,
-    clipping: bool | None = None,
+    clipping: bool | None = None, read: Callable[[Moments], kernels.MomentSums] | None = None,
 ) -> DPFloat:
     moments, note, clipped = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof,
                                          clipping=bounds is None if clipping is None else clipping)
-    estimate = moment_result(query, moments, moments.measure())
+    estimate = moment_result(query, moments, moments.measure(read))
     lower, upper = estimate.interval(*value_range(query, moments))
     release = Release(
         query, moments.plan.columns, moments.plan.mechanism, target.spent, float(estimate.std[0]),
@@ -391,15 +401,16 @@ def _moment_query(
 
 
 def mean(
-    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None,
+    read: Callable[[Moments], kernels.MomentSums] | None = None,
 ) -> DPFloat:
-    """Noisy mean of the values clipped to ``bounds`` (``clipping``: as :func:`bounded_sum`).
+    """Noisy mean of the values clipped to ``bounds`` (``clipping`` and ``read``: as :func:`bounded_sum`).
 
     Under bounded DP with a public number of values, :func:`mean_over_public_n`.
     """
     if target.public_count is not None and bounds is not None and not clipping:
         return mean_over_public_n(target, series, bounds, privacy)
-    return _moment_query("mean", target, series, bounds, privacy, clipping=clipping)
+    return _moment_query("mean", target, series, bounds, privacy, clipping=clipping, read=read)
 
 
 def var(

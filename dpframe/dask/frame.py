@@ -1,0 +1,220 @@
+"""Protected Dask frames: the schema-only pandas target, refusals, stable transformations and the queries."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
+
+from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
+from dpframe.errors import AlreadyProtectedError, RefusedError
+from dpframe.protection.protect import ALREADY_PROTECTED
+from dpframe.protection.rules import attribute_refusal, refusal
+from dpframe.protection.units import Protection
+from dpframe.queries import kernels, scalar
+from dpframe.queries.plan import Target
+from dpframe.results import DPFloat, DPInt
+
+# What a protected Dask object lets through (as the pandas one): column selection, filters by a condition
+# on its own rows, row-wise assign. Everything else is refused with the pandas object's message.
+_ALLOWED = frozenset({"columns", "dtypes", "dtype", "name", "npartitions"})
+# Dask's own ways to materialise rows (pandas has none of them): refused as exact reads.
+_MATERIALISE = frozenset({"compute", "persist", "to_pandas", "to_delayed", "to_dask_array", "to_records",
+                          "partitions", "get_partition", "to_parquet", "to_csv", "to_json", "to_hdf", "to_sql",
+                          "to_bag", "to_html", "visualize"})
+
+
+class _Protected:
+    """A Dask frame or series with its protection: exact reads are refused, queries go through ``.dp``."""
+
+    _kind = "ProtectedFrame"
+    _data: Any  # the Dask frame or series
+    _protection: Protection
+
+    def __init__(self, data: Any, protection: Protection):
+        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_protection", protection)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # a protocol probe (numpy's __array_struct__, copy's __deepcopy__): not there
+            raise AttributeError(name)
+        if name in _ALLOWED:
+            return getattr(object.__getattribute__(self, "_data"), name)
+        if name in _MATERIALISE:
+            raise refusal(f"{self._kind}.{name}", "exact")
+        raise attribute_refusal(self._kind, name)
+
+    def __len__(self) -> int:
+        raise refusal(f"len({self._kind})", "exact", "the number of rows is private")
+
+    def __bool__(self) -> bool:
+        raise refusal(f"bool({self._kind})", "exact", "a truth value would be read from the rows")
+
+    def __iter__(self) -> Iterator[Any]:
+        raise refusal(f"iterating over a {self._kind}", "exact")
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NoReturn:
+        raise refusal(f"converting a {self._kind} to a numpy array", "exact")
+
+    @property
+    def dp(self) -> DaskQueries:
+        """The private queries of this object."""
+        return DaskQueries(self)
+
+    def _target(self) -> Target:
+        """A pandas target over the schema only (``_meta``, no rows): planning and charging never read data."""
+        return Target(self._data._meta, self._protection)
+
+
+class ProtectedDaskFrame(_Protected):
+    """A protected Dask DataFrame."""
+
+    def __iter__(self) -> Iterator[Any]:  # the column names, as pandas (public schema)
+        return iter(self._data.columns)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, ProtectedDaskSeries):  # a filter by a condition computed from these rows
+            if key._protection.key != self._protection.key:
+                raise RefusedError("a filter must be a condition on the same protected rows")
+            return ProtectedDaskFrame(self._data[key._data], self._protection)
+        selected = self._data[key]
+        kind = ProtectedDaskSeries if isinstance(selected, dd.Series) else ProtectedDaskFrame
+        return kind(selected, self._protection)
+
+    def assign(self, **columns: Any) -> ProtectedDaskFrame:
+        """Row-wise new columns: protected Dask series of the same rows, or callables of the frame."""
+        plain: dict[str, Any] = {}
+        for name, value in columns.items():
+            if callable(value):
+                value = value(self)
+            if not isinstance(value, ProtectedDaskSeries) or value._protection.key != self._protection.key:
+                raise TypeError(f"assign({name}=...) takes a row-wise expression of this frame's columns")
+            plain[name] = value._data
+        return ProtectedDaskFrame(self._data.assign(**plain), self._protection)
+
+
+class ProtectedDaskSeries(_Protected):
+    """A protected Dask Series: row-wise comparisons and arithmetic stay protected."""
+
+    _kind = "ProtectedSeries"
+
+    def _rowwise(self, other: Any, op: Any) -> ProtectedDaskSeries:
+        if isinstance(other, _Protected):
+            if other._protection.key != self._protection.key:
+                raise RefusedError("row-wise operations combine columns of the same protected rows only")
+            other = other._data
+        return ProtectedDaskSeries(op(self._data, other), self._protection)
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv"):
+    setattr(ProtectedDaskSeries, f"__{_name}__",
+            functools.partialmethod(ProtectedDaskSeries._rowwise, op=getattr(operator, _name)))
+
+
+def _sum_partitions(parts: Any) -> kernels.MomentSums:
+    """Exact totals of per-partition grid sums (integers: the order of adding does not matter)."""
+    parts = list(parts)
+    squares = [p.square_sums for p in parts]
+    return kernels.MomentSums(
+        sum((p.counts for p in parts), np.zeros(1, np.int64)), sum((p.sums for p in parts), np.zeros(1, np.int64)),
+        None if any(s is None for s in squares) else sum(squares, np.zeros(1, np.int64)),
+    )
+
+
+class DaskQueries:
+    """``.dp`` of a protected Dask object: queries charged on the client before Dask computes."""
+
+    def __init__(self, obj: _Protected):
+        self._obj = obj
+
+    def protect(self, **kwargs: Any) -> NoReturn:
+        """Refused, as on pandas: this data is already protected."""
+        raise AlreadyProtectedError(ALREADY_PROTECTED)
+
+    @property
+    def budget(self) -> Budget:
+        """The budget these queries spend."""
+        return self._obj._protection.budget
+
+    def _series(self, query: str) -> Any:
+        if not isinstance(self._obj, ProtectedDaskSeries):
+            raise TypeError(f"{query} is about one column: ask it of a protected series, e.g. p['x'].dp")
+        return self._obj._data
+
+    @staticmethod
+    def _grid_sums(column: Any, make: Any) -> kernels.MomentSums:
+        """After the charge: the exact grid sums of ``column``, one pandas kernel pass per partition."""
+        partials = column.map_partitions(lambda part: pd.Series([make(kernels.as_float_array(part))]),
+                                         meta=(None, "object"))
+        return _sum_partitions(partials.compute())
+
+    def count(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+              mechanism: str | None = None) -> DPInt:
+        """Noisy number of rows (frames) or non-missing values (series), as the pandas ``.dp.count``."""
+        target = self._obj._target()
+        data = self._obj._data
+        read = (lambda: int(data.count().compute())) if isinstance(data, dd.Series) else (
+            lambda: int(data.map_partitions(len).sum().compute()))
+        return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism), read)
+
+    def sum(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None) -> DPFloat | DPInt:
+        """Noisy sum of the values clipped to ``bounds``, as the pandas ``.dp.sum``."""
+        column = self._series("sum")
+        target = self._obj._target()
+        _need_bounds(bounds, "sum")
+        return scalar.bounded_sum(
+            target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
+            read=lambda grid: self._grid_sums(column, lambda x: kernels.moment_sums(x, 0.0, grid)))
+
+    def mean(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
+             rho: float | None = None, mechanism: str | None = None) -> DPFloat:
+        """Noisy mean of the values clipped to ``bounds``, as the pandas ``.dp.mean``."""
+        column = self._series("mean")
+        target = self._obj._target()
+        _need_bounds(bounds, "mean")
+        return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
+                           read=lambda moments: self._grid_sums(column, moments.exact))
+
+
+def _need_bounds(bounds: Any, query: str) -> None:
+    if bounds is None:
+        raise ValueError(f"{query} on a Dask frame needs bounds=(lo, hi) for now: automatic bounds on Dask are "
+                         "not built yet (docs/dask.md)")
+
+
+def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None,
+            name: str | None = None, ledger: LedgerLike = None, accounting: str | None = None) -> Any:
+    """Protect a Dask frame or series under a named budget (row-level, add/remove neighbours, for now)."""
+    if name is None:
+        raise ValueError("protect() of a Dask frame needs name=: a budget is found by a fingerprint of the "
+                         "data's content, which would take a pass over all of it")
+    check_name(name)
+    kind, total = totals(epsilon, delta, rho, accounting)
+    budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=data._meta, extend=False)
+    protection = Protection(budget)
+    return (ProtectedDaskSeries if isinstance(data, dd.Series) else ProtectedDaskFrame)(data, protection)
+
+
+class _Front:
+    """``.dp`` of a plain Dask object: only ``protect``."""
+
+    def __init__(self, obj: Any):
+        self._obj = obj
+
+    def protect(self, **kwargs: Any) -> Any:
+        """See :func:`protect`."""
+        return protect(self._obj, **kwargs)
+
+
+def register() -> None:
+    """Register ``.dp`` on Dask DataFrames and Series (Dask's accessor registration)."""
+    # Dask's registration functions are untyped.
+    register_dataframe_accessor("dp")(_Front)  # type: ignore[no-untyped-call]
+    register_series_accessor("dp")(_Front)  # type: ignore[no-untyped-call]

@@ -1,0 +1,124 @@
+"""The .dp accessor on Dask DataFrames: the pandas path's answers, ledger lines and refusals, charged first."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+
+import dask  # noqa: E402
+
+import dpframe  # noqa: E402
+import dpframe.dask  # noqa: E402
+from dpframe.errors import AlreadyProtectedError, BudgetExceededError, RefusedError  # noqa: E402
+from dpframe.testing import seeded_noise  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
+
+
+@pytest.fixture
+def df() -> pd.DataFrame:
+    rng = np.random.default_rng(7)  # the data, not the noise
+    x = rng.normal(50, 20, 3000)
+    x[::17] = np.nan
+    return pd.DataFrame({"x": x, "n": rng.integers(0, 100, 3000), "g": rng.choice(["a", "b"], 3000)})
+
+
+def _both(df: pd.DataFrame, epsilon: float = 10.0) -> tuple[Any, Any]:
+    pandas = df.dp.protect(epsilon=epsilon, delta=1e-5, ledger=dpframe.Ledger.in_memory())
+    on_dask = dd.from_pandas(df, npartitions=4).dp.protect(epsilon=epsilon, delta=1e-5, name="dask test",
+                                                           ledger=dpframe.Ledger.in_memory())
+    return pandas, on_dask
+
+
+def _lines(p: Any) -> list[dict[str, Any]]:
+    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
+
+
+QUERIES = [
+    lambda p: p.dp.count(epsilon=0.5),
+    lambda p: p["x"].dp.count(epsilon=0.5),
+    lambda p: p["x"].dp.sum(bounds=(0, 100), epsilon=0.5),
+    lambda p: p["n"].dp.sum(bounds=(0, 100), epsilon=0.5, mechanism="gaussian", delta=1e-6),
+    lambda p: p["x"].dp.mean(bounds=(-10, 120), epsilon=0.5),
+    lambda p: p[p["g"] == "a"]["x"].dp.mean(bounds=(0, 100), epsilon=0.5),
+    lambda p: p.assign(y=p["x"] * 2)["y"].dp.sum(bounds=(0, 300), epsilon=0.5),
+]
+
+
+@pytest.mark.parametrize("query", range(len(QUERIES)))
+def test_same_answer_release_and_ledger_as_pandas(df: pd.DataFrame, query: int) -> None:
+    """Same seeded noise: the exact aggregate is identical, so the answer, its release and the ledger are too."""
+    pandas, on_dask = _both(df.assign(x=df["x"].where(df["x"] > -1e9)), epsilon=20.0)
+    answers = []
+    for p in (pandas, on_dask):
+        with seeded_noise(query), dask.config.set(scheduler="threads"):
+            answers.append(QUERIES[query](p))
+    assert type(answers[0]) is type(answers[1])
+    assert answers[0] == answers[1]
+    assert [dataclasses.astuple(a.release) for a in answers][0] == dataclasses.astuple(answers[1].release)
+    assert _lines(pandas) == _lines(on_dask)
+
+
+def test_refusals_are_the_pandas_ones(df: pd.DataFrame) -> None:
+    pandas, on_dask = _both(df)
+    refused = [len, bool, lambda p: p["x"].head(), lambda p: list(p["x"]), lambda p: np.asarray(p),
+               lambda p: p.mean(), lambda p: p.values, lambda p: p["x"].max(), lambda p: p["x"].unique()]
+    for operation in refused:
+        messages = []
+        for p in (pandas, on_dask):
+            with pytest.raises(RefusedError) as error:
+                operation(p)
+            messages.append(str(error.value))
+        assert messages[0] == messages[1]
+    assert list(on_dask) == list(pandas) == ["x", "n", "g"]  # the column names are public, as on pandas
+
+
+@pytest.mark.parametrize("name", ["compute", "persist", "to_pandas", "partitions", "to_delayed", "to_parquet"])
+def test_dask_materialising_is_refused(df: pd.DataFrame, name: str) -> None:
+    _, on_dask = _both(df)
+    for obj in (on_dask, on_dask["x"], on_dask[on_dask["x"] > 3]):
+        with pytest.raises(RefusedError, match=f"{name} is refused on protected data"):
+            getattr(obj, name)
+
+
+def test_charged_before_any_partition_is_computed(df: pd.DataFrame) -> None:
+    ledger = dpframe.Ledger.in_memory()
+    seen: list[int] = []
+
+    def watched(part: pd.DataFrame) -> pd.DataFrame:
+        seen.append(len(p.dp.budget.ledger))  # ledger lines when Dask reads a partition
+        return part
+
+    source = dd.from_pandas(df, npartitions=4).map_partitions(watched, meta=df.iloc[:0])
+    p = source.dp.protect(epsilon=1.0, name="watched", ledger=ledger)
+    with pytest.raises(BudgetExceededError):
+        p["x"].dp.mean(bounds=(0, 100), epsilon=2.0)
+    with pytest.raises(ValueError, match="needs bounds"):
+        p["x"].dp.mean(epsilon=0.5)
+    with pytest.raises(ValueError, match="bounds"):
+        p["x"].dp.sum(bounds=(5, 1), epsilon=0.5)
+    assert seen == [] and len(p.dp.budget.ledger) == 0  # refused: nothing read, nothing charged
+    with dask.config.set(scheduler="threads"):
+        p["x"].dp.mean(bounds=(0, 100), epsilon=0.5)
+    assert len(seen) == 4 and set(seen) == {1}
+
+
+def test_front_door_needs_a_name_and_protects_once(df: pd.DataFrame) -> None:
+    ddf = dd.from_pandas(df, npartitions=2)
+    with pytest.raises(ValueError, match="needs name="):
+        ddf.dp.protect(epsilon=1.0)
+    p = ddf.dp.protect(epsilon=1.0, name="once", ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(TypeError, match="one column"):
+        p.dp.mean(bounds=(0, 1), epsilon=0.1)
+    errors = []
+    for protected in (p, df.dp.protect(epsilon=1.0)):
+        with pytest.raises(AlreadyProtectedError) as error:
+            protected.dp.protect(epsilon=1.0)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
