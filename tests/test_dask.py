@@ -116,6 +116,9 @@ def test_front_door_needs_a_name_and_protects_once(df: pd.DataFrame) -> None:
     p = ddf.dp.protect(epsilon=1.0, name="once", ledger=dpframe.Ledger.in_memory())
     with pytest.raises(TypeError, match="one column"):
         p.dp.mean(bounds=(0, 1), epsilon=0.1)
+    other = dd.from_pandas(df.assign(x=1.0), npartitions=2).dp.protect(epsilon=1.0, name="other",
+                                                                         ledger=p.dp.budget.store)
+    assert other.dp.budget.id != p.dp.budget.id  # same schema, another name: another budget (by name only)
     errors = []
     for protected in (p, df.dp.protect(epsilon=1.0)):
         with pytest.raises(AlreadyProtectedError) as error:

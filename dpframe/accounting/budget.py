@@ -333,9 +333,13 @@ def _identity(data: pd.DataFrame | pd.Series[Any]) -> tuple[str, int, str]:
 
 
 def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str | None,
-                    data: pd.DataFrame | pd.Series[Any], extend: bool) -> Budget:
-    """The budget of ``data`` in ``store`` (by name, else by content fingerprint): reconnected, with a warning, or new."""
-    record, existed = store.open_budget(kind, total, name=name, fingerprint=_identity(data), extend=extend)
+                    data: pd.DataFrame | pd.Series[Any] | None, extend: bool) -> Budget:
+    """The budget of ``data`` in ``store`` (by name, else by content fingerprint): reconnected, with a warning, or new.
+
+    ``data=None`` (a Dask frame, whose fingerprint would be a pass over all of it): by ``name`` only.
+    """
+    fingerprint = None if data is None else _identity(data)
+    record, existed = store.open_budget(kind, total, name=name, fingerprint=fingerprint, extend=extend)
     budget = Budget._bind(store, record)
     if existed:
         warn(

@@ -197,7 +197,7 @@ def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho:
                          "data's content, which would take a pass over all of it")
     check_name(name)
     kind, total = totals(epsilon, delta, rho, accounting)
-    budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=data._meta, extend=False)
+    budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=None, extend=False)
     protection = Protection(budget)
     return (ProtectedDaskSeries if isinstance(data, dd.Series) else ProtectedDaskFrame)(data, protection)
 
