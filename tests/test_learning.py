@@ -33,10 +33,8 @@ FEATURES = ["x1", "x2", "g"]
 BOUNDS = {"x1": (0, 10), "x2": (-5, 5)}
 
 
-@pytest.mark.parametrize("method", ["gd", "sgd"])
-def test_fit_is_one_ledger_line_charged_before_the_data_are_read(method: str, monkeypatch: Any) -> None:
-    df = logistic_frame()
-    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+def spent_when_read(p: Any, monkeypatch: Any) -> list[float]:
+    """The ε spent on ``p``'s budget each time a design matrix is built (the data read), recorded from now on."""
     read_after: list[float] = []
     original = Design.matrix
 
@@ -45,6 +43,14 @@ def test_fit_is_one_ledger_line_charged_before_the_data_are_read(method: str, mo
         return original(self, frame)
 
     monkeypatch.setattr(Design, "matrix", spy)
+    return read_after
+
+
+@pytest.mark.parametrize("method", ["gd", "sgd"])
+def test_fit_is_one_ledger_line_charged_before_the_data_are_read(method: str, monkeypatch: Any) -> None:
+    df = logistic_frame()
+    p = df.dp.protect(epsilon=1.0, delta=1e-6)
+    read_after = spent_when_read(p, monkeypatch)
     with seeded_noise(1):
         model = LogisticRegression(method=method, bounds=BOUNDS).fit(p[FEATURES], p["y"], epsilon=0.5, delta=5e-7)
     assert read_after == [0.5]  # the design matrix was built once, after the whole cost was charged
@@ -146,14 +152,7 @@ def linear_frame(n: int, seed: int) -> pd.DataFrame:
 
 def test_linear_regression_gd_is_one_ledger_line_charged_before_the_data_are_read(monkeypatch: Any) -> None:
     p = linear_frame(5_000, 0).dp.protect(epsilon=1.0, delta=1e-6)
-    read_after: list[float] = []
-    original = Design.matrix
-
-    def spy(self: Design, frame: pd.DataFrame) -> Any:
-        read_after.append(float(p.dp.budget.spent.epsilon))
-        return original(self, frame)
-
-    monkeypatch.setattr(Design, "matrix", spy)
+    read_after = spent_when_read(p, monkeypatch)
     with seeded_noise(12):
         LinearRegression(method="gd", bounds=BOUNDS, label_bounds=(-20, 40)).fit(p[FEATURES], p["y"], epsilon=0.5,
                                                                                  delta=5e-7)

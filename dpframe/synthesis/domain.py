@@ -954,10 +954,10 @@ def _discover_bins(
     ).on_steps(step)
     # Selected values keep codes of their own (unless the values are already kept to a step).
     points = [float(v) for v in selected] if selected is not None and step is None else []
-    if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
-        return fine.with_points(points), costs, note
-    # Bins follow the values that are not points: those are counted in a cell of their own, left unused.
     with_points = fine.with_points(points)
+    if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
+        return with_points, costs, note
+    # Bins follow the values that are not points: those are counted in cells of their own, left unused.
     noisy, _ = _noisy_histogram(target, entry, for_bins, present, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
