@@ -182,6 +182,17 @@ class DaskQueries:
         return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
                            read=lambda moments: self._grid_sums(column, moments.exact))
 
+    def synthesize(self, epsilon: float | None = None, delta: float | None = None, *, rho: float | None = None,
+                   n: int | None = None, method: str = "aim", columns: Any = None, marginals: Any = None,
+                   bounds: Any = None, categories: Any = None, bins: Any = None, progress: bool = True,
+                   random_state: int | None = None) -> pd.DataFrame:
+        """A synthetic pandas frame, as the pandas ``p.dp.synthesize`` (declared domains; dpframe/dask/synthesis.py)."""
+        from dpframe.dask.synthesis import synthesize
+
+        return synthesize(self._obj, epsilon=epsilon, delta=delta, rho=rho, n=n, method=method, columns=columns,
+                          marginals=marginals, bounds=bounds, categories=categories, bins=bins, progress=progress,
+                          random_state=random_state)
+
 
 def _need_bounds(bounds: Any, query: str) -> None:
     if bounds is None:

@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpframe.synthesis.measure import Allowance, CodedData, Compression, estimate_total, measure, select
+from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals, estimate_total, measure, select
 from dpframe.synthesis.model import Clique, GraphicalModel, JunctionTree, Measurement
 
 Step = Callable[[str, float], None]  # progress: what is happening, fraction done
@@ -34,22 +34,22 @@ FIT_ITERATIONS = 1000
 GUIDE_ITERATIONS = 200
 
 
-def _independent_model(data: CodedData, one_way: list[Measurement]) -> GraphicalModel:
+def _independent_model(data: Marginals, one_way: list[Measurement]) -> GraphicalModel:
     model = GraphicalModel(JunctionTree.build([], data.sizes), data.sizes, estimate_total(one_way))
     model.fit(one_way, GUIDE_ITERATIONS)
     return model
 
 
-def _pair_scores(data: CodedData, model: GraphicalModel, pairs: Sequence[Clique]) -> np.ndarray:
+def _pair_scores(data: Marginals, model: GraphicalModel, pairs: Sequence[Clique]) -> np.ndarray:
     """L1 distance between each pair's true marginal and the model's (sensitivity: the unit's records)."""
     scores = []
-    for a, b in pairs:
+    for (a, b), exact in zip(pairs, data.counts_of(pairs)):
         guess = np.outer(model.marginal((a,)), model.marginal((b,))) / model.total
-        scores.append(float(np.abs(data.counts((a, b)) - guess).sum()))
+        scores.append(float(np.abs(exact - guess).sum()))
     return np.array(scores)
 
 
-def mst(data: CodedData, allowance: Allowance, step: Step) -> tuple[GraphicalModel, Compression]:
+def mst(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalModel, Compression]:
     """Fit MST's model; returns it with the compression that maps its codes back to the data's.
 
     >>> from dpframe.testing import seeded_noise
@@ -119,7 +119,7 @@ def _downward_closure(d: int, way: int) -> dict[Clique, int]:
 
 
 def aim(
-    data: CodedData, allowance: Allowance, step: Step, rng: np.random.Generator, way: int = 3
+    data: Marginals, allowance: Allowance, step: Step, rng: np.random.Generator, way: int = 3
 ) -> tuple[GraphicalModel, Compression]:
     """Fit AIM's model over every set of at most ``way`` columns (module docstring; McKenna et al. 2022, Alg. 2).
 
@@ -168,10 +168,10 @@ def aim(
         drawn = model.sample(int(min(max(model.total, 50_000), 100_000)), rng)
         sample = CodedData(tuple(drawn.T.astype(np.int32)), sizes)
         scale = model.total / sample.rows
+        unread = [r for r in fits if r not in exact]  # read together: one pass over distributed data
+        exact.update(zip(unread, data.counts_of(unread)))
         scores = []
         for r in fits:
-            if r not in exact:
-                exact[r] = data.counts(r)
             error = float(np.abs(exact[r] - scale * sample.counts(r)).sum())
             scores.append(candidates[r] * (error - useful * exact[r].size))
         chosen = fits[select(np.array(scores), allowance, select_share, sensitivity)]

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from dpframe.synthesis.measure import Allowance, CodedData, estimate_total, measure
+from dpframe.synthesis.measure import Allowance, CodedData, Marginals, estimate_total, measure
 from dpframe.synthesis.model import Clique, Measurement, systematic_sample
 
 
@@ -47,7 +47,7 @@ class MarginalsModel:
         return out
 
 
-def fit_marginals(data: CodedData, allowance: Allowance, groups: Sequence[Clique]) -> MarginalsModel:
+def fit_marginals(data: Marginals, allowance: Allowance, groups: Sequence[Clique]) -> MarginalsModel:
     """Measure one noisy marginal per group (equal shares) and return the model that samples them.
 
     >>> from dpframe.testing import seeded_noise

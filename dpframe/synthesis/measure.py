@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -60,6 +60,30 @@ class Allowance:
         return spend
 
 
+class Marginals(Protocol):
+    """Exact marginal counts of the private records' codes: what the synthesizers read, and all they read.
+
+    :class:`CodedData` holds the codes in memory (pandas);
+    :class:`dpframe.dask.synthesis.DaskMarginals` counts them on Dask
+    partitions. ``counts_of`` takes every marginal one step needs at once, so
+    that a distributed implementation reads the data once per step.
+    """
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """Each attribute's number of codes."""
+
+    @property
+    def missing(self) -> tuple[tuple[int, ...], ...]:
+        """Per attribute, the codes that decode as missing values (public, from the schema)."""
+
+    def counts_of(self, cliques: Sequence[Clique]) -> list[Array]:
+        """Exact counts of every cell of each clique's marginal (see :meth:`CodedData.counts`)."""
+
+    def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> Marginals:
+        """The records with one attribute's codes mapped through ``mapping`` (-1: dropped) onto ``size`` codes."""
+
+
 @dataclass(frozen=True)
 class CodedData:
     """The private records as integer codes, one array per attribute, and each attribute's number of codes.
@@ -92,6 +116,10 @@ class CodedData:
         cells = np.ravel_multi_index(tuple(columns), shape)
         return np.bincount(cells, minlength=math.prod(shape)).astype(np.float64).reshape(shape)
 
+    def counts_of(self, cliques: Sequence[Clique]) -> list[Array]:
+        """:meth:`counts` of each clique (:class:`Marginals`)."""
+        return [self.counts(clique) for clique in cliques]
+
     def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> CodedData:
         """The data with one attribute's codes mapped through ``mapping`` onto ``size`` codes."""
         columns = list(self.columns)
@@ -104,7 +132,7 @@ class CodedData:
         return CodedData(tuple(columns), tuple(sizes), tuple(missing))
 
 
-def measure(data: CodedData, cliques: Sequence[Clique], noise: NoiseSpec) -> list[Measurement]:
+def measure(data: Marginals, cliques: Sequence[Clique], noise: NoiseSpec) -> list[Measurement]:
     """Noisy counts of each marginal: exact counts plus exact discrete noise, one draw per cell.
 
     >>> from dpframe.testing import seeded_noise
@@ -116,8 +144,7 @@ def measure(data: CodedData, cliques: Sequence[Clique], noise: NoiseSpec) -> lis
     """
     out = []
     weight = 1.0 / noise.std
-    for clique in cliques:
-        exact = data.counts(clique)
+    for clique, exact in zip(cliques, data.counts_of(cliques)):
         noisy = exact + noise.sample(exact.size).reshape(exact.shape)
         out.append(Measurement(clique, noisy.astype(np.float64), np.full(exact.shape, weight)))
     return out
@@ -252,7 +279,7 @@ class Compression:
             for s, k, r in zip(self.original_sizes, self.kept, self.rare)
         )
 
-    def apply(self, data: CodedData, one_way: Sequence[Measurement]) -> tuple[CodedData, list[Measurement]]:
+    def apply(self, data: Marginals, one_way: Sequence[Measurement]) -> tuple[Marginals, list[Measurement]]:
         """The compressed data and the one-way measurements re-expressed on the compressed codes."""
         measurements = []
         for a, (kept, rare, m) in enumerate(zip(self.kept, self.rare, one_way)):

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -27,9 +27,9 @@ from dpframe.noise.random import current_source
 from dpframe.progress import Progress
 from dpframe.queries.plan import Plan, Target
 from dpframe.synthesis import graphical
-from dpframe.synthesis.domain import DEFAULT_BINS, DomainPlan, plan_domains
+from dpframe.synthesis.domain import DEFAULT_BINS, ColumnDomain, DomainPlan, plan_domains
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
-from dpframe.synthesis.measure import Allowance, CodedData, Compression
+from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
 from dpframe.synthesis.model import Clique, GraphicalModel
 from dpframe.testing import seeded_noise
 
@@ -161,6 +161,32 @@ def _check_rows(n: Any) -> int | None:
     return int(n)
 
 
+class Reader(Protocol):
+    """How :func:`synthesize` reads the protected data (pandas in memory by default; Dask partitions)."""
+
+    def check(self, plan: DomainPlan) -> None:
+        """Before any charge: refuse, from the plan alone, what this reader cannot read."""
+
+    def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
+        """After the model's charge: the records coded with ``domains``, whose exact marginals the model measures."""
+
+
+class PandasReader:
+    """The pandas frame's codes, in memory (the rows in use after contribution bounding)."""
+
+    def check(self, plan: DomainPlan) -> None:
+        """Every plan can be read from pandas."""
+
+    def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
+        """Every column coded at once."""
+        frame, mask = target.obj, target.rows_in_use()
+        return CodedData(
+            tuple(d.encode(frame[c]).astype(np.int32)[slice(None) if mask is None else mask] for c, d in zip(names, domains)),
+            tuple(d.size for d in domains),
+            tuple(d.missing_codes for d in domains),
+        )
+
+
 @contextlib.contextmanager
 def _randomness(random_state: int | None) -> Iterator[np.random.Generator]:
     """Sampling randomness: from the secure source, or -- for tests only -- everything seeded."""
@@ -187,8 +213,12 @@ def synthesize(
     bins: int | Mapping[Any, int | Sequence[float]] | None = None,
     progress: bool = True,
     random_state: int | None = None,
+    reader: Reader | None = None,
 ) -> pd.DataFrame:
     """A synthetic frame from the protected one (see :meth:`DataFrameAccessor.synthesize`).
+
+    ``reader`` reads the data after the charges (default: the pandas frame of ``target``;
+    the Dask front passes one that counts on partitions, with ``target`` over the schema only).
 
     >>> import dpframe
     >>> p = pd.DataFrame({"sex": pd.Categorical(["F", "M"] * 500)}).dp.protect(epsilon=1.0)
@@ -226,6 +256,8 @@ def synthesize(
     # checked before anything is charged.
     for spent in (Cost(), discovery.cost if discovery is not None else Cost()):
         _model_privacy(privacy, spent, target.contributions)
+    reader = PandasReader() if reader is None else reader
+    reader.check(plan)
     target.reserve(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
         found = plan.discover(target, discovery)
@@ -242,12 +274,7 @@ def synthesize(
             rule="zCDP composition" if unit == "ρ" else "sequential composition",
         )
         model_plan.charge()
-        mask = target.rows_in_use()
-        coded = CodedData(
-            tuple(d.encode(frame[c]).astype(np.int32)[slice(None) if mask is None else mask] for c, d in zip(names, domains)),
-            tuple(d.size for d in domains),
-            tuple(d.missing_codes for d in domains),
-        )
+        coded = reader.marginals(target, names, domains)
         with Progress("synthesize", enabled=progress) as bar:
             compression = None
             model: GraphicalModel | MarginalsModel

@@ -1,0 +1,181 @@
+"""``p.dp.synthesize()`` on a protected Dask frame: marginals counted on the partitions, the model fitted on the client.
+
+The pandas synthesizer (:func:`dpframe.synthesis.synthesize.synthesize`) plans,
+checks and charges from the schema (Dask's ``_meta``) and the arguments, as on
+pandas. Its only contact with the data is then :class:`DaskMarginals`: each
+partition is coded with the same public domains (the pandas
+:meth:`~dpframe.synthesis.domain.ColumnDomain.encode`), the flattened cell
+index of every requested marginal is counted with ``np.bincount``, and the
+per-partition counts -- integers -- are added up exactly, in a tree. Every
+marginal one step of a synthesizer needs is counted in one Dask compute (MST:
+the one-way marginals, then every pair; AIM: the one-way marginals, then the
+new candidates of a round). Codes merged or dropped afterwards (rare codes,
+:class:`~dpframe.synthesis.measure.Compression`) are applied to the counts,
+not to the data. The same noise is then added on the client: with the same
+seed, the synthetic frame and the ledger lines are the pandas ones.
+
+Domains that pandas finds privately (bounds, resolutions, common values,
+text categories) are not found on Dask yet: they must be declared, and a
+column that would need one is refused before anything is charged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dask
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from dpframe.queries.plan import Target
+from dpframe.synthesis.domain import ColumnDomain, DomainPlan, _advice
+from dpframe.synthesis.measure import Marginals
+from dpframe.synthesis.model import Array, Clique
+from dpframe.synthesis.synthesize import synthesize as synthesize_frame
+
+# Per-partition tables are added in a tree of this many at a time (bounded memory on the client and workers).
+SPLIT_EVERY = 8
+
+
+def _partition_counts(part: pd.DataFrame, names: Sequence[Any], domains: Sequence[ColumnDomain],
+                      cliques: Sequence[Clique]) -> list[NDArray[np.int64]]:
+    """The exact counts of each clique's marginal in one partition, on the domains' codes."""
+    codes: dict[int, NDArray[np.int64]] = {}
+    out = []
+    for clique in cliques:
+        for a in clique:
+            if a not in codes:
+                codes[a] = domains[a].encode(part[names[a]])
+        shape = tuple(domains[a].size for a in clique)
+        cells = np.ravel_multi_index(tuple(codes[a] for a in clique), shape)
+        out.append(np.bincount(cells, minlength=math.prod(shape)).reshape(shape))
+    return out
+
+
+def _add(tables: Sequence[list[NDArray[np.int64]]]) -> list[NDArray[np.int64]]:
+    """Element-wise sums of lists of count tables (integers: exact in any order)."""
+    return [np.sum(same, axis=0) for same in zip(*tables)]
+
+
+def _tree_sum(parts: list[Any]) -> Any:
+    """The delayed sum of per-partition count tables, ``SPLIT_EVERY`` at a time."""
+    while len(parts) > 1:
+        parts = [dask.delayed(_add)(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+    return parts[0]
+
+
+def _mapped(table: NDArray[np.int64], axis: int, mapping: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """``table`` with the codes of one axis mapped through ``mapping`` (-1: dropped): counts of merged codes add."""
+    moved = np.moveaxis(table, axis, 0)
+    out = np.zeros((size, *moved.shape[1:]), dtype=np.int64)
+    kept = mapping >= 0
+    np.add.at(out, mapping[kept], moved[kept])
+    return np.moveaxis(out, 0, axis)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The Dask frame, the coded columns' names and domains, and the exact counts read so far (on those codes)."""
+
+    data: Any
+    names: tuple[Any, ...]
+    domains: tuple[ColumnDomain, ...]
+    read: dict[Clique, NDArray[np.int64]] = field(default_factory=dict)
+    computes: list[int] = field(default_factory=list)  # the number of marginals counted by each Dask compute
+
+    def counts(self, cliques: Sequence[Clique]) -> list[NDArray[np.int64]]:
+        """Exact counts of each clique (on the domains' codes); the ones not read yet in one Dask compute."""
+        unread = list(dict.fromkeys(c for c in cliques if c not in self.read))
+        if unread:
+            parts = self.data[list(self.names)].to_delayed()
+            partials = [dask.delayed(_partition_counts)(part, self.names, self.domains, unread) for part in parts]
+            (total,) = dask.compute(_tree_sum(partials))
+            self.read.update(zip(unread, total))
+            self.computes.append(len(unread))
+        return [self.read[c] for c in cliques]
+
+
+@dataclass(frozen=True)
+class DaskMarginals:
+    """Exact marginal counts of a Dask frame's coded columns (:class:`~dpframe.synthesis.measure.Marginals`).
+
+    ``mappings`` recode the domains' codes (rare codes merged, unsupported missing codes dropped: -1);
+    they apply to the counts, so recoding never reads the data again.
+    """
+
+    source: _Source
+    sizes: tuple[int, ...]
+    missing: tuple[tuple[int, ...], ...]
+    mappings: tuple[NDArray[np.int64] | None, ...]
+
+    def counts_of(self, cliques: Sequence[Clique]) -> list[Array]:
+        """Exact counts of each clique's marginal, as :meth:`CodedData.counts`; one Dask compute for the unread."""
+        out = []
+        for clique, table in zip(cliques, self.source.counts(cliques)):
+            for axis, a in enumerate(clique):
+                mapping = self.mappings[a]
+                if mapping is not None:
+                    table = _mapped(table, axis, mapping, self.sizes[a])
+            out.append(table.astype(np.float64))
+        return out
+
+    def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> Marginals:
+        """One attribute's codes mapped through ``mapping`` (composed with earlier mappings)."""
+        before = self.mappings[attribute]
+        step = np.asarray(mapping, dtype=np.int64)
+        composed = step if before is None else np.where(before >= 0, step[np.maximum(before, 0)], -1)
+        mappings, sizes, missing = list(self.mappings), list(self.sizes), list(self.missing)
+        mappings[attribute], sizes[attribute] = composed, size
+        missing[attribute] = tuple(int(step[c]) for c in missing[attribute] if step[c] >= 0)
+        return DaskMarginals(self.source, tuple(sizes), tuple(missing), tuple(mappings))
+
+
+@dataclass(frozen=True)
+class DaskReader:
+    """Reads a protected Dask frame for :func:`~dpframe.synthesis.synthesize.synthesize` (declared domains only)."""
+
+    data: Any
+    computes: list[int] = field(default_factory=list)  # per Dask compute, how many marginals it counted
+
+    def check(self, plan: DomainPlan) -> None:
+        """Refuse, before any charge, columns whose domain would be found privately (not built on Dask yet)."""
+        needs = plan.needs
+        if needs:
+            advice = "; ".join(_advice(name, need) for name, need in needs.items())
+            raise ValueError(
+                f"synthesize on a Dask frame does not find domains privately yet, and {[str(c) for c in needs]} "
+                f"need one: {advice} (or synthesize from a pandas frame)"
+            )
+        unknown = [str(e.name) for e in plan.entries
+                   if isinstance(e.dtype, pd.CategoricalDtype) and "__UNKNOWN_CATEGORIES__" in e.dtype.categories]
+        if unknown:
+            raise ValueError(
+                f"the Dask columns {unknown} are categorical with unknown categories (public only once known): "
+                "declare categories={column: [...]} for them"
+            )
+
+    def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
+        """The lazily coded partitions; counting happens when the synthesizer asks for marginals."""
+        source = _Source(self.data, tuple(names), tuple(domains), computes=self.computes)
+        return DaskMarginals(source, tuple(d.size for d in domains), tuple(d.missing_codes for d in domains),
+                             (None,) * len(domains))
+
+
+def synthesize(obj: Any, reader: DaskReader | None = None, **arguments: Any) -> pd.DataFrame:
+    """``p.dp.synthesize(...)`` of a protected Dask frame: the pandas arguments, ledger lines and result.
+
+    ``reader`` (default: a new :class:`DaskReader` of the frame) records the Dask computes.
+    """
+    from dpframe.dask.frame import ProtectedDaskFrame
+
+    if not isinstance(obj, ProtectedDaskFrame):
+        raise TypeError("synthesize works on a protected DataFrame; use series.to_frame() for a single column")
+    protection = obj._protection
+    if protection.max_contributions != 1 or protection.privacy_unit is not None:
+        raise ValueError("synthesize on a Dask frame supports row-level protection only for now: synthesize "
+                         "from a pandas frame protected by privacy unit")
+    return synthesize_frame(obj._target(), reader=DaskReader(obj._data) if reader is None else reader, **arguments)
