@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import dask
 import numpy as np
 import pandas as pd
+from dask.delayed import delayed
 from numpy.typing import NDArray
 
 from dpframe.queries.plan import Target
@@ -37,6 +37,8 @@ from dpframe.synthesis.measure import Marginals
 from dpframe.synthesis.model import Array, Clique
 from dpframe.synthesis.synthesize import synthesize as synthesize_frame
 
+# The most cells of expected marginals counted ahead of need in one pass (int64: 32 MB per partition's tables).
+PREFETCH_CELLS = 2**22
 # Per-partition tables are added in a tree of this many at a time (bounded memory on the client and workers).
 SPLIT_EVERY = 8
 
@@ -64,7 +66,7 @@ def _add(tables: Sequence[list[NDArray[np.int64]]]) -> list[NDArray[np.int64]]:
 def _tree_sum(parts: list[Any]) -> Any:
     """The delayed sum of per-partition count tables, ``SPLIT_EVERY`` at a time."""
     while len(parts) > 1:
-        parts = [dask.delayed(_add)(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        parts = [delayed(_add)(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
     return parts[0]
 
 
@@ -85,18 +87,29 @@ class _Source:
     names: tuple[Any, ...]
     domains: tuple[ColumnDomain, ...]
     read: dict[Clique, NDArray[np.int64]] = field(default_factory=dict)
+    expected: list[Clique] = field(default_factory=list)
     computes: list[int] = field(default_factory=list)  # the number of marginals counted by each Dask compute
 
     def counts(self, cliques: Sequence[Clique]) -> list[NDArray[np.int64]]:
-        """Exact counts of each clique (on the domains' codes); the ones not read yet in one Dask compute."""
+        """Exact counts of each clique (on the domains' codes); the ones not read yet in one Dask compute,
+        with the expected ones that fit in :data:`PREFETCH_CELLS`."""
         unread = list(dict.fromkeys(c for c in cliques if c not in self.read))
         if unread:
+            cells = sum(self._cells(c) for c in unread)
+            for clique in dict.fromkeys(self.expected):
+                if clique not in self.read and clique not in unread and cells + self._cells(clique) <= PREFETCH_CELLS:
+                    unread.append(clique)
+                    cells += self._cells(clique)
+            self.expected.clear()
             parts = self.data[list(self.names)].to_delayed()
-            partials = [dask.delayed(_partition_counts)(part, self.names, self.domains, unread) for part in parts]
-            (total,) = dask.compute(_tree_sum(partials))
+            partials = [delayed(_partition_counts)(part, self.names, self.domains, unread) for part in parts]
+            total = _tree_sum(partials).compute()
             self.read.update(zip(unread, total))
             self.computes.append(len(unread))
         return [self.read[c] for c in cliques]
+
+    def _cells(self, clique: Clique) -> int:
+        return math.prod(self.domains[a].size for a in clique)
 
 
 @dataclass(frozen=True)
@@ -122,6 +135,10 @@ class DaskMarginals:
                     table = _mapped(table, axis, mapping, self.sizes[a])
             out.append(table.astype(np.float64))
         return out
+
+    def expect(self, cliques: Sequence[Clique]) -> None:
+        """Count these marginals (on the domains' codes) in the next pass, while they fit in :data:`PREFETCH_CELLS`."""
+        self.source.expected.extend(cliques)
 
     def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> Marginals:
         """One attribute's codes mapped through ``mapping`` (composed with earlier mappings)."""

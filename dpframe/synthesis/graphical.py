@@ -64,6 +64,7 @@ def mst(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalMod
     d = len(data.sizes)
     third = Fraction(1, 3) if d > 1 else Fraction(1)  # one column: nothing to select or pair
     step("measuring one-way marginals", 0.0)
+    data.expect(list(itertools.combinations(range(d), 2)))  # every pair is scored
     one_way = measure(data, [(a,) for a in range(d)], allowance.noise(third, d))
     compression = Compression.of(one_way, data.sizes, data.missing)
     data, one_way = compression.apply(data, one_way)
@@ -141,6 +142,8 @@ def aim(
     measure_share = AIM_MEASURE_SHARE / rounds
     select_share = (1 - AIM_MEASURE_SHARE) / rounds
     step("measuring one-way marginals", 0.0)
+    candidates = _downward_closure(d, way)
+    data.expect(list(candidates))
     one_way = measure(data, [(a,) for a in range(d)], allowance.noise(measure_share * d, d))
     spent = measure_share * d
     compression = Compression.of(one_way, data.sizes, data.missing)
@@ -150,7 +153,6 @@ def aim(
     cliques: list[Clique] = []
     model = GraphicalModel(JunctionTree.build(cliques, sizes), sizes, estimate_total(measurements))
     model.fit(measurements, GUIDE_ITERATIONS)
-    candidates = _downward_closure(d, way)
     sensitivity = max(candidates.values())
     exact: dict[Clique, np.ndarray] = {}
     while spent < 1:

@@ -80,6 +80,10 @@ class Marginals(Protocol):
     def counts_of(self, cliques: Sequence[Clique]) -> list[Array]:
         """Exact counts of every cell of each clique's marginal (see :meth:`CodedData.counts`)."""
 
+    def expect(self, cliques: Sequence[Clique]) -> None:
+        """A hint: these marginals will be asked for, perhaps after recoding (a distributed reader counts them
+        in its next pass)."""
+
     def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> Marginals:
         """The records with one attribute's codes mapped through ``mapping`` (-1: dropped) onto ``size`` codes."""
 
@@ -119,6 +123,9 @@ class CodedData:
     def counts_of(self, cliques: Sequence[Clique]) -> list[Array]:
         """:meth:`counts` of each clique (:class:`Marginals`)."""
         return [self.counts(clique) for clique in cliques]
+
+    def expect(self, cliques: Sequence[Clique]) -> None:
+        """Nothing to prepare: the codes are in memory (:class:`Marginals`)."""
 
     def recode(self, attribute: int, mapping: NDArray[np.int32], size: int) -> CodedData:
         """The data with one attribute's codes mapped through ``mapping`` onto ``size`` codes."""
