@@ -17,6 +17,18 @@ seed, the synthetic frame and the ledger lines are the pandas ones.
 Domains that pandas finds privately (bounds, resolutions, common values,
 text categories) are not found on Dask yet: they must be declared, and a
 column that would need one is refused before anything is charged.
+
+>>> import numpy as np, pandas as pd, dask.dataframe as dd, dpframe, dpframe.dask
+>>> rng = np.random.default_rng(0)
+>>> df = pd.DataFrame({"age": rng.integers(18, 80, 2000), "smoker": rng.random(2000) < 0.3})
+>>> p = dd.from_pandas(df, npartitions=4).dp.protect(epsilon=1.0, name="doctest", ledger=dpframe.Ledger.in_memory())
+>>> syn = p.dp.synthesize(epsilon=1.0, method="mst", bounds={"age": (18, 80)}, progress=False)
+>>> list(syn.dtypes.astype(str)), 1800 < len(syn) < 2200, p.dp.budget.ledger["query"].tolist()
+(['int64', 'bool'], True, ['synthesize'])
+>>> p.dp.synthesize(epsilon=1.0, progress=False)
+Traceback (most recent call last):
+...
+ValueError: synthesize on a Dask frame does not find domains privately yet, and ['age'] need one: declare bounds={'age': (lower, upper)} or bin edges bins={'age': [...]} (or synthesize from a pandas frame)
 """
 
 from __future__ import annotations
