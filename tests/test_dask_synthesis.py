@@ -145,9 +145,10 @@ def test_undeclared_domains_are_refused_before_any_charge(ddf: Any) -> None:
                                          r"declare categories=\{'city'"):
         p.dp.synthesize(0.5, 1e-6, bounds={"age": (18, 90)}, progress=False)
     unknown = ddf.assign(sex=ddf["sex"].cat.as_unknown())
-    with pytest.raises(ValueError, match=r"\['sex'\] are categorical with unknown categories"):
-        unknown.dp.protect(epsilon=1.0, name="u", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
-            1.0, columns=["sex"], progress=False)
+    for declared in (None, {"sex": ["F", "M"]}):
+        with pytest.raises(ValueError, match=r"\['sex'\] are categorical with unknown categories"):
+            unknown.dp.protect(epsilon=1.0, name="u", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
+                1.0, columns=["sex"], categories=declared, progress=False)
     with pytest.raises(TypeError, match="synthesize works on a protected DataFrame"):
         p["age"].dp.synthesize(0.5, progress=False)
     with pytest.raises(BudgetExceededError):

@@ -34,7 +34,7 @@ ValueError: synthesize on a Dask frame does not find domains privately yet, and 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,13 +179,6 @@ class DaskReader:
                 f"synthesize on a Dask frame does not find domains privately yet, and {[str(c) for c in needs]} "
                 f"need one: {advice} (or synthesize from a pandas frame)"
             )
-        unknown = [str(e.name) for e in plan.entries
-                   if isinstance(e.dtype, pd.CategoricalDtype) and "__UNKNOWN_CATEGORIES__" in e.dtype.categories]
-        if unknown:
-            raise ValueError(
-                f"the Dask columns {unknown} are categorical with unknown categories (public only once known): "
-                "declare categories={column: [...]} for them"
-            )
 
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """The lazily coded partitions; counting happens when the synthesizer asks for marginals."""
@@ -207,4 +200,16 @@ def synthesize(obj: Any, reader: DaskReader | None = None, **arguments: Any) -> 
     if protection.max_contributions != 1 or protection.privacy_unit is not None:
         raise ValueError("synthesize on a Dask frame supports row-level protection only for now: synthesize "
                          "from a pandas frame protected by privacy unit")
+    meta = obj._data._meta
+    wanted = arguments.get("columns")
+    # Columns as pandas reads them; malformed ones are left to the pandas checks and their messages.
+    names = list(meta.columns) if wanted is None else (
+        [] if isinstance(wanted, (str, bytes)) or not isinstance(wanted, Iterable) else list(wanted))
+    unknown = [str(c) for c in names if c in meta.columns and isinstance(meta[c].dtype, pd.CategoricalDtype)
+               and not obj._data[c].cat.known]
+    if unknown:  # their _meta holds a placeholder, not the categories
+        raise ValueError(
+            f"the Dask columns {unknown} are categorical with unknown categories: make them known before protect() "
+            "with ddf[column].cat.set_categories([...]) from the categories you know"
+        )
     return synthesize_frame(obj._target(), reader=DaskReader(obj._data) if reader is None else reader, **arguments)
