@@ -44,7 +44,8 @@ from dask.delayed import delayed
 from numpy.typing import NDArray
 
 from dpframe.queries.plan import Target
-from dpframe.synthesis.domain import ColumnDomain, DomainPlan, _advice
+from dpframe.noise.mechanism import Privacy
+from dpframe.synthesis.domain import Cells, ColumnDomain, Count, DomainPlan, _advice, axis_values
 from dpframe.synthesis.measure import Marginals
 from dpframe.synthesis.model import Array, Clique
 from dpframe.synthesis.synthesize import synthesize as synthesize_frame
@@ -68,6 +69,12 @@ def _partition_counts(part: pd.DataFrame, names: Sequence[Any], domains: Sequenc
         cells = np.ravel_multi_index(tuple(codes[a] for a in clique), shape)
         out.append(np.bincount(cells, minlength=math.prod(shape)).reshape(shape))
     return out
+
+
+def _present_cells(part: pd.Series[Any], cells: Cells, size: int) -> list[NDArray[np.int64]]:
+    """The count of one partition's non-missing values (on the column's axis) in each cell."""
+    values = axis_values(part)
+    return [np.bincount(cells(values[~np.isnan(values)]), minlength=size)]
 
 
 def _add(tables: Sequence[list[NDArray[np.int64]]]) -> list[NDArray[np.int64]]:
@@ -170,15 +177,35 @@ class DaskReader:
     data: Any
     computes: list[int] = field(default_factory=list)  # per Dask compute, how many marginals it counted
 
-    def check(self, plan: DomainPlan) -> None:
-        """Refuse, before any charge, columns whose domain would be found privately (not built on Dask yet)."""
-        needs = plan.needs
+    def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
+        """Refuse, before any charge, the domains whose private discovery is not built on Dask yet.
+
+        Built: the histograms that find a numeric column's bounds, resolution and bins. Not yet: text
+        categories and the common values of float columns (partition selection), and the bounds of
+        datetimes (the sparse vector).
+        """
+        selects = discovery is not None and discovery.kind == "approx" and discovery.delta > 0
+        needs = {e.name: e.need for e in plan.entries if e.need == "categories" or (
+            e.need == "bounds" and (e.kind == "datetime" or (e.kind == "float" and selects)))}
         if needs:
             advice = "; ".join(_advice(name, need) for name, need in needs.items())
+            floats = [str(e.name) for e in plan.entries if e.name in needs and e.kind == "float"]
             raise ValueError(
-                f"synthesize on a Dask frame does not find domains privately yet, and {[str(c) for c in needs]} "
-                f"need one: {advice} (or synthesize from a pandas frame)"
+                f"synthesize on a Dask frame cannot find the domains of {[str(c) for c in needs]} privately yet: "
+                f"{advice}" + (f" (or pass delta=0 for {floats}: their common values are selected with delta)"
+                               if floats else "") + "; or synthesize from a pandas frame"
             )
+
+    def counts(self, target: Target, name: Any) -> Count:
+        """A column's exact histogram: per-partition ``np.bincount`` of its cells, added up; one compute each."""
+
+        def count(cells: Cells, size: int) -> NDArray[np.int64]:
+            partials = [delayed(_present_cells)(part, cells, size) for part in self.data[name].to_delayed()]
+            (table,) = _tree_sum(partials).compute()
+            self.computes.append(1)
+            return np.asarray(table, dtype=np.int64)
+
+        return count
 
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """The lazily coded partitions; counting happens when the synthesizer asks for marginals."""

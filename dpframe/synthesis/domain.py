@@ -705,8 +705,12 @@ class DomainPlan:
                 out[name] = Privacy("approx", "laplace", each.epsilon, delta, Fraction(0))
         return out
 
-    def discover(self, target: Target, privacy: Privacy | None) -> Discovery:
+    def discover(self, target: Target, privacy: Privacy | None,
+                 counts: Callable[[Any], Count] | None = None) -> Discovery:
         """Charge each needed measurement as its own ledger line; return every column's domain, in order.
+
+        ``counts`` reads a numeric column's histograms after their charges (default: :func:`present_counts`
+        of ``target``; the Dask front counts on partitions).
 
         ``privacy`` is split by :meth:`shares`. Everything is checked (privacy,
         schema, the whole cost against the remaining budget) before the first
@@ -729,7 +733,8 @@ class DomainPlan:
             if entry.domain is not None:
                 domains.append(entry.domain)
             elif entry.need == "bounds":
-                domain, costs, note = _discover_bins(target, entry, shares[entry.name])
+                count = present_counts(target, entry.name) if counts is None else counts(entry.name)
+                domain, costs, note = _discover_bins(target, entry, shares[entry.name], count)
                 domains.append(domain)
                 parts += costs
                 notes += [note] if note else []
@@ -798,12 +803,21 @@ def _cell_edges(cell: int, step: float | None) -> tuple[float, float]:
     return (low, high) if cell > _OCTAVES else (-high, -low)
 
 
-Present = Callable[[], NDArray[np.float64]]
+Cells = Callable[[NDArray[np.float64]], NDArray[np.int64]]
+# The exact number of a column's non-missing values (on its axis, rows in use) in each of ``size`` cells,
+# given how values map to cells: all that discovering a numeric domain reads.
+Count = Callable[[Cells, int], NDArray[np.int64]]
 
 
-def _present_values(target: Target, name: Any) -> Present:
-    """The non-missing values (on the column's axis) of the rows in use, read on the first call -- made
-    after a charge -- and kept for the column's other measurements."""
+def present_counts(target: Target, name: Any) -> Count:
+    """:data:`Count` of a pandas column: its non-missing values of the rows in use, read on the first call
+    -- made after a charge -- and kept for the column's other measurements.
+
+    >>> import pandas as pd, dpframe
+    >>> target = Target.of(pd.DataFrame({"x": [0.5, None, 3.0]}).dp.protect(epsilon=1.0))
+    >>> present_counts(target, "x")(lambda values: (values > 1).astype(np.int64), 2).tolist()
+    [1, 1]
+    """
 
     @functools.cache
     def present() -> NDArray[np.float64]:
@@ -811,24 +825,27 @@ def _present_values(target: Target, name: Any) -> Present:
         mask = target.rows_in_use()
         return values[~np.isnan(values) if mask is None else mask & ~np.isnan(values)]
 
-    return present
+    def count(cells: Cells, size: int) -> NDArray[np.int64]:
+        return np.bincount(cells(present()), minlength=size)
+
+    return count
 
 
 def _noisy_histogram(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present,
-    cells: Callable[[NDArray[np.float64]], NDArray[np.int64]], size: int, what: str,
+    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count,
+    cells: Cells, size: int, what: str,
 ) -> tuple[NDArray[np.float64], float]:
     """Charge ``privacy`` (one ledger line); then the noisy count of each of ``size`` cells (``cells`` maps
-    the ``present`` values to cells), and the noise scale b."""
+    the column's values to cells; ``count`` reads them), and the noise scale b."""
     noise = privacy.noise(target.contributions)
     Plan(f"{what} for {QUERY}", (str(entry.name),), target, privacy, {"count": noise},
          rule="parallel composition over histogram cells").charge()
-    counts = np.bincount(cells(present()), minlength=size)
+    counts = count(cells, size)
     return (counts + noise.sample(size)).astype(np.float64), float(noise.param)
 
 
 def _discover_range(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present, step: float | None
+    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count, step: float | None
 ) -> tuple[float, float, str]:
     """Bounds from a noisy histogram of octaves (of both signs, and zero): ``(lower, upper, note)``.
 
@@ -841,7 +858,7 @@ def _discover_range(
     ``b ln(cells / 0.002)`` for noise scale ``b``, are lost.
     """
     size = 2 * _OCTAVES + 1
-    noisy, scale = _noisy_histogram(target, entry, privacy, present, _octave_cells, size, "bounds")
+    noisy, scale = _noisy_histogram(target, entry, privacy, count, _octave_cells, size, "bounds")
     threshold = scale * math.log(size / (2 * SUPPORT_FALSE_ALARM))
     occupied = np.flatnonzero(noisy >= threshold)
     note = ""
@@ -856,7 +873,7 @@ def _discover_range(
 
 
 def _discover_step(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, present: Present, selected: pd.Index[Any] | None = None
+    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count, selected: pd.Index[Any] | None = None
 ) -> tuple[float | None, bool]:
     """The coarsest resolution (:data:`_STEPS`) that the values keep, from a noisy count per resolution;
     and, given privately ``selected`` values, whether nearly every value is one of them: ``(step, discrete)``.
@@ -884,7 +901,7 @@ def _discover_step(
         return resolution + classes * np.isin(values, chosen)
 
     size = classes * (2 if selected is not None else 1)
-    noisy, scale = _noisy_histogram(target, entry, privacy, present, cells, size, "resolution")
+    noisy, scale = _noisy_histogram(target, entry, privacy, count, cells, size, "resolution")
     margin = scale * math.log(1 / (2 * 0.01))  # what the noise of one cell exceeds with probability 1%
 
     def evidence(inside: NDArray[np.float64], outside: NDArray[np.float64]) -> bool:
@@ -903,7 +920,7 @@ def _discover_step(
 
 
 def _discover_bins(
-    target: Target, entry: _ColumnPlan, privacy: Privacy
+    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count
 ) -> tuple[ColumnDomain, list[Cost], str]:
     """Private resolution and bounds, then (unless few values) bins following a noisy histogram.
 
@@ -915,7 +932,6 @@ def _discover_bins(
     nearly every value is one of them (:func:`_discover_step`), they are its
     domain and the rest of the share is left unspent.
     """
-    present = _present_values(target, entry.name)
     costs: list[Cost] = []
     selected: pd.Index[Any] | None = None
     if entry.kind == "float" and privacy.kind == "approx" and privacy.delta > 0:
@@ -932,7 +948,7 @@ def _discover_bins(
     step: float | None = 1.0 if entry.kind == "integer" else None
     if _STEPS[entry.kind]:
         for_step, for_bins = _halves(rest)
-        step, discrete = _discover_step(target, entry, for_step, present, selected)
+        step, discrete = _discover_step(target, entry, for_step, count, selected)
         costs.append(for_step.cost)
         if discrete:
             assert selected is not None
@@ -948,7 +964,7 @@ def _discover_bins(
         lower, upper = private_bounds(target, seconds, for_range, query=QUERY)
         note = ""
     else:
-        lower, upper, note = _discover_range(target, entry, for_range, present, step)
+        lower, upper, note = _discover_range(target, entry, for_range, count, step)
     fine = NumericDomain.from_bounds(
         entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
     ).on_steps(step)
@@ -958,7 +974,7 @@ def _discover_bins(
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
         return with_points, costs, note
     # Bins follow the values that are not points: those are counted in cells of their own, left unused.
-    noisy, _ = _noisy_histogram(target, entry, for_bins, present, with_points.codes_of, with_points.size, "bins")
+    noisy, _ = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
     domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points)

@@ -12,6 +12,7 @@ share.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -27,7 +28,7 @@ from dpframe.noise.random import current_source
 from dpframe.progress import Progress
 from dpframe.queries.plan import Plan, Target
 from dpframe.synthesis import graphical
-from dpframe.synthesis.domain import DEFAULT_BINS, ColumnDomain, DomainPlan, plan_domains
+from dpframe.synthesis.domain import DEFAULT_BINS, ColumnDomain, Count, DomainPlan, plan_domains, present_counts
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
 from dpframe.synthesis.model import Clique, GraphicalModel
@@ -164,8 +165,11 @@ def _check_rows(n: Any) -> int | None:
 class Reader(Protocol):
     """How :func:`synthesize` reads the protected data (pandas in memory by default; Dask partitions)."""
 
-    def check(self, plan: DomainPlan) -> None:
-        """Before any charge: refuse, from the plan alone, what this reader cannot read."""
+    def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
+        """Before any charge: refuse, from the plan and what discovery spends, what this reader cannot read."""
+
+    def counts(self, target: Target, name: Any) -> Count:
+        """After a discovery charge: a numeric column's exact histograms (:data:`~dpframe.synthesis.domain.Count`)."""
 
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """After the model's charge: the records coded with ``domains``, whose exact marginals the model measures."""
@@ -174,8 +178,12 @@ class Reader(Protocol):
 class PandasReader:
     """The pandas frame's codes, in memory (the rows in use after contribution bounding)."""
 
-    def check(self, plan: DomainPlan) -> None:
+    def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
         """Every plan can be read from pandas."""
+
+    def counts(self, target: Target, name: Any) -> Count:
+        """The column's values, read once for all its histograms."""
+        return present_counts(target, name)
 
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """Every column coded at once."""
@@ -257,10 +265,10 @@ def synthesize(
     for spent in (Cost(), discovery.cost if discovery is not None else Cost()):
         _model_privacy(privacy, spent, target.contributions)
     reader = PandasReader() if reader is None else reader
-    reader.check(plan)
+    reader.check(plan, discovery)
     target.reserve(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
-        found = plan.discover(target, discovery)
+        found = plan.discover(target, discovery, functools.partial(reader.counts, target))
         domains = found.domains
         model_privacy, allowance = _model_privacy(privacy, found.cost, target.contributions)
         unit = "ρ" if allowance.kind == "zcdp" else "ε"
