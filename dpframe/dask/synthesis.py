@@ -6,29 +6,41 @@ pandas. Its only contact with the data is then :class:`DaskMarginals`: each
 partition is coded with the same public domains (the pandas
 :meth:`~dpframe.synthesis.domain.ColumnDomain.encode`), the flattened cell
 index of every requested marginal is counted with ``np.bincount``, and the
-per-partition counts -- integers -- are added up exactly, in a tree. Every
-marginal one step of a synthesizer needs is counted in one Dask compute (MST:
-the one-way marginals, then every pair; AIM: the one-way marginals, then the
-new candidates of a round). Codes merged or dropped afterwards (rare codes,
+per-partition counts -- integers -- are added up exactly, in a tree. The
+marginals a synthesizer says it will need (``Marginals.expect``: MST every
+pair, AIM every candidate) are counted with the one-way marginals, in one
+Dask compute while they fit in :data:`PREFETCH_CELLS`; any others, one compute
+per step that asks for them. Codes merged or dropped afterwards (rare codes,
 :class:`~dpframe.synthesis.measure.Compression`) are applied to the counts,
 not to the data. The same noise is then added on the client: with the same
 seed, the synthetic frame and the ledger lines are the pandas ones.
 
-Domains that pandas finds privately (bounds, resolutions, common values,
-text categories) are not found on Dask yet: they must be declared, and a
-column that would need one is refused before anything is charged.
+Domains found privately use the pandas discovery with the same seam: every
+histogram it measures of a numeric column (octaves for the bounds,
+resolutions, fine cells for the bins) is counted per partition and added up
+exactly, one Dask compute each, after its own charge. Text categories and the
+common values of float columns (partition selection, which spends delta) and
+the bounds of datetimes (the sparse vector) are not built on Dask yet: a
+column that would need one is refused before anything is charged, saying what
+to declare.
 
 >>> import numpy as np, pandas as pd, dask.dataframe as dd, dpframe, dpframe.dask
 >>> rng = np.random.default_rng(0)
 >>> df = pd.DataFrame({"age": rng.integers(18, 80, 2000), "smoker": rng.random(2000) < 0.3})
->>> p = dd.from_pandas(df, npartitions=4).dp.protect(epsilon=1.0, name="doctest", ledger=dpframe.Ledger.in_memory())
+>>> p = dd.from_pandas(df, npartitions=4).dp.protect(epsilon=2.0, name="doctest", ledger=dpframe.Ledger.in_memory())
 >>> syn = p.dp.synthesize(epsilon=1.0, method="mst", bounds={"age": (18, 80)}, progress=False)
 >>> list(syn.dtypes.astype(str)), 1800 < len(syn) < 2200, p.dp.budget.ledger["query"].tolist()
 (['int64', 'bool'], True, ['synthesize'])
->>> p.dp.synthesize(epsilon=1.0, progress=False)
+>>> syn = p.dp.synthesize(epsilon=1.0, method="mst", progress=False)  # the bounds of age found privately
+>>> p.dp.budget.ledger["query"].tolist()[1:]
+['bounds for synthesize', 'bins for synthesize', 'synthesize']
+>>> text = dd.from_pandas(pd.DataFrame({"city": ["Oslo", "Rome"] * 100}), npartitions=2)
+>>> text.dp.protect(epsilon=1.0, delta=1e-6, name="text", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
+...     epsilon=1.0, delta=1e-6, progress=False)
 Traceback (most recent call last):
 ...
-ValueError: synthesize on a Dask frame does not find domains privately yet, and ['age'] need one: declare bounds={'age': (lower, upper)} or bin edges bins={'age': [...]} (or synthesize from a pandas frame)
+ValueError: synthesize on a Dask frame cannot find the domains of ['city'] privately yet: declare \
+categories={'city': [...]} or give 'city' a categorical dtype; or synthesize from a pandas frame
 """
 
 from __future__ import annotations
@@ -107,7 +119,7 @@ class _Source:
     domains: tuple[ColumnDomain, ...]
     read: dict[Clique, NDArray[np.int64]] = field(default_factory=dict)
     expected: list[Clique] = field(default_factory=list)
-    computes: list[int] = field(default_factory=list)  # the number of marginals counted by each Dask compute
+    computes: list[int] = field(default_factory=list)  # per Dask compute, how many tables it counted
 
     def counts(self, cliques: Sequence[Clique]) -> list[NDArray[np.int64]]:
         """Exact counts of each clique (on the domains' codes); the ones not read yet in one Dask compute,
@@ -175,7 +187,7 @@ class DaskReader:
     """Reads a protected Dask frame for :func:`~dpframe.synthesis.synthesize.synthesize` (declared domains only)."""
 
     data: Any
-    computes: list[int] = field(default_factory=list)  # per Dask compute, how many marginals it counted
+    computes: list[int] = field(default_factory=list)  # per Dask compute, how many tables it counted
 
     def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
         """Refuse, before any charge, the domains whose private discovery is not built on Dask yet.
