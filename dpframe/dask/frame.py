@@ -186,7 +186,7 @@ class DaskQueries:
         target = self._obj._target()
         _need_bounds(bounds, "mean")
         return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
-                           read=lambda moments: self._grid_sums(column, moments.exact))
+                           read=lambda moments: self._grid_sums(column, moments.kernel()))
 
 
 def _need_bounds(bounds: Any, query: str) -> None:
