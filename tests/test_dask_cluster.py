@@ -26,7 +26,9 @@ from dpframe.errors import BudgetExceededError, RefusedError  # noqa: E402
 from dpframe.noise.random import current_source  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
+# The scheduler's HTTP routes take another port when 8787 is taken (by another cluster on this machine).
+pytestmark = [pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning"),
+              pytest.mark.filterwarnings("ignore:Port 8787 is already in use")]
 
 
 @dataclasses.dataclass(frozen=True)
