@@ -18,13 +18,13 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
-import dask  # noqa: E402
+import dask
 
-import dpframe  # noqa: E402
-import dpframe.dask  # noqa: E402
-from dpframe.errors import BudgetExceededError, RefusedError  # noqa: E402
-from dpframe.noise.random import current_source  # noqa: E402
-from dpframe.testing import seeded_noise  # noqa: E402
+import dpframe
+import dpframe.dask
+from dpframe.errors import BudgetExceededError, RefusedError
+from dpframe.noise.random import current_source
+from dpframe.testing import seeded_noise
 
 # The scheduler's HTTP routes take another port when 8787 is taken (by another cluster on this machine).
 pytestmark = [pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning"),

@@ -13,11 +13,11 @@ import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
-from dpframe.errors import AlreadyProtectedError, RefusedError
 from dpframe.dask import units
-from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_unit_column
+from dpframe.errors import AlreadyProtectedError, RefusedError
+from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
 from dpframe.protection.rules import attribute_refusal, refusal
-from dpframe.protection.units import UNIT_LEVEL, Protection
+from dpframe.protection.units import Protection
 from dpframe.queries import kernels, scalar
 from dpframe.queries.plan import Target
 from dpframe.results import DPFloat, DPInt
@@ -209,9 +209,7 @@ def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho:
     check_name(name)
     kind, total = totals(epsilon, delta, rho, accounting)
     check_contributions(max_contributions)
-    meta = data._meta
-    if UNIT_LEVEL in (meta.columns if isinstance(meta, pd.DataFrame) else [meta.name]):
-        raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
+    check_not_reserved(data._meta)
     check_unit_column(data, privacy_unit, max_contributions)
     budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=None, extend=False)
     protection = Protection(budget, max_contributions, privacy_unit)

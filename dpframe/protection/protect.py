@@ -128,9 +128,7 @@ def protect(
         if name is not None:
             check_name(name)
     check_contributions(max_contributions)
-    names = list(data.columns) if isinstance(data, pd.DataFrame) else [data.name]
-    if UNIT_LEVEL in names or UNIT_LEVEL in data.index.names:
-        raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
+    check_not_reserved(data)
     if len(data) == 0:
         raise ValueError("cannot protect an empty frame: there is nothing to analyse")
     _check_missing_testable(data)
@@ -170,6 +168,13 @@ def check_contributions(max_contributions: Any) -> None:
     """Refuse a ``max_contributions`` that is not an integer >= 1 (pandas and Dask protect)."""
     if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
         raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
+
+
+def check_not_reserved(data: pd.DataFrame | pd.Series[Any]) -> None:
+    """Refuse a column or index level named ``_dp_unit`` (of a pandas object, or of a Dask one's ``_meta``)."""
+    names = list(data.columns) if isinstance(data, pd.DataFrame) else [data.name]
+    if UNIT_LEVEL in names or UNIT_LEVEL in data.index.names:
+        raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
 
 
 def check_unit_column(data: Any, privacy_unit: str | None, max_contributions: int) -> None:
