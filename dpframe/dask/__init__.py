@@ -20,7 +20,8 @@ noise is added once, on the client (docs/dask.md).
 from __future__ import annotations
 
 from dpframe.dask.frame import ProtectedDaskFrame, ProtectedDaskSeries, register
+from dpframe.dask.io import read_csv, read_parquet
 
 register()
 
-__all__ = ["ProtectedDaskFrame", "ProtectedDaskSeries"]
+__all__ = ["ProtectedDaskFrame", "ProtectedDaskSeries", "read_csv", "read_parquet"]

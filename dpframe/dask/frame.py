@@ -13,8 +13,9 @@ import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
+from dpframe.dask import units
 from dpframe.errors import AlreadyProtectedError, RefusedError
-from dpframe.protection.protect import ALREADY_PROTECTED
+from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
 from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
 from dpframe.queries import kernels, scalar
@@ -34,18 +35,23 @@ class _Protected:
     """A Dask frame or series with its protection: exact reads are refused, queries go through ``.dp``."""
 
     _kind = "ProtectedFrame"
-    _data: Any  # the Dask frame or series
+    _rows: Any  # the Dask frame or series: with a privacy unit, all rows, shuffled by unit (dpframe.dask.units)
     _protection: Protection
 
-    def __init__(self, data: Any, protection: Protection):
-        object.__setattr__(self, "_data", data)
+    def __init__(self, rows: Any, protection: Protection):
+        object.__setattr__(self, "_rows", rows)
         object.__setattr__(self, "_protection", protection)
+
+    @property
+    def _data(self) -> Any:
+        """The rows a query may use, read after its charge: all, or at most ``max_contributions`` per unit."""
+        return units.in_use(self._rows, self._protection)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # a protocol probe (numpy's __array_struct__, copy's __deepcopy__): not there
             raise AttributeError(name)
         if name in _ALLOWED:
-            return getattr(object.__getattribute__(self, "_data"), name)
+            return getattr(object.__getattribute__(self, "_rows"), name)
         if name in _MATERIALISE:
             raise refusal(f"{self._kind}.{name}", "exact")
         raise attribute_refusal(self._kind, name)
@@ -69,21 +75,21 @@ class _Protected:
 
     def _target(self) -> Target:
         """A pandas target over the schema only (``_meta``, no rows): planning and charging never read data."""
-        return Target(self._data._meta, self._protection)
+        return Target(self._rows._meta, self._protection)
 
 
 class ProtectedDaskFrame(_Protected):
     """A protected Dask DataFrame."""
 
     def __iter__(self) -> Iterator[Any]:  # the column names, as pandas (public schema)
-        return iter(self._data.columns)
+        return iter(self._rows.columns)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, ProtectedDaskSeries):  # a filter by a condition computed from these rows
             if key._protection.key != self._protection.key:
                 raise RefusedError("a filter must be a condition on the same protected rows")
-            return ProtectedDaskFrame(self._data[key._data], self._protection)
-        selected = self._data[key]
+            return ProtectedDaskFrame(self._rows[key._rows], self._protection)
+        selected = self._rows[key]
         kind = ProtectedDaskSeries if isinstance(selected, dd.Series) else ProtectedDaskFrame
         return kind(selected, self._protection)
 
@@ -95,8 +101,8 @@ class ProtectedDaskFrame(_Protected):
                 value = value(self)
             if not isinstance(value, ProtectedDaskSeries) or value._protection.key != self._protection.key:
                 raise TypeError(f"assign({name}=...) takes a row-wise expression of this frame's columns")
-            plain[name] = value._data
-        return ProtectedDaskFrame(self._data.assign(**plain), self._protection)
+            plain[name] = value._rows
+        return ProtectedDaskFrame(self._rows.assign(**plain), self._protection)
 
 
 class ProtectedDaskSeries(_Protected):
@@ -108,8 +114,8 @@ class ProtectedDaskSeries(_Protected):
         if isinstance(other, _Protected):
             if other._protection.key != self._protection.key:
                 raise RefusedError("row-wise operations combine columns of the same protected rows only")
-            other = other._data
-        return ProtectedDaskSeries(op(self._data, other), self._protection)
+            other = other._rows
+        return ProtectedDaskSeries(op(self._rows, other), self._protection)
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv"):
@@ -180,7 +186,7 @@ class DaskQueries:
         target = self._obj._target()
         _need_bounds(bounds, "mean")
         return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
-                           read=lambda moments: self._grid_sums(column, moments.exact))
+                           read=lambda moments: self._grid_sums(column, moments.kernel()))
 
     def synthesize(self, epsilon: float | None = None, delta: float | None = None, *, rho: float | None = None,
                    n: int | None = None, method: str = "aim", columns: Any = None, marginals: Any = None,
@@ -201,15 +207,25 @@ def _need_bounds(bounds: Any, query: str) -> None:
 
 
 def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None,
-            name: str | None = None, ledger: LedgerLike = None, accounting: str | None = None) -> Any:
-    """Protect a Dask frame or series under a named budget (row-level, add/remove neighbours, for now)."""
+            name: str | None = None, ledger: LedgerLike = None, accounting: str | None = None,
+            privacy_unit: str | None = None, max_contributions: int = 1) -> Any:
+    """Protect a Dask frame or series under a named budget (add/remove neighbours).
+
+    With ``privacy_unit="user"`` the guarantee covers all of a user's rows and queries use at most
+    ``max_contributions`` of them (:mod:`dpframe.dask.units`: a lazy shuffle by unit, then the per-unit bound).
+    """
     if name is None:
         raise ValueError("protect() of a Dask frame needs name=: a budget is found by a fingerprint of the "
                          "data's content, which would take a pass over all of it")
     check_name(name)
     kind, total = totals(epsilon, delta, rho, accounting)
+    check_contributions(max_contributions)
+    check_not_reserved(data._meta)
+    check_unit_column(data, privacy_unit, max_contributions)
     budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=None, extend=False)
-    protection = Protection(budget)
+    protection = Protection(budget, max_contributions, privacy_unit)
+    if privacy_unit is not None:
+        data = units.by_unit(data, privacy_unit)
     return (ProtectedDaskSeries if isinstance(data, dd.Series) else ProtectedDaskFrame)(data, protection)
 
 

@@ -127,18 +127,14 @@ def protect(
         store = resolve_ledger(ledger)
         if name is not None:
             check_name(name)
-    if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
-        raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
-    names = list(data.columns) if isinstance(data, pd.DataFrame) else [data.name]
-    if UNIT_LEVEL in names or UNIT_LEVEL in data.index.names:
-        raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
+    check_contributions(max_contributions)
+    check_not_reserved(data)
     if len(data) == 0:
         raise ValueError("cannot protect an empty frame: there is nothing to analyse")
     _check_missing_testable(data)
     units = None
+    check_unit_column(data, privacy_unit, max_contributions)
     if privacy_unit is not None:
-        if not isinstance(data, pd.DataFrame) or privacy_unit not in data.columns:
-            raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
         if data[privacy_unit].isna().any():
             raise ValueError(f"privacy_unit column {privacy_unit!r} has missing values; every row needs a unit")
         units = data[privacy_unit].to_numpy()
@@ -147,8 +143,6 @@ def protect(
         except TypeError:
             raise TypeError(f"privacy_unit column {privacy_unit!r} holds values that cannot be compared as ids "
                             "(e.g. lists); convert them first, e.g. with .astype(str)") from None
-    elif max_contributions != 1:
-        raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
     if neighbours not in NEIGHBOURS:
         raise ValueError(f"neighbours must be 'add/remove' (the default) or 'replace' (bounded DP, n public), "
                          f"got {neighbours!r}")
@@ -168,6 +162,29 @@ def protect(
                             origin=rows if neighbours == "replace" else None)
     protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units), protection, rows)
     return protected
+
+
+def check_contributions(max_contributions: Any) -> None:
+    """Refuse a ``max_contributions`` that is not an integer >= 1 (pandas and Dask protect)."""
+    if isinstance(max_contributions, bool) or not isinstance(max_contributions, int) or max_contributions < 1:
+        raise ValueError(f"max_contributions must be an integer >= 1, got {max_contributions!r}")
+
+
+def check_not_reserved(data: pd.DataFrame | pd.Series[Any]) -> None:
+    """Refuse a column or index level named ``_dp_unit`` (of a pandas object, or of a Dask one's ``_meta``)."""
+    names = list(data.columns) if isinstance(data, pd.DataFrame) else [data.name]
+    if UNIT_LEVEL in names or UNIT_LEVEL in data.index.names:
+        raise ValueError(f"{UNIT_LEVEL!r} is reserved for dpframe's record of privacy units; rename that column")
+
+
+def check_unit_column(data: Any, privacy_unit: str | None, max_contributions: int) -> None:
+    """Refuse, from the schema, a ``privacy_unit`` that is not a column of ``data`` (a pandas or Dask frame),
+    or a ``max_contributions`` without one."""
+    if privacy_unit is None:
+        if max_contributions != 1:
+            raise ValueError("max_contributions needs privacy_unit=: with row-level privacy each row is one unit")
+    elif not hasattr(data, "columns") or privacy_unit not in data.columns:
+        raise KeyError(f"privacy_unit {privacy_unit!r} is not a column of this frame")
 
 
 NEIGHBOURS = ("add/remove", "replace")

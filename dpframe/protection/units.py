@@ -14,6 +14,7 @@ drop or change it.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,13 +87,15 @@ def unit_ids(obj: PandasObject) -> pd.Index[Any]:
     return index
 
 
-def contribution_mask(obj: PandasObject, max_contributions: int) -> NDArray[np.bool_] | None:
+def contribution_mask(obj: PandasObject, max_contributions: int,
+                      words: Callable[[int], NDArray[np.uint64]] | None = None) -> NDArray[np.bool_] | None:
     """Which rows a query may use so that no unit contributes more than ``max_contributions`` rows.
 
     ``None`` means every row may be used (no unit is repeated beyond the bound),
     the common case, decided without copying the data. Otherwise the kept rows
     of an over-represented unit are chosen uniformly at random (with the secure
-    source), so the choice depends on no other unit's data.
+    source, or ``words``: uniform 64-bit words from a stream keyed by it, as
+    :mod:`dpframe.dask.units` does on workers), so the choice depends on no other unit's data.
     """
     units = unit_ids(obj)
     if max_contributions == 1 and _all_distinct(units):
@@ -106,7 +109,7 @@ def contribution_mask(obj: PandasObject, max_contributions: int) -> NDArray[np.b
     # by unit then by a random priority, and keep the first max_contributions.
     over = np.flatnonzero(~keep)
     over_codes = codes[over]
-    priority = current_source().words(len(over))
+    priority = (words or current_source().words)(len(over))
     bits = max(1, int(over_codes.max()).bit_length())  # >= 1: never shift a uint64 by 64
     if bits <= 32:
         # One 64-bit key: the unit in the high bits, >= 32 random bits below it
