@@ -148,10 +148,19 @@ def _group_sum(
     return np.bincount(group, weights=integers, minlength=n_groups).astype(np.float64, copy=False)
 
 
-def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Rows per bin (numpy's convention: last bin closed); NaN and out-of-range rows are dropped."""
-    counts, _ = np.histogram(values, bins=edges)
-    return counts.astype(np.int64)
+def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64], outer: bool = False) -> NDArray[np.int64]:
+    """Rows per bin (numpy's convention: last bin closed); NaN and out-of-range rows are dropped.
+
+    With ``outer``, two more counts: of the values below the first edge (first) and above the last (last).
+
+    >>> histogram_counts(np.array([-1.0, 0.0, 1.0, 2.0, np.nan, 3.0]), np.array([0.0, 1.0, 2.0]), outer=True).tolist()
+    [1, 1, 2, 1]
+    """
+    counts = np.histogram(values, bins=edges)[0].astype(np.int64)
+    if not outer:
+        return counts
+    below, above = np.count_nonzero(values < edges[0]), np.count_nonzero(values > edges[-1])
+    return np.concatenate([[below], counts, [above]]).astype(np.int64)
 
 
 def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
