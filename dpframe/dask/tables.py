@@ -34,6 +34,7 @@ import pandas as pd
 from dask.dataframe.utils import has_known_categories
 from numpy.typing import NDArray
 
+from dpframe.errors import RefusedError
 from dpframe.queries import kernels, partitioned
 from dpframe.queries.partitioned import CellReader, GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
@@ -71,6 +72,9 @@ class DaskCells(CellReader):
     """
 
     def __init__(self, target: Target, data: Any):
+        if target.contributions != 1 or target.protection.bounded:
+            # Each partition's rows are taken as units of their own (_rows): fail closed for anything else.
+            raise RefusedError("tables on Dask are built for row-level privacy under add/remove neighbours only")
         super().__init__(target)
         self.data = data
 
