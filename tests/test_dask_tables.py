@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import numpy as np
@@ -118,11 +119,13 @@ def test_same_table_release_and_ledger_as_pandas(df: pd.DataFrame, query: str, n
 def _watched(df: pd.DataFrame, seen: list[int], p: list[Any]) -> Any:
     """A Dask frame whose partitions note how many ledger lines there were when Dask read them."""
 
-    def watched(part: pd.DataFrame) -> pd.DataFrame:
+    def watched(part: pd.DataFrame, unique: str) -> pd.DataFrame:
         seen.append(len(p[0].dp.budget.ledger))
         return part
 
-    return dd.from_pandas(df, npartitions=3).map_partitions(watched, meta=df.iloc[:0])
+    # A unique argument: Dask keeps expressions by a token of their arguments, so without it another test's
+    # (equal-looking) frame, with its own list of reads, could be reused.
+    return dd.from_pandas(df, npartitions=3).map_partitions(watched, uuid.uuid4().hex, meta=df.iloc[:0])
 
 
 REFUSED = {
