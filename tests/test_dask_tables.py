@@ -222,3 +222,24 @@ def test_each_query_is_charged_before_one_pass_over_the_partitions(df: pd.DataFr
     with pytest.raises(BudgetExceededError):
         p.dp.crosstab("k", "b", epsilon=49.0)
     assert len(seen) == 9
+
+
+def test_private_keys_are_canonical_across_partitions() -> None:
+    """True, 1 and 1.0 stay three keys of an object column, -0.0 and 0.0 one float key, whatever the partitions.
+
+    (``sort=False``: sorting the pandas result by label fails on labels that pandas takes for equal.)
+    """
+    mixed = pd.Series([True, 1, 1.0, "1"] * 100 + [1.0, True] * 50, dtype=object)
+    signed = pd.Series([-0.0, 0.0, 2.5, np.nan] * 125)
+    frame = pd.DataFrame({"o": mixed, "f": signed})
+    with dask.config.set({"dataframe.convert-string": False}):  # keep the Python objects
+        on_dask = dd.from_pandas(frame, npartitions=5)
+    answers = []
+    for data in (on_dask.compute(), on_dask):
+        p = _protect(data)
+        with seeded_noise(5), dask.config.set(scheduler="threads"):
+            answers.append((p["o"].dp.value_counts(epsilon=1.0, sort=False), p.dp.crosstab("f", "o", epsilon=1.0)))
+    for a, b in zip(*answers):
+        _equal(a, b)
+    assert sorted(repr(v) for v in answers[1][0].index[:-1]) == ["'1'", "1", "1.0", "True"]
+    assert list(answers[1][1].index) == [0.0, 2.5]
