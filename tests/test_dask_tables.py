@@ -243,3 +243,17 @@ def test_private_keys_are_canonical_across_partitions() -> None:
         _equal(a, b)
     assert sorted(repr(v) for v in answers[1][0].index[:-1]) == ["'1'", "1", "1.0", "True"]
     assert list(answers[1][1].index) == [0.0, 2.5]
+
+
+def test_what_goes_to_the_workers_holds_no_budget(df: pd.DataFrame) -> None:
+    """Dask's processes scheduler pickles each partition's function: the budget stays on the client (an in-memory
+    ledger cannot be unpickled in another process), as it must on a distributed cluster."""
+    on_dask = dd.from_pandas(df, npartitions=2)
+    answers = []
+    for data, scheduler in ((on_dask.compute(), "sync"), (on_dask, "processes")):
+        p = _protect(data)
+        with seeded_noise(2), dask.config.set({"scheduler": scheduler, "num_workers": 2, "multiprocessing.context": "fork"}):
+            answers.append([p["x"].dp.histogram(bins=[0, 50, 100], epsilon=1.0), p["s"].dp.value_counts(epsilon=1.0),
+                            p.dp.groupby("c")["x"].var(bounds=(0, 100), epsilon=1.0)])
+    for a, b in zip(*answers):
+        _equal(a, b)

@@ -26,8 +26,10 @@ so even the order in which noise is drawn for the cells is the pandas one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -37,22 +39,21 @@ from numpy.typing import NDArray
 from dpframe.errors import RefusedError
 from dpframe.queries import kernels, partitioned
 from dpframe.queries.partitioned import CellReader, GroupBy, KeySpec, Partitioning
+from dpframe.protection.units import Protection
 from dpframe.queries.plan import Target
 
 # Per partition: the aggregates of its cells, one integer array per measurement.
 Measure = Callable[[Target, kernels.Codes, int], list[NDArray[np.int64]]]
+# The targets of partitions only code rows by key (Partitioning.codes reads target.column): the protection stays
+# on the client. Its budget is not for workers (nor picklable with an in-memory ledger); the functions sent to
+# them hold only the partitioning, bin edges and summation grids.
+_ON_A_WORKER = cast(Protection, None)
 
 
 def _on_partitions(data: Any, partial: Callable[[Any], Any]) -> list[Any]:
     """``partial`` of every partition (a small object each), computed in one Dask pass, in partition order."""
     results = data.map_partitions(lambda part: pd.Series([partial(part)]), meta=(None, "object"))
     return list(results.compute())
-
-
-def _rows(part: Any) -> Any:
-    """A partition's rows with one unit each (row-level protection): a fresh index, so no row is taken for
-    another row's duplicate when the contributions are bounded."""
-    return part.reset_index(drop=True)
 
 
 def bin_counts(data: Any) -> Callable[[NDArray[np.float64], bool], NDArray[np.int64]]:
@@ -65,6 +66,51 @@ def bin_counts(data: Any) -> Callable[[NDArray[np.float64], bool], NDArray[np.in
     return read
 
 
+def _partial_cells(part: Any, partitioning: Partitioning, measure: Measure) -> tuple[list[NDArray[np.int64]], Any]:
+    """One partition's ``measure`` per cell; with cells that are not public, also the rows that name them.
+
+    Row-level protection: every row is in use and a unit of its own (a fresh index, so that no row is taken
+    for another's duplicate).
+    """
+    target = Target(part.reset_index(drop=True), _ON_A_WORKER)
+    codes, cells = partitioning.codes(target, None)
+    measured = measure(target, codes, len(cells))
+    if partitioning.public:  # the codes number the public cells: the same in every partition
+        return measured, None
+    # The first row of each cell (code >= 0) and, with several columns, of each column's value, even in a row
+    # that is in no cell (another column missing): the pandas coding numbers each column's values in the
+    # order of their first rows.
+    first = ~pd.Series(codes).duplicated().to_numpy() & (codes >= 0)
+    if len(partitioning.columns) > 1:
+        for column_codes in partitioning.column_codes(target)[0]:
+            first |= ~pd.Series(column_codes).duplicated().to_numpy() & (column_codes >= 0)
+    rows = np.flatnonzero(first)
+    cell, in_cell = codes[rows], codes[rows] >= 0
+    per_row = []
+    for array in measured:
+        values = np.zeros(len(rows), dtype=np.int64)
+        values[in_cell] = array[cell[in_cell]]
+        per_row.append(values)
+    keys = target.obj if isinstance(target.obj, pd.Series) else target.obj[list(partitioning.columns)]
+    return per_row, keys.iloc[rows]
+
+
+def _count(target: Target, codes: kernels.Codes, n: int) -> list[NDArray[np.int64]]:
+    return [kernels.count_cells([codes], [n], None, n)]
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """The measure of a group-by statistic: ``exact`` of ``column`` per cell (picklable)."""
+
+    column: Any
+    exact: kernels.MomentKernel
+
+    def __call__(self, target: Target, codes: kernels.Codes, n: int) -> list[NDArray[np.int64]]:
+        sums = self.exact(kernels.as_float_array(target.column(self.column)), codes, n)
+        return [sums.counts, sums.sums] + ([] if sums.square_sums is None else [sums.square_sums])
+
+
 class DaskCells(CellReader):
     """Exact aggregates of cells over the partitions of a Dask frame or series (after the charge).
 
@@ -73,7 +119,7 @@ class DaskCells(CellReader):
 
     def __init__(self, target: Target, data: Any):
         if target.contributions != 1 or target.protection.bounded:
-            # Each partition's rows are taken as units of their own (_rows): fail closed for anything else.
+            # Each partition's rows are taken as units of their own: fail closed for anything else.
             raise RefusedError("tables on Dask are built for row-level privacy under add/remove neighbours only")
         super().__init__(target)
         self.data = data
@@ -82,44 +128,16 @@ class DaskCells(CellReader):
         """Only the columns a query reads (Dask then reads no others, e.g. from Parquet)."""
         return self.data if self.data.ndim == 1 else self.data[list(dict.fromkeys(columns))]
 
-    def _target(self, part: Any) -> Target:
-        return Target(_rows(part), self.target.protection)
-
     def _cells(self, partitioning: Partitioning, columns: Sequence[Any],
                measure: Measure) -> tuple[list[NDArray[np.int64]], pd.Index[Any]]:
         """``measure`` of every partition's cells, added per cell, and the cells (see the module docstring)."""
-        public = partitioning.public
-        protection = self.target.protection
-
-        def partial(part: Any) -> tuple[list[NDArray[np.int64]], Any]:
-            target = self._target(part)
-            codes, cells = partitioning.codes(target, target.rows_in_use())
-            measured = measure(target, codes, len(cells))
-            if public:  # the codes number the public cells: the same in every partition
-                return measured, None
-            # The first row of each cell (code >= 0) and, with several columns, of each column's value, even in a
-            # row that is in no cell (another column missing): the pandas coding numbers each column's values in
-            # the order of their first rows.
-            first = ~pd.Series(codes).duplicated().to_numpy() & (codes >= 0)
-            if len(partitioning.columns) > 1:
-                for column_codes in partitioning.column_codes(target)[0]:
-                    first |= ~pd.Series(column_codes).duplicated().to_numpy() & (column_codes >= 0)
-            rows = np.flatnonzero(first)
-            cell, in_cell = codes[rows], codes[rows] >= 0
-            per_row = []
-            for array in measured:
-                values = np.zeros(len(rows), dtype=np.int64)
-                values[in_cell] = array[cell[in_cell]]
-                per_row.append(values)
-            keys = target.obj if isinstance(target.obj, pd.Series) else target.obj[list(partitioning.columns)]
-            return per_row, keys.iloc[rows]
-
-        parts = _on_partitions(self._columns(columns), partial)
-        if public:
+        parts = _on_partitions(self._columns(columns), functools.partial(_partial_cells, partitioning=partitioning,
+                                                                         measure=measure))
+        if partitioning.public:
             return [np.sum(arrays, axis=0, dtype=np.int64) for arrays in zip(*(m for m, _ in parts))], \
                 partitioning.index()
         firsts = pd.concat([rows for _, rows in parts], ignore_index=True)
-        codes, cells = partitioning.codes(Target(firsts, protection), None)
+        codes, cells = partitioning.codes(Target(firsts, self.target.protection), None)
         in_cell = codes >= 0
         totals = []
         for arrays in zip(*(m for m, _ in parts)):
@@ -129,29 +147,21 @@ class DaskCells(CellReader):
         return totals, cells
 
     def counts(self, partitioning: Partitioning) -> tuple[NDArray[np.int64], pd.Index[Any]]:
-        (counts,), cells = self._cells(
-            partitioning, partitioning.columns,
-            lambda target, codes, n: [kernels.count_cells([codes], [n], None, n)])
+        (counts,), cells = self._cells(partitioning, partitioning.columns, _count)
         return counts, cells
 
     def moments(
-        self, partitioning: Partitioning, column: Any,
-        exact: Callable[[NDArray[np.float64], kernels.Codes, int], kernels.MomentSums],
+        self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel,
     ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
-        def measure(target: Target, codes: kernels.Codes, n: int) -> list[NDArray[np.int64]]:
-            sums = exact(kernels.as_float_array(target.column(column)), codes, n)
-            return [sums.counts, sums.sums] + ([] if sums.square_sums is None else [sums.square_sums])
-
-        arrays, cells = self._cells(partitioning, [*partitioning.columns, column], measure)
+        arrays, cells = self._cells(partitioning, [*partitioning.columns, column], _Sums(column, exact))
         return kernels.MomentSums(arrays[0], arrays[1], arrays[2] if len(arrays) > 2 else None), cells
 
     def present(self, columns: Sequence[Any]) -> int:
-        return sum(_on_partitions(self._columns(columns),
-                                  lambda part: CellReader(self._target(part)).present(columns)))
+        present = self._columns(columns).notnull()
+        return int((present if present.ndim == 1 else present.all(axis=1)).sum().compute())
 
     def missing(self, column: Any) -> int:
-        return sum(_on_partitions(self._columns([column]),
-                                  lambda part: CellReader(self._target(part)).missing(column)))
+        return int(self._columns([column]).isnull().sum().compute().sum())
 
     def with_values_in(self, column: Any) -> DaskCells:
         meta = self.target.obj

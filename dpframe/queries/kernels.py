@@ -139,6 +139,26 @@ def moment_sums(
     return MomentSums(counts, sums, square_sums)
 
 
+@dataclass(frozen=True)
+class MomentKernel:
+    """:func:`moment_sums` with its grids fixed: a small picklable function of the values (for Dask's workers).
+
+    >>> from fractions import Fraction
+    >>> from dpframe.noise.mechanism import Privacy
+    >>> grid = SumGrid.choose(-2.0, 2.0, 1, Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0)))
+    >>> int(MomentKernel(0.0, grid)(np.array([1.0, np.nan])).counts[0])
+    1
+    """
+
+    center: float
+    grid: SumGrid
+    square_grid: SumGrid | None = None
+    square_center: float = 0.0
+
+    def __call__(self, values: NDArray[np.float64], codes: Codes | None = None, n_groups: int = 1) -> MomentSums:
+        return moment_sums(values, self.center, self.grid, self.square_grid, codes, n_groups, self.square_center)
+
+
 def _group_sum(
     integers: NDArray[np.float64], group: Codes | None, n_groups: int
 ) -> NDArray[np.float64]:

@@ -190,8 +190,7 @@ class CellReader:
         return kernels.count_cells([codes], [len(cells)], None, len(cells)), cells
 
     def moments(
-        self, partitioning: Partitioning, column: Any,
-        exact: Callable[[NDArray[np.float64], kernels.Codes, int], kernels.MomentSums],
+        self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel,
     ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
         """``exact(values, codes, n_cells)`` of ``column`` over the rows in use, and the cells (as :meth:`counts`)."""
         codes, cells = partitioning.codes(self.target, self.target.rows_in_use())
@@ -842,9 +841,7 @@ class GroupBy:
         plan = Plan("groupby sum", (str(column),), target, privacy, {"sum": noise}, {"sum": step},
                     rule="parallel composition over groups")
         plan.charge()
-        exact, cells = self._reader(target).moments(
-            partitioning, column, lambda values, codes, n: kernels.moment_sums(values, 0.0, grid, codes=codes,
-                                                                               n_groups=n))
+        exact, cells = self._reader(target).moments(partitioning, column, kernels.MomentKernel(0.0, grid))
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
         result = pd.Series(noisy, index=cells, name=column)
         half = noise.halfwidth(LEVEL) * step
@@ -940,7 +937,7 @@ class GroupBy:
         rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
         moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
         moments.plan.charge()
-        exact, cells = self._reader(target).moments(partitioning, series.name, moments.exact)
+        exact, cells = self._reader(target).moments(partitioning, series.name, moments.kernel)
         measured = moments.noisy(exact)
         if not partitioning.public:
             share_delta = float(privacy.delta) / (order + 1)

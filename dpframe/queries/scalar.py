@@ -252,13 +252,16 @@ class Moments:
         values = _values(self.target, self.series, self.target.rows_in_use())
         return self.noisy(self.exact(values))
 
+    @property
+    def kernel(self) -> kernels.MomentKernel:
+        """:meth:`exact` without this object, whose plan holds the budget: picklable, for Dask's workers."""
+        return kernels.MomentKernel(self.center, self.grid, self.square_grid, self.half**2 / 2)
+
     def exact(
         self, values: NDArray[np.float64], codes: kernels.Codes | None = None, n_groups: int = 1
     ) -> kernels.MomentSums:
         """The one pass over the data: counts, sums of deviations and of centred squares."""
-        return kernels.moment_sums(
-            values, self.center, self.grid, self.square_grid, codes, n_groups, square_center=self.half**2 / 2
-        )
+        return self.kernel(values, codes, n_groups)
 
     def noisy(self, exact: kernels.MomentSums) -> dict[str, NDArray[np.float64]]:
         """Add the planned noise to exact measurements and convert them to real units."""
