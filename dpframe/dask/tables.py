@@ -37,9 +37,9 @@ from dask.dataframe.utils import has_known_categories
 from numpy.typing import NDArray
 
 from dpframe.errors import RefusedError
+from dpframe.protection.units import Protection
 from dpframe.queries import kernels, partitioned
 from dpframe.queries.partitioned import CellReader, GroupBy, KeySpec, Partitioning
-from dpframe.protection.units import Protection
 from dpframe.queries.plan import Target
 
 # Per partition: the aggregates of its cells, one integer array per measurement.
