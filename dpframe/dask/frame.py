@@ -13,7 +13,7 @@ import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
-from dpframe.dask import units
+from dpframe.dask import tables, units
 from dpframe.errors import AlreadyProtectedError, RefusedError
 from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
 from dpframe.protection.rules import attribute_refusal, refusal
@@ -198,6 +198,45 @@ class DaskQueries:
         return synthesize(self._obj, epsilon=epsilon, delta=delta, rho=rho, n=n, method=method, columns=columns,
                           marginals=marginals, bounds=bounds, categories=categories, bins=bins, progress=progress,
                           random_state=random_state)
+
+    def histogram(self, bins: Any = 10, *, bounds: Any = None, epsilon: float | None = None,
+                  delta: float | None = None, rho: float | None = None, mechanism: str | None = None) -> pd.Series[Any]:
+        """Noisy counts per bin, as the pandas ``.dp.histogram`` (:mod:`dpframe.dask.tables`)."""
+        self._series("histogram")
+        target = self._obj._target()
+        return tables.histogram(target, self._obj._data, bins, bounds, target.privacy(epsilon, delta, rho, mechanism))
+
+    def value_counts(self, subset: Any = None, *, keys: Any = None, normalize: bool = False, sort: bool = True,
+                     dropna: bool = True, epsilon: float | None = None, delta: float | None = None,
+                     rho: float | None = None, mechanism: str | None = None) -> pd.Series[Any]:
+        """Noisy count of each value (series) or combination (frame, of ``subset``), as the pandas ``value_counts``."""
+        target = self._obj._target()
+        if isinstance(target.obj, pd.Series):
+            if subset is not None:
+                raise TypeError("value_counts of a series takes no subset")
+            columns = [target.obj.name]
+        else:
+            columns = list(target.obj.columns) if subset is None else list(subset)
+        return tables.value_counts(
+            target, self._obj._data, columns, keys,
+            lambda selects: target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects),
+            normalize, sort, dropna)
+
+    def crosstab(self, index: Any, columns: Any, *, keys: Any = None, normalize: bool | str = False,
+                 margins: bool = False, epsilon: float | None = None, delta: float | None = None,
+                 rho: float | None = None, mechanism: str | None = None) -> pd.DataFrame:
+        """Noisy contingency table of two columns, as the pandas ``p.dp.crosstab`` (column names)."""
+        target = self._obj._target()
+        return tables.crosstab(
+            target, self._obj._data, index, columns, keys,
+            lambda selects: target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects),
+            normalize, margins)
+
+    def groupby(self, by: Any, *, keys: Any = None) -> Any:
+        """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared)."""
+        if isinstance(self._obj, ProtectedDaskSeries):
+            raise TypeError("groupby is asked of a protected frame, e.g. p.dp.groupby('k')")
+        return tables.groupby(self._obj._target(), self._obj._data, by, keys)
 
 
 def _need_bounds(bounds: Any, query: str) -> None:

@@ -89,12 +89,15 @@ def aggregate(
             given = _bounds_for(bounds, column)
             if given is not None:
                 check_bounds(given)
+            else:
+                groupby._check_automatic_bounds(f"groupby {statistic}")
     n = len(parts)
     shares = (_share(epsilon, n), _share(delta, n), _share(rho, n))
     privacies = [groupby._privacy(*shares, mechanism) for _ in parts]
     shared = target.fresh()
     shared.reserve(*(privacy.cost for privacy in privacies), query="groupby agg")
-    on_shared = type(groupby)(target, groupby._by, groupby._keys, shared=shared)  # drawing from the reservation
+    # Drawing from the reservation, reading where the group-by reads.
+    on_shared = type(groupby)(target, groupby._by, groupby._keys, shared=shared, read=groupby._read)
     released: dict[Any, pd.Series[Any]] = {}
     eps, dlt, rh = shares
     for column, statistic in parts:
@@ -173,11 +176,10 @@ class ColumnGroupBy(Generic[Result]):
         target = groupby._target
         if isinstance(self._columns, list):
             raise TypeError("count of several columns: ask gb[column].count(...) for each, or use agg")
-        present = target.column(self._columns).notna().to_numpy()
         # The rows with a value: a filter on each row's own value, stable like p[p[column].notna()].
-        filtered = Target(target.obj[present], target.protection, target.sample)
-        return type(groupby)(filtered, groupby._by, groupby._keys).count(epsilon=epsilon, delta=delta, rho=rho,
-                                                                         mechanism=mechanism)
+        read = groupby._reader(target).with_values_in(self._columns)
+        return type(groupby)(read.target, groupby._by, groupby._keys, read=read).count(
+            epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
     def size(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
              mechanism: str | None = None) -> pd.Series[Any]:

@@ -139,6 +139,26 @@ def moment_sums(
     return MomentSums(counts, sums, square_sums)
 
 
+@dataclass(frozen=True)
+class MomentKernel:
+    """:func:`moment_sums` with its grids fixed: a small picklable function of the values (for Dask's workers).
+
+    >>> from fractions import Fraction
+    >>> from dpframe.noise.mechanism import Privacy
+    >>> grid = SumGrid.choose(-2.0, 2.0, 1, Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0)))
+    >>> int(MomentKernel(0.0, grid)(np.array([1.0, np.nan])).counts[0])
+    1
+    """
+
+    center: float
+    grid: SumGrid
+    square_grid: SumGrid | None = None
+    square_center: float = 0.0
+
+    def __call__(self, values: NDArray[np.float64], codes: Codes | None = None, n_groups: int = 1) -> MomentSums:
+        return moment_sums(values, self.center, self.grid, self.square_grid, codes, n_groups, self.square_center)
+
+
 def _group_sum(
     integers: NDArray[np.float64], group: Codes | None, n_groups: int
 ) -> NDArray[np.float64]:
@@ -148,10 +168,19 @@ def _group_sum(
     return np.bincount(group, weights=integers, minlength=n_groups).astype(np.float64, copy=False)
 
 
-def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Rows per bin (numpy's convention: last bin closed); NaN and out-of-range rows are dropped."""
-    counts, _ = np.histogram(values, bins=edges)
-    return counts.astype(np.int64)
+def histogram_counts(values: NDArray[np.float64], edges: NDArray[np.float64], outer: bool = False) -> NDArray[np.int64]:
+    """Rows per bin (numpy's convention: last bin closed); NaN and out-of-range rows are dropped.
+
+    With ``outer``, two more counts: of the values below the first edge (first) and above the last (last).
+
+    >>> histogram_counts(np.array([-1.0, 0.0, 1.0, 2.0, np.nan, 3.0]), np.array([0.0, 1.0, 2.0]), outer=True).tolist()
+    [1, 1, 2, 1]
+    """
+    counts = np.histogram(values, bins=edges)[0].astype(np.int64)
+    if not outer:
+        return counts
+    below, above = np.count_nonzero(values < edges[0]), np.count_nonzero(values > edges[-1])
+    return np.concatenate([[below], counts, [above]]).astype(np.int64)
 
 
 def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:

@@ -16,7 +16,7 @@ probability at most delta.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, overload
@@ -80,13 +80,6 @@ class Partitioning:
             if keys is None:
                 values = cells if cells.nlevels == 1 else cells.get_level_values(level)
                 target.protection.remember_categories(column, pd.Index(values.unique()))
-
-    def in_use_outside_keys(self, target: Target, counted: int, mask: NDArray[np.bool_] | None) -> int:
-        """Rows in use with a value in every column but outside the keys: all such rows minus the ``counted``."""
-        present = np.ones(len(target.obj), dtype=bool) if mask is None else mask.copy()
-        for column in self.columns:
-            present &= target.column(column).notna().to_numpy()
-        return int(np.count_nonzero(present)) - counted
 
     @property
     def public(self) -> bool:
@@ -173,6 +166,57 @@ def public_order(cells: pd.Index[Any]) -> NDArray[np.intp]:
     return np.arange(len(values), dtype=np.intp)
 
 
+class CellReader:
+    """After the charge: the exact aggregates of the cells, read from the rows of ``target`` (the pandas path).
+
+    The queries of this module read the data only through one of these, so
+    that the same query code (plan, charge, noise, release) can run on
+    exact aggregates made elsewhere: :mod:`dpframe.dask.tables` reads them
+    from the partitions of a Dask frame.
+    """
+
+    def __init__(self, target: Target):
+        self.target = target
+
+    def counts(self, partitioning: Partitioning) -> tuple[NDArray[np.int64], pd.Index[Any]]:
+        """Rows in use per cell, and the cells: the public ones, or the observed ones (see :meth:`Partitioning.codes`)."""
+        mask = self.target.rows_in_use()
+        if partitioning.public:
+            # Cells are combined and counted chunk by chunk: no full-length cell array.
+            parts, sizes, _ = partitioning.column_codes(self.target)
+            cells = partitioning.index()
+            return kernels.count_cells(parts, sizes, mask, len(cells)), cells
+        codes, cells = partitioning.codes(self.target, mask)
+        return kernels.count_cells([codes], [len(cells)], None, len(cells)), cells
+
+    def moments(
+        self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel,
+    ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
+        """``exact(values, codes, n_cells)`` of ``column`` over the rows in use, and the cells (as :meth:`counts`)."""
+        codes, cells = partitioning.codes(self.target, self.target.rows_in_use())
+        # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
+        return exact(kernels.as_float_array(self.target.column(column)), codes, len(cells)), cells
+
+    def present(self, columns: Sequence[Any]) -> int:
+        """Rows in use with a value in every one of ``columns``."""
+        mask = self.target.rows_in_use()
+        present = np.ones(len(self.target.obj), dtype=bool) if mask is None else mask.copy()
+        for column in columns:
+            present &= self.target.column(column).notna().to_numpy()
+        return int(np.count_nonzero(present))
+
+    def missing(self, column: Any) -> int:
+        """Rows in use whose value in ``column`` is missing."""
+        mask = self.target.rows_in_use()
+        missing = self.target.column(column).isna().to_numpy()
+        return int(np.count_nonzero(missing if mask is None else missing & mask))
+
+    def with_values_in(self, column: Any) -> CellReader:
+        """The reader of the rows that have a value in ``column`` (``gb[column].count()``)."""
+        present = self.target.column(column).notna().to_numpy()
+        return CellReader(Target(self.target.obj[present], self.target.protection, self.target.sample))
+
+
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
     """Smallest noisy count that releases a key, so a unit's own keys leak with probability <= delta.
 
@@ -235,10 +279,12 @@ def release_counts(
     rule: str | None = None,
     *,
     remainder: bool = False,
+    read: CellReader | None = None,
 ) -> CountRelease:
     """Charge and release noisy counts per partition (selecting partitions privately if needed).
 
     ``rule`` replaces the ledger's default description of the composition.
+    ``read`` (default: the rows of ``target``) gives the exact counts after the charge.
     With ``remainder=True`` and categories selected privately,
     :data:`REMAINDER_SHARE` of the budget (pure epsilon, its own ledger line,
     reserved with the counts) then counts the rows of every category that was
@@ -265,8 +311,9 @@ def release_counts(
         target.refuse_unless_bounded_ok("private selection of categories")
     k = target.count_sensitivity
     counting, rest = privacy, None
+    read = CellReader(target) if read is None else read
     if remainder and partitioning.public and any(partitioning.remembered):
-        return _counts_on_remembered(query, target, partitioning, privacy, columns, rule)
+        return _counts_on_remembered(query, target, partitioning, privacy, columns, rule, read)
     if remainder and not partitioning.public:
         counting, rest = query_share(privacy, 1 - REMAINDER_SHARE), pure_share(privacy, REMAINDER_SHARE)
         rest_noise = rest.noise(k)  # argument errors before the reservation
@@ -277,15 +324,9 @@ def release_counts(
         rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
     plan = Plan(query, columns, target, counting, {"count": noise}, rule=rule)
     plan.charge()
-    mask = target.rows_in_use()
+    exact, cells = read.counts(partitioning)
     if partitioning.public:
-        # Cells are combined and counted chunk by chunk: no full-length cell array.
-        cells = partitioning.index()
-        parts, sizes, _ = partitioning.column_codes(target)
-        exact = kernels.count_cells(parts, sizes, mask, len(cells))
         return CountRelease((exact + noise.sample(len(cells))).astype(np.float64), cells, noise, plan)
-    codes, cells = partitioning.codes(target, mask)
-    exact = kernels.count_cells([codes], [len(cells)], None, len(cells))
     noisy = (exact + noise.sample(len(cells))).astype(np.float64)
     threshold = selection_threshold(noise, k, float(counting.delta))
     keep = noisy >= threshold
@@ -302,7 +343,7 @@ def release_counts(
 
 def _counts_on_remembered(
     query: str, target: Target, partitioning: Partitioning, privacy: Privacy, columns: tuple[str, ...],
-    rule: str | None,
+    rule: str | None, read: CellReader,
 ) -> CountRelease:
     """Counts on categories released earlier, with one more cell of the same partition for the rows outside them.
 
@@ -313,11 +354,9 @@ def _counts_on_remembered(
     plan = Plan(query, columns, target, privacy, {"count": noise},
                 rule=rule or "parallel composition over partitions (categories released earlier) and the rest")
     plan.charge()
-    mask = target.rows_in_use()
-    cells = partitioning.index()
-    parts, sizes, _ = partitioning.column_codes(target)
-    exact = kernels.count_cells(parts, sizes, mask, len(cells))
-    outside = partitioning.in_use_outside_keys(target, int(exact.sum()), mask)
+    exact, cells = read.counts(partitioning)
+    # Rows in use with a value in every column but outside the keys: all such rows minus those counted.
+    outside = read.present(partitioning.columns) - int(exact.sum())
     draws = noise.sample(len(cells) + 1)
     other = Remainder(float(outside + draws[-1]), noise)
     return CountRelease((exact + draws[:-1]).astype(np.float64), cells, noise, plan, other)
@@ -352,7 +391,10 @@ def check_edges(bins: Any) -> NDArray[np.float64]:
     return edges
 
 
-def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, privacy: Privacy) -> pd.Series[Any]:
+def histogram(
+    target: Target, series: pd.Series[Any], bins: Any, bounds: Any, privacy: Privacy,
+    read: Callable[[NDArray[np.float64], bool], NDArray[np.int64]] | None = None,
+) -> pd.Series[Any]:
     """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``.
 
     With a number of bins and ``bounds=None``, a quarter of the budget first
@@ -361,7 +403,8 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     is left out of a histogram whose edges the data chose. (With declared
     edges or bounds, values beyond them are not counted, as in numpy.)
     The outer bins are more bins of the same partition (each value in one
-    bin), so they cost nothing more.
+    bin), so they cost nothing more. ``read(edges, outer)`` (called after the
+    charge) counts elsewhere than in ``series``, as :func:`kernels.histogram_counts`.
     """
     check_numeric(series, "histogram")
     total, note, found = privacy, "last bin includes its right edge", None
@@ -384,12 +427,14 @@ def histogram(target: Target, series: pd.Series[Any], bins: Any, bounds: Any, pr
     plan = Plan("histogram", (str(series.name),), target, privacy, {"count": noise},
                 rule="parallel composition over bins")
     plan.charge()
-    mask = target.rows_in_use()
-    values = kernels.as_float_array(series)
-    values = values if mask is None else values[mask]
-    counts = kernels.histogram_counts(values, edges)
-    if found is not None:  # the open-ended outer bins; the last inner bin keeps its right edge
-        counts = np.r_[np.count_nonzero(values < edges[0]), counts, np.count_nonzero(values > edges[-1])]
+    outer = found is not None  # the open-ended outer bins; the last inner bin keeps its right edge
+    if read is None:
+        mask = target.rows_in_use()
+        values = kernels.as_float_array(series)
+        counts = kernels.histogram_counts(values if mask is None else values[mask], edges, outer)
+    else:
+        counts = read(edges, outer)
+    if outer:
         edges = np.r_[-np.inf, edges, np.inf]
         note += ("; the first and last bins are open-ended and count the values beyond the bounds (the last one "
                  "those above its left edge, which the bin before it includes)")
@@ -438,11 +483,9 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
     return result, release
 
 
-def _with_missing(target: Target, column: Any, counts: CountRelease) -> CountRelease:
+def _with_missing(read: CellReader, column: Any, counts: CountRelease) -> CountRelease:
     """The released counts and one more cell, of the rows in use whose value is missing (after the charge)."""
-    mask = target.rows_in_use()
-    missing = target.column(column).isna().to_numpy()
-    exact = int(np.count_nonzero(missing if mask is None else missing & mask))
+    exact = read.missing(column)
     cells = counts.cells.append(pd.Index([np.nan], dtype=object)).set_names(counts.cells.names)
     return replace(counts, noisy=np.r_[counts.noisy, exact + counts.noise.sample(1)[0]].astype(np.float64),
                    cells=cells)
@@ -457,6 +500,7 @@ def value_counts(
     *,
     remainder: bool = True,
     dropna: bool = True,
+    read: CellReader | None = None,
 ) -> pd.Series[Any]:
     """Noisy count of each category, like ``Series.value_counts``.
 
@@ -468,6 +512,7 @@ def value_counts(
     the rows of the categories not released (see :func:`release_counts`);
     ``sort`` keeps it last. ``remainder=False`` leaves it out and spends
     the whole budget on the counts (``describe``'s top and unique).
+    ``read``: as :func:`release_counts`.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -480,9 +525,10 @@ def value_counts(
     columns = tuple(map(str, partitioning.columns))
     if not dropna and len(partitioning.columns) != 1:
         raise ValueError("dropna=False counts the missing values of one column: give one column")
-    counts = release_counts("value_counts", target, partitioning, privacy, columns, remainder=remainder)
+    read = CellReader(target) if read is None else read
+    counts = release_counts("value_counts", target, partitioning, privacy, columns, remainder=remainder, read=read)
     if not dropna:
-        counts = _with_missing(target, partitioning.columns[0], counts)
+        counts = _with_missing(read, partitioning.columns[0], counts)
     result, release = _counts_with_remainder(counts, "count")
     if normalize:
         # Post-processing: proportions of the (non-negative) noisy counts, the remainder included; the
@@ -502,15 +548,18 @@ def value_counts(
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
-def crosstab(target: Target, index: Any, columns: Any, partitioning: Partitioning, privacy: Privacy) -> pd.DataFrame:
-    """Noisy contingency table of two columns, like ``pd.crosstab``.
+def crosstab(
+    target: Target, index: Any, columns: Any, partitioning: Partitioning, privacy: Privacy,
+    read: CellReader | None = None,
+) -> pd.DataFrame:
+    """Noisy contingency table of two columns, like ``pd.crosstab`` (``read``: as :func:`release_counts`).
 
     With categories selected privately, a cell appears only if its noisy count
     reached the selection threshold: the others are ``<NA>`` (unknown, not
     zero) and the release's note says how many of the table's cells that is
     (rows or columns with no released cell at all are not shown).
     """
-    counts = release_counts("crosstab", target, partitioning, privacy, (str(index), str(columns)))
+    counts = release_counts("crosstab", target, partitioning, privacy, (str(index), str(columns)), read=read)
     noisy, cells, noise, plan = counts.noisy, counts.cells, counts.noise, counts.plan
     assert isinstance(cells, pd.MultiIndex)
     note = ""
@@ -612,8 +661,11 @@ class GroupBy:
     (['F', 'M'], True)
     """
 
-    def __init__(self, target: Target, by: Any, keys: KeySpec, *, shared: Target | None = None):
+    def __init__(self, target: Target, by: Any, keys: KeySpec, *, shared: Target | None = None,
+                 read: CellReader | None = None):
         self._target = target
+        # Where the exact aggregates come from after the charge (None: the rows of the target; see CellReader).
+        self._read = read
         self._by = list(by) if isinstance(by, (list, tuple)) else [by]
         self._keys = keys
         # The parts of one release (agg, several columns) run on one target, drawing from its reservation.
@@ -627,6 +679,12 @@ class GroupBy:
 
     def _fresh(self) -> Target:
         return self._target.fresh() if self._shared is None else self._shared
+
+    def _reader(self, target: Target) -> CellReader:
+        return CellReader(target) if self._read is None else self._read
+
+    def _check_automatic_bounds(self, query: str) -> None:
+        """Called before a statistic's bounds are found privately (here they can be; see :mod:`dpframe.dask.tables`)."""
 
     @overload
     def __getitem__(self, columns: list[Any]) -> ColumnGroupBy[pd.DataFrame]: ...
@@ -726,8 +784,9 @@ class GroupBy:
         ([False, True], True)
         """
         privacy = self._privacy(epsilon, delta, rho, mechanism)
-        counts = release_counts("groupby count", self._fresh(), self._partitioning, privacy,
-                                tuple(map(str, self._by)), remainder=True)
+        target = self._fresh()
+        counts = release_counts("groupby count", target, self._partitioning, privacy, tuple(map(str, self._by)),
+                                remainder=True, read=self._reader(target))
         result, release = _counts_with_remainder(counts, "count")
         return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -768,6 +827,7 @@ class GroupBy:
         total, note = privacy, ""
         k = target.contributions
         if bounds is None:
+            self._check_automatic_bounds("groupby sum")
 
             def check(rest: Privacy) -> None:
                 rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
@@ -781,10 +841,7 @@ class GroupBy:
         plan = Plan("groupby sum", (str(column),), target, privacy, {"sum": noise}, {"sum": step},
                     rule="parallel composition over groups")
         plan.charge()
-        mask = target.rows_in_use()
-        codes, cells = partitioning.codes(target, mask)
-        values = kernels.as_float_array(series)
-        exact = kernels.moment_sums(values, 0.0, grid, codes=codes, n_groups=len(cells))
+        exact, cells = self._reader(target).moments(partitioning, column, kernels.MomentKernel(0.0, grid))
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
         result = pd.Series(noisy, index=cells, name=column)
         half = noise.halfwidth(LEVEL) * step
@@ -872,16 +929,15 @@ class GroupBy:
     def _moment_query(
         self, target: Target, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
     ) -> pd.Series[Any]:
+        if bounds is None:
+            self._check_automatic_bounds(f"groupby {query}")
         order = 2 if query in ("var", "std") else 1
         # Read once: another thread may make the groups public mid-query, and the selection below must not lapse.
         partitioning = self._partitioning
         rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
         moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
         moments.plan.charge()
-        mask = target.rows_in_use()
-        codes, cells = partitioning.codes(target, mask)
-        # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
-        exact = moments.exact(kernels.as_float_array(series), codes, len(cells))
+        exact, cells = self._reader(target).moments(partitioning, series.name, moments.kernel)
         measured = moments.noisy(exact)
         if not partitioning.public:
             share_delta = float(privacy.delta) / (order + 1)

@@ -19,7 +19,6 @@ budget, before either is charged.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -253,16 +252,16 @@ class Moments:
         values = _values(self.target, self.series, self.target.rows_in_use())
         return self.noisy(self.exact(values))
 
+    @property
+    def kernel(self) -> kernels.MomentKernel:
+        """:meth:`exact` without this object, whose plan holds the budget: picklable, for Dask's workers."""
+        return kernels.MomentKernel(self.center, self.grid, self.square_grid, self.half**2 / 2)
+
     def exact(
         self, values: NDArray[np.float64], codes: kernels.Codes | None = None, n_groups: int = 1
     ) -> kernels.MomentSums:
         """The one pass over the data: counts, sums of deviations and of centred squares."""
-        return self.kernel()(values, codes=codes, n_groups=n_groups)
-
-    def kernel(self) -> Callable[..., kernels.MomentSums]:
-        """:meth:`exact` as a function of the values alone that holds no budget, for Dask to send to workers."""
-        return functools.partial(kernels.moment_sums, center=self.center, grid=self.grid,
-                                 square_grid=self.square_grid, square_center=self.half**2 / 2)
+        return self.kernel()(values, codes, n_groups)
 
     def noisy(self, exact: kernels.MomentSums) -> dict[str, NDArray[np.float64]]:
         """Add the planned noise to exact measurements and convert them to real units."""
