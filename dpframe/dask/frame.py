@@ -186,7 +186,7 @@ class DaskQueries:
         target = self._obj._target()
         _need_bounds(bounds, "mean")
         return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
-                           read=lambda moments: self._grid_sums(column, moments.kernel()))
+                           read=lambda moments: self._grid_sums(column, moments.kernel))
 
     def synthesize(self, epsilon: float | None = None, delta: float | None = None, *, rho: float | None = None,
                    n: int | None = None, method: str = "aim", columns: Any = None, marginals: Any = None,

@@ -261,7 +261,7 @@ class Moments:
         self, values: NDArray[np.float64], codes: kernels.Codes | None = None, n_groups: int = 1
     ) -> kernels.MomentSums:
         """The one pass over the data: counts, sums of deviations and of centred squares."""
-        return self.kernel()(values, codes, n_groups)
+        return self.kernel(values, codes, n_groups)
 
     def noisy(self, exact: kernels.MomentSums) -> dict[str, NDArray[np.float64]]:
         """Add the planned noise to exact measurements and convert them to real units."""
