@@ -202,9 +202,9 @@ class DaskQueries:
     def histogram(self, bins: Any = 10, *, bounds: Any = None, epsilon: float | None = None,
                   delta: float | None = None, rho: float | None = None, mechanism: str | None = None) -> pd.Series[Any]:
         """Noisy counts per bin, as the pandas ``.dp.histogram`` (:mod:`dpframe.dask.tables`)."""
-        self._series("histogram")
+        column = self._series("histogram")
         target = self._obj._target()
-        return tables.histogram(target, self._obj._data, bins, bounds, target.privacy(epsilon, delta, rho, mechanism))
+        return tables.histogram(target, column, bins, bounds, target.privacy(epsilon, delta, rho, mechanism))
 
     def value_counts(self, subset: Any = None, *, keys: Any = None, normalize: bool = False, sort: bool = True,
                      dropna: bool = True, epsilon: float | None = None, delta: float | None = None,
