@@ -13,6 +13,7 @@ from dask.dataframe.extensions import register_dataframe_accessor, register_seri
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
 from dpframe.dask import moments
 from dpframe.errors import AlreadyProtectedError, RefusedError
+from dpframe.protection.objects import ProtectedFrame as PandasFrame
 from dpframe.protection.protect import ALREADY_PROTECTED
 from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
@@ -82,7 +83,8 @@ class ProtectedDaskFrame(_Protected):
             if key._protection.key != self._protection.key:
                 raise RefusedError("a filter must be a condition on the same protected rows")
             return ProtectedDaskFrame(self._data[key._data], self._protection)
-        selected = self._data[key]
+        # The pandas object's check of the key (it reads only ``self._data.columns``): the same refusals.
+        selected = self._data[PandasFrame._column_key(self, key, "p[key]")]  # type: ignore[arg-type]
         kind = ProtectedDaskSeries if isinstance(selected, dd.Series) else ProtectedDaskFrame
         return kind(selected, self._protection)
 
