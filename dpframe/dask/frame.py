@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import dask.dataframe as dd
@@ -13,6 +13,7 @@ from dask.dataframe.extensions import register_dataframe_accessor, register_seri
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
 from dpframe.dask import moments
 from dpframe.errors import AlreadyProtectedError, RefusedError
+from dpframe.noise.mechanism import Privacy
 from dpframe.protection.objects import ProtectedFrame as PandasFrame
 from dpframe.protection.protect import ALREADY_PROTECTED
 from dpframe.protection.rules import attribute_refusal, refusal
@@ -160,7 +161,6 @@ class DaskQueries:
         """Noisy mean of the values clipped to ``bounds`` (found privately if None), as the pandas ``.dp.mean``."""
         return self._column("mean").moment("mean", bounds, _privacy(epsilon, delta, rho, mechanism), clipping)
 
-
     def var(self, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None, delta: float | None = None,
             rho: float | None = None, mechanism: str | None = None, clipping: bool | None = None) -> DPFloat:
         """Noisy variance of the values clipped to ``bounds`` (found privately if None), as the pandas ``.dp.var``."""
@@ -196,7 +196,8 @@ class DaskQueries:
         return moments.describe_frame(data, target, include, weights=weights, **arguments)
 
 
-def _privacy(epsilon: float | None, delta: float | None, rho: float | None, mechanism: str | None) -> Any:
+def _privacy(epsilon: float | None, delta: float | None, rho: float | None,
+             mechanism: str | None) -> Callable[[Target], Privacy]:
     """The query's privacy, resolved on its target when the pandas accessor would (after dates become seconds)."""
     return lambda target: target.privacy(epsilon, delta, rho, mechanism)
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.noise.mechanism import SumGrid
+from dpframe.noise.mechanism import Privacy, SumGrid
 from dpframe.queries import kernels, scalar, select, temporal
 from dpframe.queries.bounds import BoundsReads, Buckets, bucket_counts, clipped_counts
 from dpframe.queries.plan import Target
@@ -153,7 +153,11 @@ def _windows(column: dd.Series, cells: Callable[[pd.Series[Any]], NDArray[np.int
 
 
 class Column:
-    """A protected Dask column's queries: the pandas functions on a ``_meta`` target, with Dask reads."""
+    """A protected Dask column's queries: the pandas functions on a ``_meta`` target, with Dask reads.
+
+    ``privacy(target)`` resolves the query's privacy arguments on the target the pandas accessor resolves
+    them on (after dates become seconds), so argument errors come in the pandas order.
+    """
 
     def __init__(self, column: dd.Series, target: Target):
         self.column, self.target = column, target
@@ -166,7 +170,7 @@ class Column:
         temporal.refuse(scale, query, target.series.name)
         return target, scale, scale.bounds(bounds)
 
-    def sum(self, bounds: Any, privacy: Any, clipping: bool | None) -> DPFloat | DPInt:
+    def sum(self, bounds: Any, privacy: Callable[[Target], Privacy], clipping: bool | None) -> DPFloat | DPInt:
         """As the pandas ``.dp.sum``."""
         target, scale, bounds = self._in_seconds("sum", bounds)
 
@@ -177,7 +181,7 @@ class Column:
                                     bounds_reads=bounds_reads(self.column))
         return answer if scale is None else scale.answer(answer, "sum")
 
-    def moment(self, query: str, bounds: Any, privacy: Any, clipping: bool | None, ddof: int = 1) -> DPFloat:
+    def moment(self, query: str, bounds: Any, privacy: Callable[[Target], Privacy], clipping: bool | None, ddof: int = 1) -> DPFloat:
         """``mean``, ``var`` or ``std``, as the pandas ``.dp`` ones."""
         target, scale, bounds = self._in_seconds(query, bounds)
         reads: dict[str, Any] = {"read": lambda moments: grid_sums(self.column, moments.exact),
