@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 from fractions import Fraction
 from typing import Any
 
@@ -250,3 +251,19 @@ def test_narrow_quantile_windows(column: str) -> None:
         with seeded_noise(11):
             answers.append(p[column].dp.quantile([0.01, 0.5, 0.99], bounds=(0, 100), epsilon=50.0))
     assert _same(*answers) and _lines(pandas) == _lines(on_dask)
+
+
+def test_the_moments_kernel_carries_no_budget_to_workers() -> None:
+    """Dask ships the moments kernel to its workers: a plain function of the values (picklable, no target or
+    budget, which in an in-memory ledger cannot be unpickled in another process), giving :meth:`Moments.exact`."""
+    from dpframe.queries.plan import Target
+    from dpframe.queries.scalar import Moments
+
+    p = _frame(300).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    target = Target.of(p["x"])
+    moments = Moments(target, target.series, (0, 100), target.privacy(0.5, None, None, None), "var", 2)
+    kernel = pickle.loads(pickle.dumps(moments.kernel()))
+    values = _frame(300)["x"].to_numpy()
+    assert b"Budget" not in pickle.dumps(moments.kernel())
+    ours, theirs = kernel(values), moments.exact(values)
+    assert all(np.array_equal(getattr(ours, f), getattr(theirs, f)) for f in ("counts", "sums", "square_sums"))

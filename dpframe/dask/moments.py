@@ -57,7 +57,10 @@ def _floats(part: pd.Series[Any]) -> NDArray[np.float64]:
 
 
 def _partials(column: Any, kernel: Callable[[pd.Series[Any]], Any]) -> list[Any]:
-    """After the charge: ``kernel`` of each partition, computed by Dask, as a list on the client."""
+    """After the charge: ``kernel`` of each partition, computed by Dask, as a list on the client.
+
+    ``kernel`` is shipped to the workers: it holds grids and numbers, never a target or its budget.
+    """
     results = column.map_partitions(lambda part: pd.Series([kernel(part)], dtype=object), meta=(None, "object"))
     return list(results.compute())
 
@@ -184,7 +187,7 @@ class Column:
     def moment(self, query: str, bounds: Any, privacy: Callable[[Target], Privacy], clipping: bool | None, ddof: int = 1) -> DPFloat:
         """``mean``, ``var`` or ``std``, as the pandas ``.dp`` ones."""
         target, scale, bounds = self._in_seconds(query, bounds)
-        reads: dict[str, Any] = {"read": lambda moments: grid_sums(self.column, moments.exact),
+        reads: dict[str, Any] = {"read": lambda moments: grid_sums(self.column, moments.kernel()),
                                  "bounds_reads": bounds_reads(self.column)}
         if query == "mean":
             answer = scalar.mean(target, target.series, bounds, privacy(target), clipping, **reads)
@@ -203,7 +206,7 @@ class Column:
 def _column_reads(frame: dd.DataFrame) -> Callable[[Any], ColumnReads]:
     def reads(name: Any) -> ColumnReads:
         column = frame[name]
-        return ColumnReads(lambda moments: grid_sums(column, moments.exact), quantile_reads(column))
+        return ColumnReads(lambda moments: grid_sums(column, moments.kernel()), quantile_reads(column))
 
     return reads
 

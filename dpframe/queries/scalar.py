@@ -19,6 +19,7 @@ budget, before either is charged.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -259,9 +260,12 @@ class Moments:
         self, values: NDArray[np.float64], codes: kernels.Codes | None = None, n_groups: int = 1
     ) -> kernels.MomentSums:
         """The one pass over the data: counts, sums of deviations and of centred squares."""
-        return kernels.moment_sums(
-            values, self.center, self.grid, self.square_grid, codes, n_groups, square_center=self.half**2 / 2
-        )
+        return self.kernel()(values, codes=codes, n_groups=n_groups)
+
+    def kernel(self) -> Callable[..., kernels.MomentSums]:
+        """:meth:`exact` as a plain function of the values (no target or budget inside): what a Dask worker runs."""
+        return functools.partial(kernels.moment_sums, center=self.center, grid=self.grid,
+                                 square_grid=self.square_grid, square_center=self.half**2 / 2)
 
     def noisy(self, exact: kernels.MomentSums) -> dict[str, NDArray[np.float64]]:
         """Add the planned noise to exact measurements and convert them to real units."""
