@@ -1033,26 +1033,11 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         >>> d.name, list(d.index[:3]), p.dp.budget.spent.epsilon.exact
         ('x', ['count', 'mean', 'std'], Fraction(1, 2))
         """
-        from dpframe.report.describe import describe
+        from dpframe.report.describe import describe_column
 
         series: ProtectedSeries = self._protected()
-        name = series.name
-        table = describe(
-            Target.of(series.to_frame()), epsilon=epsilon, delta=delta, percentiles=percentiles,
-            bounds=None if bounds is None else {name: bounds}, keys=None if keys is None else {name: keys},
-            progress=progress,
-        )
-        release = current_release(table)
-        column: pd.Series[Any] = table[name]
-        if release is None:
-            return column
-
-        def of_column(cells: Any) -> Any:
-            return cells[name] if isinstance(cells, pd.DataFrame) else cells
-
-        described: pd.Series[Any] = with_release(column, replace(
-            release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper)))
-        return described
+        return describe_column(Target.of(series.to_frame()), series.name, epsilon=epsilon, delta=delta,
+                               percentiles=percentiles, bounds=bounds, keys=keys, progress=progress)
 
     def mode(
         self,

@@ -99,8 +99,8 @@ def test_charged_before_any_partition_is_computed(df: pd.DataFrame) -> None:
     p = source.dp.protect(epsilon=1.0, name="watched", ledger=ledger)
     with pytest.raises(BudgetExceededError):
         p["x"].dp.mean(bounds=(0, 100), epsilon=2.0)
-    with pytest.raises(ValueError, match="needs bounds"):
-        p["x"].dp.mean(epsilon=0.5)
+    with pytest.raises(BudgetExceededError):
+        p["x"].dp.mean(epsilon=2.0)  # automatic bounds: the whole cost is checked before the bounds are read
     with pytest.raises(ValueError, match="bounds"):
         p["x"].dp.sum(bounds=(5, 1), epsilon=0.5)
     assert seen == [] and len(p.dp.budget.ledger) == 0  # refused: nothing read, nothing charged

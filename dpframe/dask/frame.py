@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import dask.dataframe as dd
-import numpy as np
 import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
-from dpframe.dask import tables, units
+from dpframe.dask import moments, tables, units
 from dpframe.errors import AlreadyProtectedError, RefusedError
+from dpframe.noise.mechanism import Privacy
+from dpframe.protection.objects import column_key
 from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
 from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
-from dpframe.queries import kernels, scalar
+from dpframe.queries import scalar
 from dpframe.queries.plan import Target
 from dpframe.results import DPFloat, DPInt
 
@@ -89,7 +90,8 @@ class ProtectedDaskFrame(_Protected):
             if key._protection.key != self._protection.key:
                 raise RefusedError("a filter must be a condition on the same protected rows")
             return ProtectedDaskFrame(self._rows[key._rows], self._protection)
-        selected = self._rows[key]
+        # The pandas object's check of the key (it reads only the column labels): the same refusals.
+        selected = self._rows[column_key(self._rows.columns, key, "p[key]")]
         kind = ProtectedDaskSeries if isinstance(selected, dd.Series) else ProtectedDaskFrame
         return kind(selected, self._protection)
 
@@ -123,16 +125,6 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv"
             functools.partialmethod(ProtectedDaskSeries._rowwise, op=getattr(operator, _name)))
 
 
-def _sum_partitions(parts: Any) -> kernels.MomentSums:
-    """Exact totals of per-partition grid sums (integers: the order of adding does not matter)."""
-    parts = list(parts)
-    squares = [p.square_sums for p in parts]
-    return kernels.MomentSums(
-        sum((p.counts for p in parts), np.zeros(1, np.int64)), sum((p.sums for p in parts), np.zeros(1, np.int64)),
-        None if any(s is None for s in squares) else sum(squares, np.zeros(1, np.int64)),
-    )
-
-
 class DaskQueries:
     """``.dp`` of a protected Dask object: queries charged on the client before Dask computes."""
 
@@ -153,13 +145,6 @@ class DaskQueries:
             raise TypeError(f"{query} is about one column: ask it of a protected series, e.g. p['x'].dp")
         return self._obj._data
 
-    @staticmethod
-    def _grid_sums(column: Any, make: Any) -> kernels.MomentSums:
-        """After the charge: the exact grid sums of ``column``, one pandas kernel pass per partition."""
-        partials = column.map_partitions(lambda part: pd.Series([make(kernels.as_float_array(part))]),
-                                         meta=(None, "object"))
-        return _sum_partitions(partials.compute())
-
     def count(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
               mechanism: str | None = None) -> DPInt:
         """Noisy number of rows (frames) or non-missing values (series), as the pandas ``.dp.count``."""
@@ -169,24 +154,52 @@ class DaskQueries:
             lambda: int(data.map_partitions(len).sum().compute()))
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism), read)
 
+    def _column(self, query: str) -> moments.Column:
+        return moments.Column(self._series(query), self._obj._target())
+
     def sum(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-            rho: float | None = None, mechanism: str | None = None) -> DPFloat | DPInt:
-        """Noisy sum of the values clipped to ``bounds``, as the pandas ``.dp.sum``."""
-        column = self._series("sum")
-        target = self._obj._target()
-        _need_bounds(bounds, "sum")
-        return scalar.bounded_sum(
-            target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
-            read=lambda grid: self._grid_sums(column, lambda x: kernels.moment_sums(x, 0.0, grid)))
+            rho: float | None = None, mechanism: str | None = None, clipping: bool | None = None) -> DPFloat | DPInt:
+        """Noisy sum of the values clipped to ``bounds`` (found privately if None), as the pandas ``.dp.sum``."""
+        return self._column("sum").sum(bounds, _privacy(epsilon, delta, rho, mechanism), clipping)
 
     def mean(self, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-             rho: float | None = None, mechanism: str | None = None) -> DPFloat:
-        """Noisy mean of the values clipped to ``bounds``, as the pandas ``.dp.mean``."""
-        column = self._series("mean")
+             rho: float | None = None, mechanism: str | None = None, clipping: bool | None = None) -> DPFloat:
+        """Noisy mean of the values clipped to ``bounds`` (found privately if None), as the pandas ``.dp.mean``."""
+        return self._column("mean").moment("mean", bounds, _privacy(epsilon, delta, rho, mechanism), clipping)
+
+    def var(self, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None, clipping: bool | None = None) -> DPFloat:
+        """Noisy variance of the values clipped to ``bounds`` (found privately if None), as the pandas ``.dp.var``."""
+        return self._column("var").moment("var", bounds, _privacy(epsilon, delta, rho, mechanism), clipping, ddof)
+
+    def std(self, *, bounds: Any = None, ddof: int = 1, epsilon: float | None = None, delta: float | None = None,
+            rho: float | None = None, mechanism: str | None = None, clipping: bool | None = None) -> DPFloat:
+        """Noisy standard deviation of the clipped values, as the pandas ``.dp.std``."""
+        return self._column("std").moment("std", bounds, _privacy(epsilon, delta, rho, mechanism), clipping, ddof)
+
+    def quantile(self, q: Any = 0.5, *, bounds: Any = None, epsilon: float | None = None,
+                 rho: float | None = None) -> Any:
+        """Private quantile(s) of the values clipped to ``bounds``, as the pandas ``.dp.quantile``."""
+        return self._column("quantile").quantile(q, bounds, epsilon, rho, "quantile")
+
+    def median(self, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None) -> DPFloat:
+        """Private median (the exponential mechanism), as the pandas ``.dp.median`` with its default method."""
+        answer: DPFloat = self._column("median").quantile(0.5, bounds, epsilon, rho, "median")
+        return answer
+
+    def describe(self, *, epsilon: float, delta: float | None = None, weights: Any = None,
+                 percentiles: Any = (0.25, 0.5, 0.75), bounds: Any = None, keys: Any = None, progress: bool = True,
+                 include: Any = "all") -> Any:
+        """Private ``describe``, as the pandas ``.dp.describe`` of a frame (``weights``, ``include``) or a series."""
         target = self._obj._target()
-        _need_bounds(bounds, "mean")
-        return scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), False,
-                           read=lambda moments: self._grid_sums(column, moments.kernel))
+        arguments = {"epsilon": epsilon, "delta": delta, "percentiles": percentiles, "bounds": bounds, "keys": keys,
+                     "progress": progress}
+        data = self._obj._data
+        if isinstance(data, dd.Series):
+            if weights is not None or include != "all":
+                raise TypeError("weights= and include= describe the columns of a frame, not a series")
+            return moments.describe_series(data, target, **arguments)
+        return moments.describe_frame(data, target, include, weights=weights, **arguments)
 
     def synthesize(self, epsilon: float | None = None, delta: float | None = None, *, rho: float | None = None,
                    n: int | None = None, method: str = "aim", columns: Any = None, marginals: Any = None,
@@ -239,10 +252,10 @@ class DaskQueries:
         return tables.groupby(self._obj._target(), self._obj._data, by, keys)
 
 
-def _need_bounds(bounds: Any, query: str) -> None:
-    if bounds is None:
-        raise ValueError(f"{query} on a Dask frame needs bounds=(lo, hi) for now: automatic bounds on Dask are "
-                         "not built yet (docs/dask.md)")
+def _privacy(epsilon: float | None, delta: float | None, rho: float | None,
+             mechanism: str | None) -> Callable[[Target], Privacy]:
+    """The query's privacy, resolved on its target when the pandas accessor would (after dates become seconds)."""
+    return lambda target: target.privacy(epsilon, delta, rho, mechanism)
 
 
 def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None,

@@ -943,7 +943,7 @@ class _Loc:
             return frame
         if callable(columns):
             columns = columns(frame)
-        return frame._wrap(frame._data[frame._column_key(columns, "p.loc[rows, columns]")])
+        return frame._wrap(frame._data[column_key(frame._data.columns, columns, "p.loc[rows, columns]")])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rows, column = self._split(key)
@@ -994,6 +994,25 @@ class _ILoc:
         if isinstance(columns, pd.Index):
             return self._frame[list(columns)]
         return self._frame[columns]
+
+
+def column_key(columns: pd.Index[Any], key: Any, operation: str) -> Any:
+    """``key`` if it names some of ``columns`` (a label, or a list of labels); refused otherwise.
+
+    pandas reads other keys -- boolean lists, arrays, frames -- against the rows, by position
+    or by label, which are private (their length alone is the row count). Shared by the
+    protected pandas and Dask frames, so both refuse alike.
+    """
+    if isinstance(key, (list, pd.Index, np.ndarray)):
+        labels = list(key)
+        if all(_is_label(label) and label in columns for label in labels):
+            return labels
+    elif _is_label(key):
+        if key in columns:
+            return key
+        raise KeyError(f"{key!r} is not a column; the columns are {list(columns)}")
+    raise refusal(operation, "mixing", f"a {type(key).__name__} key is neither column labels nor a condition "
+                                       "computed from these protected rows")
 
 
 class ProtectedFrame(Protected):
@@ -1125,26 +1144,8 @@ class ProtectedFrame(Protected):
             return self._filter(self._condition(key, "p[cond]"))
         if isinstance(key, slice):
             raise refusal("p[i:j]", "positional")
-        selected: pd.DataFrame | pd.Series[Any] = self._data[self._column_key(key, "p[key]")]
+        selected: pd.DataFrame | pd.Series[Any] = self._data[column_key(self._data.columns, key, "p[key]")]
         return self._wrap(selected)
-
-    def _column_key(self, key: Any, operation: str) -> Any:
-        """``key`` if it names columns (a label, or a list of labels); refused otherwise.
-
-        pandas reads other keys -- boolean lists, arrays, frames -- against the rows, by position
-        or by label, which are private (their length alone is the row count).
-        """
-        columns = self._data.columns
-        if isinstance(key, (list, pd.Index, np.ndarray)):
-            labels = list(key)
-            if all(_is_label(label) and label in columns for label in labels):
-                return labels
-        elif _is_label(key):
-            if key in columns:
-                return key
-            raise KeyError(f"{key!r} is not a column; the columns are {list(columns)}")
-        raise refusal(operation, "mixing", f"a {type(key).__name__} key is neither column labels nor a condition "
-                                           "computed from these protected rows")
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if callable(value) and not isinstance(value, Protected):

@@ -133,12 +133,14 @@ from dpframe.selection.svt import SparseVector, SVTNoise, positive_int
 __all__ = [
     "BOUNDS_SHARE",
     "CLIPPING_SHARE",
+    "BoundsReads",
     "Buckets",
     "automatic_bounds",
     "bucket_counts",
     "candidates",
     "choose_bounds",
     "clip_counts",
+    "clipped_counts",
     "measure_clipping",
     "private_bounds",
     "pure_share",
@@ -234,7 +236,7 @@ class Buckets:
     count: int
     low: float
     high: float
-    values: NDArray[np.float64]
+    whole: Callable[[], NDArray[np.int64]]  # the table of every value (another pass), called only when needed
     _clipped: tuple[NDArray[np.int64], tuple[NDArray[np.int64], NDArray[np.int64]]] | None = field(
         default=None, init=False, repr=False)
 
@@ -276,18 +278,41 @@ class Buckets:
             parts.append(chunk[w])
         tails = np.concatenate(parts)
         table = bucket_counts(tails)
-        return cls(table, n - (len(tails) - int(table.sum())), low, high, values)
+        return cls(table, n - (len(tails) - int(table.sum())), low, high, functools.partial(bucket_counts, values))
 
     @classmethod
     def full(cls, values: NDArray[np.float64]) -> Buckets:
         """Every value counted (:func:`bucket_counts`): exact for every candidate."""
         table = bucket_counts(values)
-        return cls(table, int(table.sum()), math.inf, -math.inf, values)
+        return cls(table, int(table.sum()), math.inf, -math.inf, lambda: table)
+
+    @classmethod
+    def counted(cls, table: NDArray[np.int64]) -> Buckets:
+        """Buckets of a table of every value (:func:`bucket_counts`)."""
+        return cls(table, int(table.sum()), math.inf, -math.inf, lambda: table)
+
+    @classmethod
+    def merged(cls, parts: Sequence[Buckets], whole: Callable[[], NDArray[np.int64]]) -> Buckets:
+        """The buckets of the values of all ``parts`` (e.g. a Dask frame's partitions), exactly.
+
+        Each part counts its values beyond its own cuts; with the outermost cuts of them all, an upper bound
+        ``t >= high`` clips only values counted in every part (and a lower bound ``t <= low`` likewise), so the
+        summed table is exact beyond the merged cuts and a lower bound on the values clipped inside them, as
+        one :meth:`of` of all the values. ``whole`` counts every value when a candidate inside the cuts needs it.
+
+        >>> parts = [Buckets.of(np.arange(1e6)), Buckets.of(np.arange(10.0))]
+        >>> b = Buckets.merged(parts, lambda: bucket_counts(np.r_[np.arange(1e6), np.arange(10.0)]))
+        >>> b.count, b.low == parts[0].low, b.high == parts[0].high
+        (1000010, True, True)
+        """
+        table = sum((p.table for p in parts), np.zeros((2, _KEYS), dtype=np.int64))
+        return cls(table, sum(p.count for p in parts), min((p.low for p in parts), default=math.inf),
+                   max((p.high for p in parts), default=-math.inf), whole)
 
     def clipped(self, whole: bool = False) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """:func:`clip_counts` of the table, computed once; ``whole=True`` first counts every value if not yet done."""
         if whole and (self.low != math.inf or self.high != -math.inf):
-            self.table, self.low, self.high = bucket_counts(self.values), math.inf, -math.inf
+            self.table, self.low, self.high = self.whole(), math.inf, -math.inf
         if self._clipped is None or self._clipped[0] is not self.table:
             self._clipped = (self.table, clip_counts(self.table))
         return self._clipped[1]
@@ -368,8 +393,7 @@ def choose_bounds(
     (16.0, 92.0)
     """
     grid = candidates()
-    buckets = table if isinstance(table, Buckets) else Buckets(table, int(table.sum()), math.inf, -math.inf,
-                                                               np.zeros(0))
+    buckets = table if isinstance(table, Buckets) else Buckets.counted(table)
     noise = svt_noise(epsilon, contributions)
     margin = math.floor(MARGIN * noise.query)  # 0 when the noise is negligible (huge epsilon)
     run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source)
@@ -434,8 +458,32 @@ def query_share(privacy: Privacy, weight: Fraction) -> Privacy:
     return Privacy("approx", privacy.mechanism, privacy.epsilon * weight, privacy.delta, Fraction(0))
 
 
+@dataclass(frozen=True)
+class BoundsReads:
+    """Where the bounds step reads the values when they are not in the target (:mod:`dpframe.dask`).
+
+    Both are called only after the charge. ``buckets(reach)`` returns the :class:`Buckets` of the values in
+    use (as ``Buckets.of(values, reach)``, or :meth:`Buckets.merged` of parts); ``clipped(lo, hi)`` counts
+    the values below ``lo``, the non-missing values and the values above ``hi``.
+    """
+
+    buckets: Callable[[int], Buckets]
+    clipped: Callable[[float, float], tuple[int, int, int]]
+
+
+def clipped_counts(values: NDArray[np.float64], lo: float, hi: float) -> tuple[int, int, int]:
+    """The values below ``lo``, the non-missing values, and the values above ``hi`` (NaN is missing).
+
+    >>> clipped_counts(np.array([1.0, 5.0, np.nan, 9.0]), 2.0, 8.0)
+    (1, 3, 1)
+    """
+    n_values = len(values) - int(np.count_nonzero(np.isnan(values)))
+    return int(np.count_nonzero(values < lo)), n_values, int(np.count_nonzero(values > hi))
+
+
 def private_bounds(
-    target: Target, series: pd.Series[Any], privacy: Privacy, *, query: str = "mean"
+    target: Target, series: pd.Series[Any], privacy: Privacy, *, query: str = "mean",
+    reads: BoundsReads | None = None,
 ) -> tuple[float, float]:
     """Charge ``privacy`` as its own ledger line ("bounds for <query>") and return private ``(lower, upper)``.
 
@@ -452,17 +500,18 @@ def private_bounds(
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
     """
-    return _private_bounds(target, series, privacy, query=query)[0]
+    return _private_bounds(target, series, privacy, query=query, reads=reads)[0]
 
 
 def _private_bounds(
-    target: Target, series: pd.Series[Any], privacy: Privacy, *, query: str
+    target: Target, series: pd.Series[Any], privacy: Privacy, *, query: str, reads: BoundsReads | None = None
 ) -> tuple[tuple[float, float], Buckets]:
     """Charge ``privacy`` (ledger line "bounds for <query>"); return private ``(lower, upper)`` and the buckets.
 
     ``privacy`` is what the bounds step spends (see :func:`split_privacy`);
     its epsilon goes to one SVT run over the candidate grid (module docstring).
-    Uses the rows kept by contribution bounding; missing values are ignored.
+    Uses the rows kept by contribution bounding; missing values are ignored. ``reads`` reads the values
+    elsewhere (:class:`BoundsReads`).
     """
     check_numeric(series, query)
     epsilon = privacy.epsilon
@@ -480,15 +529,19 @@ def _private_bounds(
         ),
     )
     plan.charge()
-    mask = target.rows_in_use()
-    values = kernels.as_float_array(series)
-    buckets = Buckets.of(values if mask is None else values[mask], reach=16 * int(noise.query))
+    reach = 16 * int(noise.query)
+    if reads is not None:
+        buckets = reads.buckets(reach)
+    else:
+        mask = target.rows_in_use()
+        values = kernels.as_float_array(series)
+        buckets = Buckets.of(values if mask is None else values[mask], reach=reach)
     return choose_bounds(buckets, epsilon, k), buckets
 
 
 def measure_clipping(
     target: Target, series: pd.Series[Any], bounds: tuple[float, float], privacy: Privacy, *, query: str,
-    table: Buckets | None = None,
+    table: Buckets | None = None, reads: BoundsReads | None = None,
 ) -> Clipping:
     """Charge ``privacy`` (its own ledger line) and count, with noise, the values below, within and above ``bounds``.
 
@@ -499,7 +552,7 @@ def measure_clipping(
     candidates), the counts come from it at no further pass over the data:
     exact on the outer side of each bound, counting values equal to a bound on
     its inner side as clipped (conservative, as :func:`clip_counts`). Without
-    it (declared bounds), the values are compared with the bounds.
+    it (declared bounds), the values are compared with the bounds (by ``reads.clipped`` if given).
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.accounting.budget import Budget
@@ -517,12 +570,12 @@ def measure_clipping(
     noise = privacy.noise(target.contributions)
     Plan(f"clipped values for {query}", (str(series.name),), target, privacy, {"below, within, above": noise},
          rule="parallel composition").charge()
-    if table is None:
+    if table is None and reads is not None:
+        n_below, n_values, n_above = reads.clipped(lo, hi)
+    elif table is None:
         mask = target.rows_in_use()
         values = kernels.as_float_array(series)
-        values = values if mask is None else values[mask]
-        n_below, n_above = int(np.count_nonzero(values < lo)), int(np.count_nonzero(values > hi))
-        n_values = len(values) - int(np.count_nonzero(np.isnan(values)))
+        n_below, n_values, n_above = clipped_counts(values if mask is None else values[mask], lo, hi)
     else:
         grid = candidates()
         # Bounds inside the tails' cuts (rare: a degenerate or relabelled choice) need every value counted.
@@ -544,6 +597,7 @@ def automatic_bounds(
     check: Callable[[Privacy], object],
     *,
     clipping: bool = False,
+    reads: BoundsReads | None = None,
 ) -> tuple[tuple[float, float], Privacy, Clipping | None]:
     """For ``bounds=None``: validate everything, then find bounds; return them, the query's privacy and the clipping.
 
@@ -553,7 +607,7 @@ def automatic_bounds(
     then are the bounds found. The query's own charge of ``rest`` draws from
     the reservation. With ``clipping=True``, :data:`CLIPPING_SHARE` of the
     budget counts the values the bounds clip (:func:`measure_clipping`, from
-    the same pass over the data).
+    the same pass over the data). ``reads``: as :func:`_private_bounds`.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.queries.plan import Target
@@ -571,7 +625,7 @@ def automatic_bounds(
     check(rest)
     costs = [bounds_privacy.cost, rest.cost] + ([] if counts_privacy is None else [counts_privacy.cost])
     target.reserve(*costs, query=f"{query} with automatic bounds")
-    bounds, table = _private_bounds(target, series, bounds_privacy, query=query)
+    bounds, table = _private_bounds(target, series, bounds_privacy, query=query, reads=reads)
     if counts_privacy is None:
         return bounds, rest, None
     return bounds, rest, measure_clipping(target, series, bounds, counts_privacy, query=query, table=table)
@@ -586,16 +640,17 @@ def resolve_bounds(
     check: Callable[[Privacy], object],
     *,
     clipping: bool,
+    reads: BoundsReads | None = None,
 ) -> tuple[tuple[float, float], Privacy, Clipping | None]:
     """A clipped query's bounds, what is left of its privacy, and (with ``clipping``) the counted clipping.
 
     ``bounds=None``: found privately (:func:`automatic_bounds`). Declared
     bounds cost nothing, unless ``clipping`` asks to count the values they clip
     with :data:`CLIPPING_SHARE` of the budget; then everything is validated
-    (``check(rest)``) and the whole cost reserved before the data is read.
+    (``check(rest)``) and the whole cost reserved before the data is read. ``reads``: as :func:`_private_bounds`.
     """
     if bounds is None:
-        return automatic_bounds(target, series, privacy, query, check, clipping=clipping)
+        return automatic_bounds(target, series, privacy, query, check, clipping=clipping, reads=reads)
     declared = check_bounds(bounds)
     if not clipping:
         return declared, privacy, None
@@ -603,7 +658,7 @@ def resolve_bounds(
     counts, rest = pure_share(privacy, CLIPPING_SHARE), query_share(privacy, 1 - CLIPPING_SHARE)
     check(rest)
     target.reserve(counts.cost, rest.cost, query=f"{query} with its clipping counted")
-    return declared, rest, measure_clipping(target, series, declared, counts, query=query)
+    return declared, rest, measure_clipping(target, series, declared, counts, query=query, reads=reads)
 
 
 def warn_if_clipped(clipping: Clipping | None, query: str, column: Any) -> None:

@@ -19,6 +19,7 @@ budget, before either is charged.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -31,7 +32,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import bounds_note, resolve_bounds, warn_if_clipped
+from dpframe.queries.bounds import BoundsReads, bounds_note, resolve_bounds, warn_if_clipped
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import Clipping, DPFloat, DPInt, Release
 
@@ -133,12 +134,14 @@ def distinct_count(target: Target, privacy: Privacy) -> DPInt:
 def bounded_sum(
     target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None,
     query: str = "sum", read: Callable[[SumGrid], kernels.MomentSums] | None = None,
+    bounds_reads: BoundsReads | None = None,
 ) -> DPFloat | DPInt:
     """Noisy sum of the values clipped to ``bounds`` (found privately when ``bounds`` is None).
 
     ``clipping`` (default: with automatic bounds only) counts the values the
     bounds clip (``Release.clipping``) and warns when they are a noticeable share.
-    ``read`` (called after the charge) makes the exact grid sums elsewhere (:func:`count`).
+    ``read`` (called after the charge) makes the exact grid sums elsewhere (:func:`count`), and
+    ``bounds_reads`` the bounds step's counts (:class:`~dpframe.queries.bounds.BoundsReads`).
     The sum of an integer or boolean column is released as an integer (rounded: post-processing; its
     interval widened by the half unit, so it still covers).
     """
@@ -151,7 +154,8 @@ def bounded_sum(
 
     total = privacy
     (lo, hi), privacy, clipped = resolve_bounds(target, series, bounds, privacy, "sum", check,
-                                                clipping=bounds is None if clipping is None else clipping)
+                                                clipping=bounds is None if clipping is None else clipping,
+                                                reads=bounds_reads)
     note = "" if bounds is not None else bounds_note((lo, hi), total)
     change = sum_change(target)
     grid = SumGrid.choose(lo, hi, target.contributions, privacy, replace=change)
@@ -362,6 +366,7 @@ def with_bounds(
     rule: str = "sequential composition",
     ddof: int = 1,
     clipping: bool = False,
+    reads: BoundsReads | None = None,
 ) -> tuple[Moments, str, Clipping | None]:
     """The query's :class:`Moments` (bounds found privately when ``bounds`` is None), a note, and the clipping.
 
@@ -381,7 +386,8 @@ def with_bounds(
     def check(rest: Privacy) -> None:
         Moments(target, series, (0.0, 1.0) if bounds is None else bounds, rest, query, order, rule, ddof)
 
-    (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping)
+    (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping,
+                                             reads=reads)
     note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
     return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), note, clipped
 
@@ -389,9 +395,10 @@ def with_bounds(
 def _moment_query(
     query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1,
     clipping: bool | None = None, read: Callable[[Moments], kernels.MomentSums] | None = None,
+    bounds_reads: BoundsReads | None = None,
 ) -> DPFloat:
     moments, note, clipped = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof,
-                                         clipping=bounds is None if clipping is None else clipping)
+                                         clipping=bounds is None if clipping is None else clipping, reads=bounds_reads)
     estimate = moment_result(query, moments, moments.measure(read))
     lower, upper = estimate.interval(*value_range(query, moments))
     release = Release(
@@ -405,26 +412,30 @@ def _moment_query(
 
 def mean(
     target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None,
-    read: Callable[[Moments], kernels.MomentSums] | None = None,
+    read: Callable[[Moments], kernels.MomentSums] | None = None, bounds_reads: BoundsReads | None = None,
 ) -> DPFloat:
-    """Noisy mean of the values clipped to ``bounds`` (``clipping`` and ``read``: as :func:`bounded_sum`).
+    """Noisy mean of the values clipped to ``bounds`` (``clipping`` and the reads: as :func:`bounded_sum`).
 
     Under bounded DP with a public number of values, :func:`mean_over_public_n`.
     """
     if target.public_count is not None and bounds is not None and not clipping:
         return mean_over_public_n(target, series, bounds, privacy)
-    return _moment_query("mean", target, series, bounds, privacy, clipping=clipping, read=read)
+    return _moment_query("mean", target, series, bounds, privacy, clipping=clipping, read=read,
+                         bounds_reads=bounds_reads)
 
 
 def var(
-    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1, clipping: bool | None = None
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1, clipping: bool | None = None,
+    read: Callable[[Moments], kernels.MomentSums] | None = None, bounds_reads: BoundsReads | None = None,
 ) -> DPFloat:
-    """Noisy variance of the values clipped to ``bounds`` (``clipping``: as :func:`bounded_sum`)."""
-    return _moment_query("var", target, series, bounds, privacy, ddof, clipping)
+    """Noisy variance of the values clipped to ``bounds`` (``clipping`` and the reads: as :func:`bounded_sum`)."""
+    return _moment_query("var", target, series, bounds, privacy, ddof, clipping, read, bounds_reads)
 
 
 def std(
-    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1, clipping: bool | None = None
+    target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1, clipping: bool | None = None,
+    read: Callable[[Moments], kernels.MomentSums] | None = None, bounds_reads: BoundsReads | None = None,
 ) -> DPFloat:
-    """Noisy standard deviation: the square root of the noisy variance (``clipping``: as :func:`bounded_sum`)."""
-    return _moment_query("std", target, series, bounds, privacy, ddof, clipping)
+    """Noisy standard deviation: the square root of the noisy variance (``clipping`` and the reads: as
+    :func:`bounded_sum`)."""
+    return _moment_query("std", target, series, bounds, privacy, ddof, clipping, read, bounds_reads)

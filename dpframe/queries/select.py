@@ -23,7 +23,8 @@ Composition rules (in the ledger):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -36,12 +37,20 @@ from dpframe.noise.random import current_source
 from dpframe.protection.rowwise import passed_on, quiet
 from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note
+from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note
 from dpframe.queries.partitioned import Partitioning, release_counts, require_selection
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
-from dpframe.selection.quantile import QuantileGrid, rank_reach, sample_integer_quantiles, sample_quantile_cells
+from dpframe.selection.quantile import (
+    QuantileGrid,
+    Window,
+    array_windows,
+    position_counts,
+    rank_reach,
+    sample_counted_quantiles,
+    sample_quantile_windows,
+)
 
 LEVEL = 0.95
 
@@ -362,7 +371,7 @@ def select(
 # --- quantiles ------------------------------------------------------------------------
 
 
-def _quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, integer: bool) -> NDArray[Any]:
+def quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, integer: bool) -> NDArray[Any]:
     """The non-missing values of the rows in use, as a fresh array (int64 for integer grids)."""
     present = series.notna().to_numpy()
     if mask is not None:
@@ -403,29 +412,55 @@ def quantile_mechanism(dtype: Any) -> str:
 _SAMPLING = {True: "; exact permute-and-flip", False: "; interval choice in floating point"}
 
 
+@dataclass(frozen=True)
+class QuantileReads:
+    """Where a quantile reads the values when they are not in the target (:mod:`dpframe.dask`): after the charge.
+
+    ``counts(grid)``: on an integer grid, the :func:`~dpframe.selection.quantile.position_counts` of the values
+    in use; ``ranked(grid)``: on a float grid, their number and the :class:`~dpframe.selection.quantile.Window`
+    of spans of ranks of their cells; ``bounds``: the bounds step's reads (``bounds=None``).
+    """
+
+    counts: Callable[[QuantileGrid], NDArray[np.int64]]
+    ranked: Callable[[QuantileGrid], tuple[int, Callable[[Sequence[tuple[int, int]]], list[Window]]]]
+    bounds: BoundsReads | None = None
+
+
 def _sample_quantiles(
     grid: QuantileGrid, values: NDArray[Any], levels: list[float], rates: list[float], privacy: Privacy,
     contributions: int,
 ) -> list[float]:
     """The released quantiles of ``values`` (a fresh array, overwritten), each level with ε/len(levels)."""
+    reads = QuantileReads(lambda g: position_counts(g.positions(values), g.cells),
+                          lambda g: (int(values.size), array_windows(g.to_cells(values))))
+    return _sample_read_quantiles(grid, reads, levels, rates, privacy, contributions)
+
+
+def _sample_read_quantiles(
+    grid: QuantileGrid, reads: QuantileReads, levels: list[float], rates: list[float], privacy: Privacy,
+    contributions: int,
+) -> list[float]:
+    """The released quantiles of the values ``reads`` reads, each level with ε/len(levels)."""
     if grid.integer:
         share = privacy.epsilon / len(levels)
-        cells = sample_integer_quantiles(grid.positions(values), grid.cells, levels, share, contributions)
+        cells = sample_counted_quantiles(reads.counts(grid), grid.cells, levels, share, contributions)
     else:
-        cells = sample_quantile_cells(grid.to_cells(values), grid.cells, levels, rates)
+        n, windows = reads.ranked(grid)
+        cells = sample_quantile_windows(n, grid.cells, levels, rates, windows)
     return [grid.value(cell) for cell in cells]
 
 
 def _quantile_plan(
     target: Target, series: pd.Series[Any], bounds: Any, epsilon: float | None, rho: float | None,
-    levels: list[float], query: str,
+    levels: list[float], query: str, bounds_reads: BoundsReads | None = None,
 ) -> tuple[Privacy, tuple[float, float], QuantileGrid, list[float], str]:
     """The quantiles' privacy, bounds (found privately first if None), grid, rates and bounds note."""
     privacy = pure_privacy(target, epsilon, None, rho, query)
     bounds_text = ""
     if bounds is None:
         # Bounds first, privately, with their documented share; the quantiles get the rest.
-        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None)
+        (lo, hi), rest, _ = automatic_bounds(target, series, privacy, query, check=lambda rest: None,
+                                             reads=bounds_reads)
         bounds_text = "; " + bounds_note((lo, hi), privacy)
         privacy = rest
     else:
@@ -483,7 +518,7 @@ def grouped_quantile(
     mask = target.rows_in_use()
     codes, cells = partitioning.codes(target, mask)
     present = series.notna().to_numpy() & (codes >= 0)
-    values = _quantile_values(series, present, grid.integer)
+    values = quantile_values(series, present, grid.integer)
     groups = codes[present]
     order = np.argsort(groups, kind="stable")
     starts = np.searchsorted(groups[order], np.arange(len(cells) + 1))
@@ -511,6 +546,7 @@ def quantile(
     epsilon: float | None = None,
     rho: float | None = None,
     query: str = "quantile",
+    read: QuantileReads | None = None,
 ) -> DPFloat | pd.Series[Any]:
     """Private quantile(s) of the values clipped to ``bounds``: the exponential mechanism of Smith (2011).
 
@@ -524,7 +560,7 @@ def quantile(
     max(q, 1 − q) on both. See :mod:`dpframe.selection.quantile` (linear
     time; on floats the interval choice uses floating point; the released
     value is always on a data-independent grid). No interval is given for the value (mapping ranks to values would
-    use the data): the note gives the rank error instead.
+    use the data): the note gives the rank error instead. ``read`` reads the values elsewhere (:class:`QuantileReads`).
 
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"age": list(range(18, 91)) * 20}).dp.protect(epsilon=1.0)
@@ -538,7 +574,8 @@ def quantile(
     if not isinstance(series, pd.Series):
         raise TypeError(f"{query} is a question about one column: call it on a Series")
     check_numeric(series, query)
-    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
+    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query,
+                                                                 None if read is None else read.bounds)
     contributions = target.contributions
     grid_text = ("integers" if grid.step == 1 else f"every {grid.step:.0f}th integer") if grid.integer else f"step {grid.step:.3g}"
     plan = Plan(
@@ -548,8 +585,11 @@ def quantile(
         rule="sequential composition over quantiles" if len(levels) > 1 else "one ε-DP selection",
     )
     plan.charge()
-    values = _quantile_values(series, target.rows_in_use(), grid.integer)
-    answers = _sample_quantiles(grid, values, levels, rates, privacy, contributions)
+    if read is None:
+        answers = _sample_quantiles(grid, quantile_values(series, target.rows_in_use(), grid.integer), levels, rates,
+                                    privacy, contributions)
+    else:
+        answers = _sample_read_quantiles(grid, read, levels, rates, privacy, contributions)
     reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
     note = (
         f"no value interval: with probability {LEVEL:.0%} the answer's rank is within {reach:.3g} of q·n "
@@ -567,7 +607,8 @@ def quantile(
 
 
 def median(
-    series: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None
+    series: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
+    read: QuantileReads | None = None,
 ) -> DPFloat:
     """Private median of the values clipped to ``bounds``: :func:`quantile` at 0.5.
 
@@ -576,7 +617,7 @@ def median(
     >>> abs(median(p["x"], bounds=(0, 200), epsilon=1.0) - 3) < 0.5
     True
     """
-    result = quantile(series, 0.5, bounds=bounds, epsilon=epsilon, rho=rho, query="median")
+    result = quantile(series, 0.5, bounds=bounds, epsilon=epsilon, rho=rho, query="median", read=read)
     assert isinstance(result, DPFloat)
     return result
 

@@ -27,8 +27,8 @@ whether the total fits the budget -- is checked before anything is charged.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, cast
 
@@ -38,13 +38,13 @@ import pandas as pd
 from dpframe.accounting.costs import Cost, exact
 from dpframe.noise.mechanism import Privacy, resolve, selection_delta
 from dpframe.progress import Progress
-from dpframe.queries import partitioned, scalar, temporal
+from dpframe.queries import kernels, partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
 from dpframe.queries.partitioned import Partitioning, require_selection
 from dpframe.queries.plan import Target, check_bounds
 from dpframe.queries.scalar import LEVEL, Moments, moment_result
-from dpframe.results import Release, is_unreliable, with_release
+from dpframe.results import Release, current_release, is_unreliable, with_release
 
 __all__ = [
     "BOUNDS_SHARE",
@@ -52,7 +52,10 @@ __all__ = [
     "MOMENTS_SHARE",
     "NUMERIC_ROWS",
     "OBJECT_ROWS",
+    "ColumnReads",
+    "column_kind",
     "describe",
+    "describe_column",
     "percentile_label",
 ]
 
@@ -97,7 +100,24 @@ class _Column:
     partitioning: Partitioning | None = None
 
 
-def _kind(series: pd.Series[Any]) -> str:
+@dataclass(frozen=True)
+class ColumnReads:
+    """Where a numeric column's measurements read it when it is not in the target (:mod:`dpframe.dask`).
+
+    ``moments`` as :meth:`~dpframe.queries.scalar.Moments.measure`'s ``read``; ``quantiles`` (with the bounds
+    step's reads) as :func:`~dpframe.queries.select.quantile`'s. Called only after the charges.
+    """
+
+    moments: Callable[[Moments], kernels.MomentSums]
+    quantiles: selection.QuantileReads
+
+
+def column_kind(series: pd.Series[Any]) -> str:
+    """How ``describe`` treats a column, by its dtype: ``"numeric"`` or ``"object"`` (a TypeError for others).
+
+    >>> column_kind(pd.Series([1.5])), column_kind(pd.Series(["a"]))
+    ('numeric', 'object')
+    """
     dtype = series.dtype
     if (
         isinstance(dtype, pd.CategoricalDtype)
@@ -161,7 +181,7 @@ def _plan(
         raise ValueError("there are no columns to describe (the privacy unit column is not described)")
     if not obj.columns.is_unique:
         raise ValueError("describe needs unique column names")
-    kinds = {c: _kind(obj[c]) for c in columns}
+    kinds = {c: column_kind(obj[c]) for c in columns}
     declared_bounds = _mapping(bounds, "bounds", columns)
     declared_keys = _mapping(keys, "keys", columns)
     w = _weights(_mapping(weights, "weights", columns), columns)
@@ -231,17 +251,18 @@ def _costs(plan: _Column) -> list[Cost]:
 Cell = dict[str, float]
 
 
-def _numeric(target: Target, plan: _Column, levels: list[float]) -> dict[str, Cell]:
+def _numeric(target: Target, plan: _Column, levels: list[float], reads: ColumnReads | None) -> dict[str, Cell]:
     """Charge and measure one numeric column: {row: {"value", "std", "lower", "upper"}}."""
     assert plan.moments_privacy is not None
     column_target = target.column_target(plan.name)
     series = column_target.series
     if plan.bounds is None:
         assert plan.bounds_privacy is not None
-        plan.bounds = private_bounds(column_target, series, plan.bounds_privacy, query=QUERY)
+        plan.bounds = private_bounds(column_target, series, plan.bounds_privacy, query=QUERY,
+                                     reads=None if reads is None else reads.quantiles.bounds)
     lo, hi = plan.bounds
     moments = Moments(column_target, series, (lo, hi), plan.moments_privacy, QUERY, 2)
-    measured = moments.measure()
+    measured = moments.measure(None if reads is None else reads.moments)
     nan = math.nan
     count = float(measured["count"][0])
     count_half = moments.noise["count"].halfwidth(LEVEL)
@@ -263,7 +284,7 @@ def _numeric(target: Target, plan: _Column, levels: list[float]) -> dict[str, Ce
     if levels and plan.quantile_epsilon > 0:
         answers = selection.quantile(
             column_target, levels, bounds=(lo, hi), epsilon=_fraction_epsilon(plan.quantile_epsilon),
-            query="describe quantiles",
+            query="describe quantiles", read=None if reads is None else reads.quantiles,
         )
         assert isinstance(answers, pd.Series)
         # Sorted across levels (post-processing), so a higher percentile is never below a lower one.
@@ -335,6 +356,7 @@ def describe(
     bounds: Mapping[Any, tuple[float, float]] | None = None,
     keys: Mapping[Any, Any] | None = None,
     progress: bool = True,
+    reads: Callable[[Any], ColumnReads] | None = None,
 ) -> pd.DataFrame:
     """Private ``describe(include="all")`` of a protected frame, spending exactly ``epsilon``.
 
@@ -353,7 +375,7 @@ def describe(
     are frames of the result's shape (NaN where there is no interval).
     A progress bar (:mod:`dpframe.progress`) appears in a terminal or a
     notebook when it runs for more than a second (``progress=False`` to
-    silence it).
+    silence it). ``reads(column)`` reads a numeric column elsewhere (:class:`ColumnReads`).
 
     >>> import numpy as np, pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -388,7 +410,7 @@ def describe(
         for done, plan in enumerate(plans):
             bar(f"column {plan.name}", done / len(plans))
             if plan.kind == "numeric":
-                cells[plan.name] = _numeric(target, plan, levels)
+                cells[plan.name] = _numeric(target, plan, levels, None if reads is None else reads(plan.name))
             else:
                 cells[plan.name] = _categorical(target, plan)
 
@@ -432,3 +454,24 @@ def describe(
         frame("upper", float), LEVEL, None, note,
     )
     return with_release(result, release)  # type: ignore[no-any-return]
+
+
+def describe_column(frame: Target, name: Any, **arguments: Any) -> pd.Series[Any]:
+    """Private ``Series.describe()``: :func:`describe` of the one-column frame target ``frame``, as a Series.
+
+    ``arguments`` are :func:`describe`'s, with this column's ``bounds`` and ``keys`` (not dicts).
+    """
+    bounds, keys = arguments.pop("bounds", None), arguments.pop("keys", None)
+    table = describe(frame, bounds=None if bounds is None else {name: bounds}, keys=None if keys is None else {name: keys},
+                     **arguments)
+    release = current_release(table)
+    column: pd.Series[Any] = table[name]
+    if release is None:
+        return column
+
+    def of_column(cells: Any) -> Any:
+        return cells[name] if isinstance(cells, pd.DataFrame) else cells
+
+    described: pd.Series[Any] = with_release(column, replace(
+        release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper)))
+    return described

@@ -80,7 +80,7 @@ Everything else (grid, cells, window, ranks) is exact integer arithmetic.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -90,7 +90,8 @@ from numpy.typing import NDArray
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 from dpframe.selection.exponential import Deficits, _exponential_noise, sample_permute_and_flip
 
-__all__ = ["MAX_CANDIDATES", "QuantileGrid", "integer_quantile_deficits", "rank_reach", "sample_integer_quantiles", "sample_quantile_cells"]
+__all__ = ["MAX_CANDIDATES", "QuantileGrid", "Window", "array_windows", "integer_quantile_deficits", "position_counts", "rank_reach",
+           "rank_windows", "sample_counted_quantiles", "sample_integer_quantiles", "sample_quantile_cells", "sample_quantile_windows"]
 
 # Pieces whose log-weight is this far below the best can never win: the Gumbel
 # noise -log(-log U), U in [2^-54, 1 - 2^-54], spans [-3.62, 37.43] (< 41.1).
@@ -194,6 +195,17 @@ def rank_reach(cells: int, rate: float, level: float = 0.95) -> float:
     return math.log(cells / (1 - level)) / rate
 
 
+def position_counts(positions: NDArray[np.int64], grid_cells: int) -> NDArray[np.int64]:
+    """Values per position of an integer grid (:meth:`QuantileGrid.positions`): all the candidates' scores need.
+
+    Counts of parts of the values (e.g. a Dask frame's partitions) add up to those of all of them.
+
+    >>> position_counts(np.array([0, 0, 3]), 2).tolist()
+    [2, 0, 0, 1]
+    """
+    return np.bincount(positions, minlength=2 * grid_cells).astype(np.int64, copy=False)
+
+
 def integer_quantile_deficits(
     positions: NDArray[np.int64], grid_cells: int, q: float, epsilon: Fraction, contributions: int
 ) -> Deficits:
@@ -209,8 +221,14 @@ def integer_quantile_deficits(
     >>> (d.gaps / (d.unit << 20)).tolist()
     [2.0, 1.0, 0.0, 0.5]
     """
-    n, one = positions.size, 1 << _LEVEL_BITS
-    counts = np.bincount(positions, minlength=2 * grid_cells)
+    return _counted_deficits(position_counts(positions, grid_cells), grid_cells, q, epsilon, contributions)
+
+
+def _counted_deficits(
+    counts: NDArray[np.int64], grid_cells: int, q: float, epsilon: Fraction, contributions: int
+) -> Deficits:
+    """:func:`integer_quantile_deficits` from the :func:`position_counts`."""
+    n, one = int(counts.sum()), 1 << _LEVEL_BITS
     below = np.zeros(grid_cells, dtype=np.int64)  # #{x < c_j}
     np.cumsum(counts[:-2].reshape(-1, 2).sum(axis=1), out=below[1:])
     ties = counts[0::2]  # #{x = c_j}
@@ -243,10 +261,22 @@ def sample_integer_quantiles(
     >>> grid.value(cell)
     36.0
     """
+    return sample_counted_quantiles(position_counts(positions, grid_cells), grid_cells, qs, epsilon, contributions,
+                                    source)
+
+
+def sample_counted_quantiles(
+    counts: NDArray[np.int64],
+    grid_cells: int,
+    qs: Sequence[float],
+    epsilon: Fraction,
+    contributions: int,
+    source: RandomSource | None = None,
+) -> list[int]:
+    """:func:`sample_integer_quantiles` from the :func:`position_counts` of the values."""
     src = _buffered(current_source() if source is None else source)
     return [
-        int(sample_permute_and_flip(integer_quantile_deficits(positions, grid_cells, q, epsilon, contributions), 1,
-                                    src)[0])
+        int(sample_permute_and_flip(_counted_deficits(counts, grid_cells, q, epsilon, contributions), 1, src)[0])
         for q in qs
     ]
 
@@ -268,31 +298,84 @@ def sample_quantile_cells(
     >>> 470 <= cell <= 530
     True
     """
-    src = _buffered(current_source() if source is None else source)
+    return sample_quantile_windows(int(cells.size), grid_cells, qs, rates, array_windows(cells), source)
+
+
+def array_windows(cells: NDArray[np.float64] | NDArray[np.int64]) -> Callable[[Sequence[tuple[int, int]]], list[Window]]:
+    """The :class:`Window` of each span of ranks of ``cells`` (reordered in place: sorted, or partitioned at the spans)."""
     n = int(cells.size)
-    if n == 0:
-        return [int(uniform_below(grid_cells, src, size=1)[0]) for _ in qs]
+
+    def windows(spans: Sequence[tuple[int, int]]) -> list[Window]:
+        if n <= _SORT_BELOW or sum(b - a for a, b in spans) * 4 >= n:
+            cells.sort()
+        else:
+            cells.partition(sorted({k for a, b in spans for k in (a, b - 1)}))
+        return [Window.of(cells, a, b) for a, b in spans]
+
+    return windows
+
+
+@dataclass(frozen=True)
+class Window:
+    """The cells of the ranks ``[a, b)`` of the values, sorted, with the ranks around them: all a level needs.
+
+    ``below`` = #{x < values[0]} and ``up_to`` = #{x <= values[-1]}.
+    """
+
+    values: NDArray[np.int64]
+    below: int
+    up_to: int
+
+    @classmethod
+    def of(cls, part: NDArray[np.float64] | NDArray[np.int64], a: int, b: int) -> Window:
+        """The window of ``part`` partitioned so that ranks [a, b) hold exactly the values of those ranks."""
+        window = np.sort(part[a:b]).astype(np.int64)
+        low, high = int(window[0]), int(window[-1])
+        return cls(window, a - int(np.count_nonzero(part[:a] == low)), b + int(np.count_nonzero(part[b:] == high)))
+
+
+def rank_windows(n: int, grid_cells: int, qs: Sequence[float], rates: Sequence[float]) -> list[tuple[float, int, int]]:
+    """For each level: the target rank ``t = q n`` and the ranks ``[a, b)`` outside which no cell can win.
+
+    From the exact number of values ``n``, G, q and the rate: they decide only which values are looked at,
+    never the distribution of the answer (pieces outside cannot win; the module docstring).
+
+    >>> rank_windows(1000, 2**32, [0.5], [1.0])
+    [(500.0, 427, 574)]
+    """
     windows = []
     for q, rate in zip(qs, rates):
         t = q * n
         reach = math.ceil((math.log(grid_cells) + _SPREAD) / rate) + 2
         center = min(math.floor(t), n)
         windows.append((t, max(0, center - reach), min(n, center + reach + 1)))
-    if n <= _SORT_BELOW or sum(b - a for _, a, b in windows) * 4 >= n:
-        cells.sort()
-    else:
-        cells.partition(sorted({k for _, a, b in windows for k in (a, b - 1)}))
-    return [_sample_window(cells, n, grid_cells, t, a, b, rate, src) for (t, a, b), rate in zip(windows, rates)]
+    return windows
+
+
+def sample_quantile_windows(
+    n: int,
+    grid_cells: int,
+    qs: Sequence[float],
+    rates: Sequence[float],
+    windows: Callable[[Sequence[tuple[int, int]]], list[Window]],
+    source: RandomSource | None = None,
+) -> list[int]:
+    """:func:`sample_quantile_cells` of ``n`` values known through ``windows(spans)``, the :class:`Window` of each
+    span of ranks ``[a, b)`` (:mod:`dpframe.dask` counts them on partitions)."""
+    src = _buffered(current_source() if source is None else source)
+    if n == 0:
+        return [int(uniform_below(grid_cells, src, size=1)[0]) for _ in qs]
+    spans = rank_windows(n, grid_cells, qs, rates)
+    found = windows([(a, b) for _, a, b in spans])
+    return [_sample_window(w, n, grid_cells, t, a, b, rate, src) for w, (t, a, b), rate in zip(found, spans, rates)]
 
 
 def _sample_window(
-    part: NDArray[np.float64] | NDArray[np.int64], n: int, grid_cells: int, t: float, a: int, b: int, rate: float, source: RandomSource
+    found: Window, n: int, grid_cells: int, t: float, a: int, b: int, rate: float, source: RandomSource
 ) -> int:
-    """Sample a cell, given ``part`` partitioned so that ranks [a, b) hold exactly the values of those ranks."""
-    window = np.sort(part[a:b]).astype(np.int64)
+    """Sample a cell, given the window of ranks [a, b)."""
+    window, below, up_to = found.values, found.below, found.up_to
     low, high = int(window[0]), int(window[-1])
-    below = a - int(np.count_nonzero(part[:a] == low))  # #{x < low}
-    up_to = b + int(np.count_nonzero(part[b:] == high))  # #{x <= high}
     starts = np.flatnonzero(np.r_[True, window[1:] != window[:-1]])
     values = window[starts]
     left_rank = (a + starts).astype(np.float64)
