@@ -333,12 +333,14 @@ def _identity(data: pd.DataFrame | pd.Series[Any]) -> tuple[str, int, str]:
 
 
 def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str | None,
-                    data: pd.DataFrame | pd.Series[Any] | None, extend: bool) -> Budget:
+                    data: pd.DataFrame | pd.Series[Any] | None, extend: bool,
+                    identity: tuple[str, int, str] | None = None) -> Budget:
     """The budget of ``data`` in ``store`` (by name, else by content fingerprint): reconnected, with a warning, or new.
 
-    ``data=None`` (a Dask frame, whose fingerprint would be a pass over all of it): by ``name`` only.
+    ``data=None`` (a Dask frame, whose content fingerprint would be a pass over all of it): the ``identity``
+    given instead (Dask's token of the frame's graph), so the same files cannot get a second budget by name.
     """
-    fingerprint = None if data is None else _identity(data)
+    fingerprint = identity if data is None else _identity(data)
     record, existed = store.open_budget(kind, total, name=name, fingerprint=fingerprint, extend=extend)
     budget = Budget._bind(store, record)
     if existed:

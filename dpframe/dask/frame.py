@@ -13,10 +13,12 @@ from dask.dataframe.extensions import register_dataframe_accessor, register_seri
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
 from dpframe.dask import moments, tables, units
-from dpframe.errors import AlreadyProtectedError, RefusedError
+from dpframe.dask.shield import computed
+from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.mechanism import Privacy
-from dpframe.protection.objects import column_key
+from dpframe.protection.objects import Rows, column_key
 from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
+from dpframe.protection.rowwise import elementwise, is_constant
 from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
 from dpframe.queries import scalar
@@ -38,10 +40,23 @@ class _Protected:
     _kind = "ProtectedFrame"
     _rows: Any  # the Dask frame or series: with a privacy unit, all rows, shuffled by unit (dpframe.dask.units)
     _protection: Protection
+    # The identity of the row sequence (pandas' Rows): kept by column selection and row-wise operations, new
+    # after a filter. Dask lines operands up by row label, and labels need not be unique (a user's index, or
+    # the unit after a shuffle): different rows would be joined, duplicating a person's rows.
+    _identity: Rows
 
-    def __init__(self, rows: Any, protection: Protection):
+    def __init__(self, rows: Any, protection: Protection, identity: Rows | None = None):
         object.__setattr__(self, "_rows", rows)
         object.__setattr__(self, "_protection", protection)
+        object.__setattr__(self, "_identity", Rows() if identity is None else identity)
+
+    def _same_rows(self, other: _Protected, operation: str) -> None:
+        """Refuse, as pandas does, an operand from another protect() or from other rows."""
+        if other._protection.key != self._protection.key:
+            raise refusal(operation, "mixing", "the two objects come from different protect() calls")
+        if other._identity is not self._identity:
+            raise refusal(operation, "mixing", "the two objects hold different rows (one was filtered since they "
+                                               "were the same frame)")
 
     @property
     def _data(self) -> Any:
@@ -87,13 +102,12 @@ class ProtectedDaskFrame(_Protected):
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, ProtectedDaskSeries):  # a filter by a condition computed from these rows
-            if key._protection.key != self._protection.key:
-                raise RefusedError("a filter must be a condition on the same protected rows")
-            return ProtectedDaskFrame(self._rows[key._rows], self._protection)
+            self._same_rows(key, "ProtectedFrame[condition]")
+            return ProtectedDaskFrame(self._rows[_mask(key._rows)], self._protection, self._identity.derived())
         # The pandas object's check of the key (it reads only the column labels): the same refusals.
         selected = self._rows[column_key(self._rows.columns, key, "p[key]")]
         kind = ProtectedDaskSeries if isinstance(selected, dd.Series) else ProtectedDaskFrame
-        return kind(selected, self._protection)
+        return kind(selected, self._protection, self._identity)
 
     def assign(self, **columns: Any) -> ProtectedDaskFrame:
         """Row-wise new columns: protected Dask series of the same rows, or callables of the frame."""
@@ -101,10 +115,11 @@ class ProtectedDaskFrame(_Protected):
         for name, value in columns.items():
             if callable(value):
                 value = value(self)
-            if not isinstance(value, ProtectedDaskSeries) or value._protection.key != self._protection.key:
+            if not isinstance(value, ProtectedDaskSeries):
                 raise TypeError(f"assign({name}=...) takes a row-wise expression of this frame's columns")
+            self._same_rows(value, f"assign({name}=...)")
             plain[name] = value._rows
-        return ProtectedDaskFrame(self._rows.assign(**plain), self._protection)
+        return ProtectedDaskFrame(self._rows.assign(**plain), self._protection, self._identity)
 
 
 class ProtectedDaskSeries(_Protected):
@@ -112,17 +127,50 @@ class ProtectedDaskSeries(_Protected):
 
     _kind = "ProtectedSeries"
 
-    def _rowwise(self, other: Any, op: Any) -> ProtectedDaskSeries:
+    def _rowwise(self, other: Any, op: Any, symbol: str) -> ProtectedDaskSeries:
+        operation = f"ProtectedSeries {symbol}"
         if isinstance(other, _Protected):
-            if other._protection.key != self._protection.key:
-                raise RefusedError("row-wise operations combine columns of the same protected rows only")
+            self._same_rows(other, operation)
             other = other._rows
-        return ProtectedDaskSeries(op(self._rows, other), self._protection)
+        elif not is_constant(other):  # a public series or array would be lined up with the rows (pandas refuses it)
+            raise refusal(operation, "mixing", f"the other operand is a {type(other).__name__}, not a constant or "
+                                               "a column of the same protected rows")
+        # The pandas row-wise evaluation per partition: result type from the schema, and a value the operation
+        # fails on becomes missing, so no error (nor its message) can depend on a value.
+        metas = [self._rows._meta, other._meta if isinstance(other, dd.Series) else other]
+        meta = elementwise(op, metas, operation=operation)
+        rows = self._rows.map_partitions(_elementwise, other, op=op, operation=operation, dtype=meta.dtype, meta=meta)
+        return ProtectedDaskSeries(rows, self._protection, self._identity)
 
 
-for _name in ("eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv"):
+for _name, _symbol in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="),
+                       ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/")):
     setattr(ProtectedDaskSeries, f"__{_name}__",
-            functools.partialmethod(ProtectedDaskSeries._rowwise, op=getattr(operator, _name)))
+            functools.partialmethod(ProtectedDaskSeries._rowwise, op=getattr(operator, _name), symbol=_symbol))
+
+
+def _elementwise(*operands: Any, op: Any, operation: str, dtype: Any) -> Any:
+    """One partition of a row-wise operation, as on pandas (:func:`dpframe.protection.rowwise.elementwise`)."""
+    return elementwise(op, operands, operation=operation, dtypes=dtype)
+
+
+def _mask(condition: Any) -> Any:
+    """A protected condition as a plain boolean mask, missing as False, as pandas' filters; refused if not boolean.
+
+    A mask of other values would be taken as row labels, and Dask's error would print them.
+    """
+    if not pd.api.types.is_bool_dtype(condition.dtype):
+        raise TypeError(f"p[condition] needs a boolean condition, got dtype {condition.dtype}; compare values to "
+                        "build one (e.g. p['x'] > 0), or convert with .astype('boolean')")
+    if condition.dtype == bool:
+        return condition
+    # In a partition function: Dask's own astype(bool) of a mask made the filter return the mask (dask 2026.8).
+    return condition.map_partitions(_as_bool, meta=condition._meta.astype(bool))
+
+
+def _as_bool(part: Any) -> Any:
+    """A nullable boolean partition as numpy booleans, missing as False."""
+    return part.fillna(False).astype(bool)
 
 
 class DaskQueries:
@@ -150,8 +198,8 @@ class DaskQueries:
         """Noisy number of rows (frames) or non-missing values (series), as the pandas ``.dp.count``."""
         target = self._obj._target()
         data = self._obj._data
-        read = (lambda: int(data.count().compute())) if isinstance(data, dd.Series) else (
-            lambda: int(data.map_partitions(len).sum().compute()))
+        read = (lambda: int(computed(data.count()))) if isinstance(data, dd.Series) else (
+            lambda: int(computed(data.map_partitions(len).sum())))
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism), read)
 
     def _column(self, query: str) -> moments.Column:
@@ -274,7 +322,13 @@ def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho:
     check_contributions(max_contributions)
     check_not_reserved(data._meta)
     check_unit_column(data, privacy_unit, max_contributions)
-    budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=None, extend=False)
+    # Dask's name of the frame is a token of its graph (the files read, or a hash of in-memory data): the same
+    # data protected again under another name meets its first budget, as pandas' content fingerprint does.
+    # The row count is not known without a pass (-1).
+    columns = list(map(str, data.columns)) if isinstance(data, dd.DataFrame) else [str(data.name)]
+    identity = (f"dask {data._name}", -1, ", ".join(columns))
+    budget = budget_for_data(resolve_ledger(ledger), kind, total, name=name, data=None, extend=False,
+                             identity=identity)
     protection = Protection(budget, max_contributions, privacy_unit)
     if privacy_unit is not None:
         data = units.by_unit(data, privacy_unit)

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.dask.shield import computed
 from dpframe.noise.mechanism import Privacy, SumGrid
 from dpframe.queries import kernels, scalar, select, temporal
 from dpframe.queries.bounds import BoundsReads, Buckets, bucket_counts, clipped_counts
@@ -62,7 +63,7 @@ def _partials(column: Any, kernel: Callable[[pd.Series[Any]], Any]) -> list[Any]
     ``kernel`` is shipped to the workers: it holds grids and numbers, never a target or its budget.
     """
     results = column.map_partitions(lambda part: pd.Series([kernel(part)], dtype=object), meta=(None, "object"))
-    return list(results.compute())
+    return list(computed(results))
 
 
 def _total(parts: Sequence[NDArray[np.int64]]) -> NDArray[np.int64]:

@@ -55,6 +55,7 @@ import pandas as pd
 from dask.delayed import delayed
 from numpy.typing import NDArray
 
+from dpframe.dask.shield import computed
 from dpframe.queries.plan import Target
 from dpframe.noise.mechanism import Privacy
 from dpframe.synthesis.domain import Cells, ColumnDomain, Count, DomainPlan, _advice, axis_values
@@ -134,7 +135,7 @@ class _Source:
             self.expected.clear()
             parts = self.data[list(self.names)].to_delayed()
             partials = [delayed(_partition_counts)(part, self.names, self.domains, unread) for part in parts]
-            total = _tree_sum(partials).compute()
+            total = computed(_tree_sum(partials))
             self.read.update(zip(unread, total))
             self.computes.append(len(unread))
         return [self.read[c] for c in cliques]
@@ -213,7 +214,7 @@ class DaskReader:
 
         def count(cells: Cells, size: int) -> NDArray[np.int64]:
             partials = [delayed(_present_cells)(part, cells, size) for part in self.data[name].to_delayed()]
-            (table,) = _tree_sum(partials).compute()
+            (table,) = computed(_tree_sum(partials))
             self.computes.append(1)
             return np.asarray(table, dtype=np.int64)
 

@@ -36,6 +36,7 @@ import pandas as pd
 from dask.dataframe.utils import has_known_categories
 from numpy.typing import NDArray
 
+from dpframe.dask.shield import computed
 from dpframe.errors import RefusedError
 from dpframe.protection.units import Protection
 from dpframe.queries import kernels, partitioned
@@ -53,7 +54,7 @@ _ON_A_WORKER = cast(Protection, None)
 def _on_partitions(data: Any, partial: Callable[[Any], Any]) -> list[Any]:
     """``partial`` of every partition (a small object each), computed in one Dask pass, in partition order."""
     results = data.map_partitions(lambda part: pd.Series([partial(part)]), meta=(None, "object"))
-    return list(results.compute())
+    return list(computed(results))
 
 
 def bin_counts(data: Any) -> Callable[[NDArray[np.float64], bool], NDArray[np.int64]]:
@@ -159,10 +160,10 @@ class DaskCells(CellReader):
 
     def present(self, columns: Sequence[Any]) -> int:
         present = self._columns(columns).notnull()
-        return int((present if present.ndim == 1 else present.all(axis=1)).sum().compute())
+        return int(computed((present if present.ndim == 1 else present.all(axis=1)).sum()))
 
     def missing(self, column: Any) -> int:
-        return int(self._columns([column]).isnull().sum().compute().sum())
+        return int(computed(self._columns([column]).isnull().sum()).sum())
 
     def with_values_in(self, column: Any) -> DaskCells:
         meta = self.target.obj

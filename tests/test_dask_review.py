@@ -1,0 +1,129 @@
+"""Adversarial review of the Dask front: attacks that once worked, each refused or made harmless."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+
+import dask  # noqa: E402
+
+import dpframe  # noqa: E402
+import dpframe.dask  # noqa: E402
+from dpframe.errors import DPFrameError, LedgerError, RefusedError  # noqa: E402
+from dpframe.testing import seeded_noise  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
+
+
+def _protect(df: pd.DataFrame, npartitions: int = 2, **kwargs: Any) -> Any:
+    return dd.from_pandas(df, npartitions=npartitions).dp.protect(
+        epsilon=10.0, name="review", ledger=dpframe.Ledger.in_memory(), **kwargs)
+
+
+def test_public_series_operand_is_refused_as_on_pandas() -> None:
+    """A public series with one label repeated would be lined up with row 7: one person counted 1000 times."""
+    p = _protect(pd.DataFrame({"x": np.arange(1000.0)}))
+    crafted = pd.Series(0.0, index=[7] * 1000)
+    for operand in (crafted, dd.from_pandas(crafted, npartitions=1), np.zeros(3)):
+        with pytest.raises(RefusedError, match="not a constant or a column of the same protected rows"):
+            p["x"] + operand
+    assert p.dp.budget.spent.epsilon == 0
+
+
+def test_columns_of_different_rows_do_not_combine() -> None:
+    """Filtered and unfiltered columns under a repeated row label joined as a cartesian product (50 000 rows of
+    1000); pandas refuses them, and so does Dask now, in arithmetic, filters and assign."""
+    df = pd.DataFrame({"g": np.repeat(np.arange(10), 100), "x": np.arange(1000) % 2 * 1.0}).set_index("g")
+    p = _protect(df)
+    kept = p[p["x"] > 0]
+    with pytest.raises(RefusedError, match="hold different rows"):
+        kept["x"] + p["x"]
+    with pytest.raises(RefusedError, match="hold different rows"):
+        kept[p["x"] >= 0]
+    with pytest.raises(RefusedError, match="hold different rows"):
+        kept.assign(y=p["x"])
+    # Column selection, row-wise expressions and assign keep the rows: they still combine.
+    same = kept.assign(y=kept["x"] * 2)
+    with seeded_noise(1):
+        assert abs(same[same["y"] > 1]["y"].dp.count(epsilon=5.0) - 500) < 20
+
+
+def test_non_boolean_condition_is_refused_before_the_charge() -> None:
+    """Dask took a float condition as row labels, and its KeyError printed the values."""
+    p = _protect(pd.DataFrame({"x": np.arange(100.0)}))
+    with pytest.raises(TypeError, match="needs a boolean condition, got dtype float64"):
+        p[p["x"] + 1]
+    assert p.dp.budget.spent.epsilon == 0
+
+
+def test_nullable_condition_keeps_the_frame() -> None:
+    """A condition with missing values (pyarrow strings) filters as pandas: missing is False."""
+    p = _protect(pd.DataFrame({"s": ["a", "b"] * 49 + ["a", None], "x": 1.0}))
+    condition = p["s"] == "a"
+    rows = p[condition]._rows.compute()
+    assert list(rows.columns) == ["s", "x"] and len(rows) == 50
+
+
+def test_a_value_that_fails_becomes_missing_not_an_error() -> None:
+    """``'b' < 2`` raised after the charge only if the row's value was text: whether the query failed told it."""
+    df = pd.DataFrame({"id": np.arange(100), "v": pd.Series([1] * 99 + ["secret"], dtype=object)})
+    with dask.config.set({"dataframe.convert-string": False}):
+        p = _protect(df)
+    answers = []
+    for target in (7, 99):
+        with seeded_noise(0):
+            answers.append((p[p["id"] == target]["v"] < 2).dp.count(epsilon=1.0))
+    pandas = df.dp.protect(epsilon=10.0, ledger=dpframe.Ledger.in_memory())
+    with seeded_noise(0):
+        assert (pandas[pandas["id"] == 99]["v"] < 2).dp.count(epsilon=1.0) == answers[1]
+
+
+def test_failing_read_withholds_the_value() -> None:
+    """A CSV field that does not parse as its declared type: Dask's message printed the field."""
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "a.csv")
+    with open(path, "w") as file:
+        file.write("x\n" + "1\n" * 50 + "alice-secret\n")
+    p = dpframe.dask.read_csv(path, dtype={"x": "int64"}, epsilon=1.0, name="csv",
+                              ledger=dpframe.Ledger.in_memory())
+    for query in (lambda: p["x"].dp.sum(bounds=(0, 10), epsilon=0.25), lambda: p.dp.count(epsilon=0.25),
+                  lambda: p["x"].dp.histogram(bins=[0, 5, 10], epsilon=0.25)):
+        with pytest.raises(DPFrameError) as raised:
+            query()
+        assert "alice" not in str(raised.value) and "message is withheld" in str(raised.value)
+
+
+def test_same_data_cannot_get_a_second_budget_by_another_name() -> None:
+    """pandas refuses the same data under a second name (its content fingerprint); Dask uses its graph token."""
+    ledger = dpframe.Ledger.in_memory()
+    ddf = dd.from_pandas(pd.DataFrame({"x": np.arange(100.0)}), npartitions=2)
+    first = ddf.dp.protect(epsilon=1.0, name="one", ledger=ledger)
+    with pytest.raises(LedgerError, match="already protected under budget 'one'"):
+        ddf.dp.protect(epsilon=1.0, name="two", ledger=ledger)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = ddf.dp.protect(epsilon=1.0, name="one", ledger=ledger)
+    assert again.dp.budget.id == first.dp.budget.id
+
+
+def test_mixing_dask_and_pandas_protections_is_refused() -> None:
+    df = pd.DataFrame({"x": np.arange(10.0)})
+    on_dask, on_pandas = _protect(df), df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(RefusedError):
+        on_dask["x"] + on_pandas["x"]
+    with pytest.raises(RefusedError):
+        on_pandas["x"] + on_dask["x"]
+    with pytest.raises(RefusedError):
+        on_dask[on_pandas["x"] > 0]
+    other = dd.from_pandas(df.assign(y=1), npartitions=2).dp.protect(epsilon=1.0, name="other",
+                                                                     ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(RefusedError, match="different protect"):
+        on_dask["x"] + other["x"]
