@@ -127,3 +127,18 @@ def test_mixing_dask_and_pandas_protections_is_refused() -> None:
                                                                      ledger=dpframe.Ledger.in_memory())
     with pytest.raises(RefusedError, match="different protect"):
         on_dask["x"] + other["x"]
+
+
+def test_unit_column_of_objects_is_refused_before_a_budget_exists() -> None:
+    """``1``, ``1.0`` and ``True`` are one unit to pandas, but Dask's shuffle hashed them to different partitions:
+    that unit kept 3 rows with ``max_contributions=1`` (pandas keeps 1)."""
+    df = pd.DataFrame({"user": pd.Series([1, True, 1.0] * 33, dtype=object), "x": 1.0})
+    ledger = dpframe.Ledger.in_memory()
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(df, npartitions=4)
+    with pytest.raises(TypeError, match="privacy_unit 'user' has dtype object"):
+        ddf.dp.protect(epsilon=1.0, name="objects", privacy_unit="user", ledger=ledger)
+    assert ledger.budgets().empty
+    p = ddf.assign(user=ddf["user"].astype("float64")).dp.protect(
+        epsilon=1.0, name="numbers", privacy_unit="user", ledger=ledger)
+    assert len(p._data.compute()) == 1  # internal: the rows one read may use

@@ -322,6 +322,8 @@ def protect(data: Any, *, epsilon: float | None = None, delta: float = 0.0, rho:
     check_contributions(max_contributions)
     check_not_reserved(data._meta)
     check_unit_column(data, privacy_unit, max_contributions)
+    if privacy_unit is not None:
+        units.check_unit_dtype(data._meta, privacy_unit)
     # Dask's name of the frame is a token of its graph (the files read, or a hash of in-memory data): the same
     # data protected again under another name meets its first budget, as pandas' content fingerprint does.
     # The row count is not known without a pass (-1).

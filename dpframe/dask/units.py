@@ -70,6 +70,15 @@ def with_unit_index(part: pd.DataFrame, unit: str) -> pd.DataFrame:
     return part.set_axis(pd.Index(part[unit].to_numpy(), name=UNIT_LEVEL), axis=0)
 
 
+def check_unit_dtype(meta: pd.DataFrame, unit: str) -> None:
+    """Refuse, from the schema, a unit column of Python objects: values that pandas counts as one unit
+    (``1``, ``1.0`` and ``True``) hash apart in Dask's shuffle, so one unit could keep its rows in several
+    partitions and contribute ``max_contributions`` rows in each."""
+    if meta[unit].dtype == object:
+        raise TypeError(f"privacy_unit {unit!r} has dtype object: on Dask the unit column must have one type "
+                        f"(convert it before protect(), e.g. ddf[{unit!r}].astype('string') or a numeric dtype)")
+
+
 def by_unit(data: Any, unit: str) -> Any:
     """The Dask frame ``data`` hash-partitioned by ``unit`` and indexed by it (lazy: part of the graph).
 
