@@ -142,3 +142,13 @@ def test_unit_column_of_objects_is_refused_before_a_budget_exists() -> None:
     p = ddf.assign(user=ddf["user"].astype("float64")).dp.protect(
         epsilon=1.0, name="numbers", privacy_unit="user", ledger=ledger)
     assert len(p._data.compute()) == 1  # internal: the rows one read may use
+
+
+def test_the_number_of_partitions_is_not_shown() -> None:
+    """``from_pandas(chunksize=1)`` (or read_csv's blocks) made ``p.npartitions`` the number of rows."""
+    df = pd.DataFrame({"x": np.arange(37.0)})
+    p = dd.from_pandas(df, chunksize=1).dp.protect(epsilon=1.0, name="chunks", ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(RefusedError, match="npartitions"):
+        p.npartitions
+    with pytest.raises(RefusedError, match="npartitions"):
+        p["x"].npartitions

@@ -26,8 +26,10 @@ from dpframe.queries.plan import Target
 from dpframe.results import DPFloat, DPInt
 
 # What a protected Dask object lets through (as the pandas one): column selection, filters by a condition
-# on its own rows, row-wise assign. Everything else is refused with the pandas object's message.
-_ALLOWED = frozenset({"columns", "dtypes", "dtype", "name", "npartitions"})
+# on its own rows, row-wise assign. Everything else is refused with the pandas object's message. Not
+# npartitions: it can follow the data's size (read_csv's blocks, a Parquet file's row groups, from_pandas'
+# chunksize), so it is refused as the number of rows is.
+_ALLOWED = frozenset({"columns", "dtypes", "dtype", "name"})
 # Dask's own ways to materialise rows (pandas has none of them): refused as exact reads.
 _MATERIALISE = frozenset({"compute", "persist", "to_pandas", "to_delayed", "to_dask_array", "to_records",
                           "partitions", "get_partition", "to_parquet", "to_csv", "to_json", "to_hdf", "to_sql",
