@@ -125,3 +125,11 @@ def test_front_door_needs_a_name_and_protects_once(df: pd.DataFrame) -> None:
             protected.dp.protect(epsilon=1.0)
         errors.append(str(error.value))
     assert errors[0] == errors[1]
+
+
+def test_repr_shows_the_schema_and_budget_never_rows() -> None:
+    ddf = dd.from_pandas(pd.DataFrame({"age": [31, 47], "city": ["Oslo", "Rome"]}), npartitions=2)
+    p = ddf.dp.protect(epsilon=1.0, name="repr", ledger=dpframe.Ledger.in_memory())
+    shown = repr(p) + repr(p["age"])
+    assert "age: int64" in shown and "2 partitions" in shown and "remaining ε=1" in shown
+    assert "31" not in shown and "Oslo" not in shown

@@ -69,6 +69,15 @@ class _Protected:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NoReturn:
         raise refusal(f"converting a {self._kind} to a numpy array", "exact")
 
+    def __repr__(self) -> str:  # the schema and the budget, as the pandas objects show them: never rows
+        meta = self._rows._meta
+        schema = (", ".join(f"{c}: {t}" for c, t in meta.dtypes.items()) if isinstance(meta, pd.DataFrame)
+                  else f"{meta.name!r}: {meta.dtype}")
+        budget = self._protection.budget
+        return (f"{self._kind}({schema}; rows hidden; a Dask {type(self._rows).__name__} of "
+                f"{self._rows.npartitions} partitions)\nbudget {budget.total} (remaining {budget.remaining}); "
+                f"privacy unit: {self._protection.unit_description}")
+
     @property
     def dp(self) -> DaskQueries:
         """The private queries of this object."""
