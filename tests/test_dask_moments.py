@@ -152,7 +152,7 @@ def test_merged_buckets_choose_the_bounds_of_all_the_values() -> None:
         return bucket_counts(np.concatenate(parts))
 
     everything = bucket_counts(np.concatenate(parts))
-    for seed in range(20):
+    for seed in (*range(12), 38):  # seed 38 draws a positive inside the cuts: the recount (found by search)
         merged = Buckets.merged([Buckets.of(v, reach=16 * 8) for v in parts], whole)
         with seeded_noise(seed):
             ours = choose_bounds(merged, Fraction(1, 16), 1)
