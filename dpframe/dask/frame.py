@@ -144,6 +144,17 @@ class DaskQueries:
         """Refused, as on pandas: this data is already protected."""
         raise AlreadyProtectedError(ALREADY_PROTECTED)
 
+    def __getattr__(self, name: str) -> NoReturn:
+        # A pandas .dp query without a Dask path yet: say so (a bare AttributeError would read as a typo).
+        from dpframe.accessor import DataFrameAccessor, SeriesAccessor
+
+        if not name.startswith("_") and (hasattr(DataFrameAccessor, name) or hasattr(SeriesAccessor, name)):
+            raise NotImplementedError(
+                f".dp.{name} has no Dask path yet (docs/dask.md, Status): nothing was charged. Ask it of data you "
+                "can hold in memory as a pandas frame protected with protect(budget=p.dp.budget), so that it "
+                "spends this same budget")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @property
     def budget(self) -> Budget:
         """The budget these queries spend."""
