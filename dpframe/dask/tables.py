@@ -7,6 +7,10 @@ arguments. After the charge it reads its exact aggregates through
 that runs the pandas kernels on every partition and returns a small object
 per partition (counts per bin or cell, grid sums per group), added up
 exactly on the client. The noise is then added once, by the pandas code.
+Automatic bounds (a number of bins, or group-by statistics, without
+``bounds``) are the pandas bounds step, reading the column's bucket counts
+through :func:`dpframe.dask.moments.bounds_reads`, over the same rows as the
+query's own pass.
 
 Cells that are not public (private selection of categories) are observed per
 partition. Each partition sends, with its per-cell aggregates, the row
@@ -36,9 +40,11 @@ import pandas as pd
 from dask.dataframe.utils import has_known_categories
 from numpy.typing import NDArray
 
+from dpframe.dask.moments import bounds_reads
 from dpframe.errors import RefusedError
 from dpframe.protection.units import Protection
 from dpframe.queries import kernels, partitioned
+from dpframe.queries.bounds import BoundsReads
 from dpframe.queries.partitioned import CellReader, GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
 
@@ -169,13 +175,12 @@ class DaskCells(CellReader):
         target = Target(meta[meta[column].notna()], self.target.protection)  # the schema: no rows
         return DaskCells(target, self.data[self.data[column].notnull()])
 
+    def bounds_reads(self, column: Any) -> BoundsReads:
+        return bounds_reads(self.data if self.data.ndim == 1 else self.data[column])
+
 
 class DaskGroupBy(GroupBy):
     """:class:`GroupBy` on a Dask frame: the pandas group-by, reading through :class:`DaskCells`."""
-
-    def _check_automatic_bounds(self, query: str) -> None:
-        raise ValueError(f"{query} on a Dask frame needs bounds=(lo, hi) for now (a dict per column in agg): "
-                         "automatic bounds on Dask are not built yet (docs/dask.md)")
 
     def quantile(self, column: Any, q: Any = 0.5, *, bounds: Any = None, epsilon: float | None = None,
                  rho: float | None = None) -> pd.Series[Any] | pd.DataFrame:
@@ -211,10 +216,8 @@ def _refuse_dates(target: Target) -> None:
 def histogram(target: Target, data: Any, bins: Any, bounds: Any, privacy: Any) -> pd.Series[Any]:
     """``p[col].dp.histogram`` on Dask: :func:`partitioned.histogram` with per-partition bin counts."""
     _refuse_dates(target)
-    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1 and bounds is None:
-        raise ValueError("histogram on a Dask frame needs bin edges, or bounds=(lo, hi) with a number of bins, for "
-                         "now: automatic bounds on Dask are not built yet (docs/dask.md)")
-    return partitioned.histogram(target, target.series, bins, bounds, privacy, read=bin_counts(data))
+    return partitioned.histogram(target, target.series, bins, bounds, privacy, read=bin_counts(data),
+                                 bounds_reads=bounds_reads(data))
 
 
 def partitioning(target: Target, columns: Sequence[Any], keys: KeySpec) -> Partitioning:
