@@ -196,7 +196,7 @@ class DaskGroupBy(GroupBy):
         return answer
 
 
-def _check_keys(target: Target, columns: Sequence[Any], keys: KeySpec) -> None:
+def check_keys(target: Target, columns: Sequence[Any], keys: KeySpec) -> None:
     """Refuse (before any charge) a Dask categorical with unknown categories: its ``_meta`` has a placeholder."""
     declared = set(keys) if isinstance(keys, Mapping) else (set(columns) if keys is not None else set())
     for column in columns:
@@ -223,7 +223,7 @@ def histogram(target: Target, data: Any, bins: Any, bounds: Any, privacy: Any) -
 def partitioning(target: Target, columns: Sequence[Any], keys: KeySpec) -> Partitioning:
     """The pandas :class:`Partitioning`, after refusing Dask's unknown categories."""
     found = Partitioning.of(target, columns, keys)  # unknown columns and bad keys first, as on pandas
-    _check_keys(target, columns, keys)
+    check_keys(target, columns, keys)
     return found
 
 
