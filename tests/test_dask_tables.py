@@ -109,6 +109,12 @@ QUERIES = {
         {"x": ["sum", "count"], "n": "var"}, bounds={"n": (0, 10)}, epsilon=1.0),
     "groupby list automatic bounds": lambda p: p.dp.groupby("k")[["x", "n"]].mean(bounds={"x": (0, 100)},
                                                                                     epsilon=1.0),
+    # Per-group quantiles: each public group's values read by the quantile reads of dpframe.dask.moments.
+    "groupby median automatic bounds": lambda p: p.dp.groupby("k")["x"].median(epsilon=1.0),
+    "groupby integer quantiles": lambda p: p.dp.groupby(["k", "b"]).quantile("n", [0.2, 0.8], bounds=(0, 10),
+                                                                              epsilon=1.0),
+    "groupby float quantile, declared keys": lambda p: p.dp.groupby("c", keys=["a", "b", "z"]).quantile(
+        "x", 0.3, bounds=(0, 100), epsilon=1.0),
 }
 
 
@@ -161,6 +167,10 @@ REFUSED = {
     "agg of private groups": lambda p: p.dp.groupby("c").agg({"x": "mean"}, bounds=(0, 1), epsilon=1.0),
     "agg bad statistic": lambda p: p.dp.groupby("k").agg({"x": "mode"}, bounds=(0, 1), epsilon=1.0),
     "duplicate keys": lambda p: p["c"].dp.value_counts(keys=["a", "a"], epsilon=1.0),
+    "median of private groups": lambda p: p.dp.groupby("c")["x"].median(bounds=(0, 100), epsilon=1.0),
+    "quantile of an unknown column": lambda p: p.dp.groupby("k").quantile("zz", epsilon=1.0),
+    "quantile of text": lambda p: p.dp.groupby("k").quantile("c", bounds=(0, 1), epsilon=1.0),
+    "bad quantile level": lambda p: p.dp.groupby("k").quantile("x", 1.5, bounds=(0, 1), epsilon=1.0),
 }
 
 
@@ -181,7 +191,6 @@ def test_refusals_are_the_pandas_ones_and_free(df: pd.DataFrame, name: str) -> N
 
 
 DASK_ONLY = {
-    "group medians": (lambda p: p.dp.groupby("k")["x"].median(bounds=(0, 100), epsilon=1.0), "not built yet"),
     "groupby a series": (lambda p: p.dp.groupby(p["x"] > 3), "column names"),
     "unknown categories": (lambda p: p["u"].dp.value_counts(epsilon=1.0), "unknown to Dask"),
     "dates": (lambda p: p["d"].dp.histogram(bins="MS", bounds=("2020-01-01", "2020-12-31"), epsilon=1.0),
@@ -274,6 +283,7 @@ def test_what_goes_to_the_workers_holds_no_budget(df: pd.DataFrame) -> None:
         p = _protect(data)
         with seeded_noise(2), dask.config.set({"scheduler": scheduler, "num_workers": 2, "multiprocessing.context": "fork"}):
             answers.append([p["x"].dp.histogram(bins=[0, 50, 100], epsilon=1.0), p["s"].dp.value_counts(epsilon=1.0),
-                            p.dp.groupby("c")["x"].var(bounds=(0, 100), epsilon=1.0)])
+                            p.dp.groupby("c")["x"].var(bounds=(0, 100), epsilon=1.0),
+                            p.dp.groupby("k")["x"].median(epsilon=1.0)])
     for a, b in zip(*answers):
         _equal(a, b)

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,9 @@ from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
 from dpframe.results import OTHER, Release, current_release, with_release
+
+if TYPE_CHECKING:
+    from dpframe.queries.select import QuantileReads  # select builds on this module
 
 KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
 
@@ -218,6 +221,11 @@ class CellReader:
 
     def bounds_reads(self, column: Any) -> BoundsReads | None:
         """Where the automatic bounds of ``column`` read its values (None: the rows of the target)."""
+        return None
+
+    def group_quantiles(self, partitioning: Partitioning, column: Any) -> Callable[[int], QuantileReads] | None:
+        """Where the quantiles of ``column`` in each public group (by number) read its values (None: the rows of
+        the target, in one pass)."""
         return None
 
 
@@ -733,7 +741,7 @@ class GroupBy:
         from dpframe.queries.select import grouped_quantile  # select builds on this module
 
         return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
-                                rho=rho)
+                                rho=rho, read=self._read)
 
     def median(
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
