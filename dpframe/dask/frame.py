@@ -13,6 +13,7 @@ from dask.dataframe.extensions import register_dataframe_accessor, register_seri
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
 from dpframe.dask import moments, tables, units
+from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.errors import AlreadyProtectedError, RefusedError
 from dpframe.noise.mechanism import Privacy
 from dpframe.protection.objects import column_key
@@ -218,8 +219,8 @@ class DaskQueries:
         if isinstance(data, dd.Series):
             if weights is not None or include != "all":
                 raise TypeError("weights= and include= describe the columns of a frame, not a series")
-            return moments.describe_series(data, target, **arguments)
-        return moments.describe_frame(data, target, include, weights=weights, **arguments)
+            return describe_series(data, target, **arguments)
+        return describe_frame(data, target, include, weights=weights, **arguments)
 
     def synthesize(self, epsilon: float | None = None, delta: float | None = None, *, rho: float | None = None,
                    n: int | None = None, method: str = "aim", columns: Any = None, marginals: Any = None,
