@@ -307,7 +307,12 @@ def _as_time(scale: temporal.TimeScale, row: str, value: Any) -> Any:
     """A describe cell of a date or duration column, from seconds: times, and the std as a duration."""
     if not isinstance(value, (int, float)) or value != value or row in ("count", "unreliable"):
         return value
-    return pd.Timedelta(seconds=value) if row == "std" else scale.point(value)
+    try:
+        return pd.Timedelta(seconds=value) if row == "std" else scale.point(value)
+    except (OverflowError, ValueError):  # pandas' out-of-bounds errors are ValueErrors
+        # A released value too noisy for pandas' time types (beyond about 292 years): shown as NaT, not raised
+        # after the charge; the 'unreliable' row names it.
+        return pd.NaT
 
 
 def _unreliable_cell(rows: list[str]) -> dict[str, Any]:
