@@ -21,15 +21,14 @@ is never seeded.
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-import warnings
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from timing import alternating_rounds, print_ratios
 
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.accounting.ledger import Ledger
@@ -57,24 +56,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    warnings.simplefilter("ignore")  # clipping warnings of the automatic bounds, on purpose
     for n in args.rows or [1_000_000, 10_000_000]:
-        calls = entries(n, args.seed)
-        times: dict[str, list[float]] = {name: [] for name in calls}
-        for call in calls.values():
-            call()  # warm up
-        for _ in range(args.rounds):
-            for name, call in calls.items():
-                start = time.process_time()
-                call()
-                times[name].append(time.process_time() - start)
-        reference = statistics.median(times["pandas x.mean()"])
-        print(f"\n{n:,} rows, epsilon = 1, CPU time, median of {args.rounds} alternating rounds")
-        print(f"  {'':44} {'ms':>8} {'x pandas':>9}")
-        for name, ts in times.items():
-            t = statistics.median(ts)
-            print(f"  {name:44} {1e3 * t:8.2f} {t / reference:9.2f}")
-
+        times = alternating_rounds(entries(n, args.seed), args.rounds, clock=time.process_time)
+        print_ratios(times, "pandas x.mean()",
+                     f"{n:,} rows, epsilon = 1, CPU time, median of {args.rounds} alternating rounds", width=44)
 
 if __name__ == "__main__":
     main()

@@ -122,10 +122,32 @@ def _plain_mean(path: Path) -> Callable[[], float]:
     return lambda: float(dd.read_parquet(path, columns=["x"])["x"].mean().compute())
 
 
-# name -> (private call, the same non-private Dask aggregate, the column it reads). The histogram case
-# (.dp.histogram on Dask against ddf["u"].map_partitions(np.histogram...) or value_counts) goes here.
+EDGES = np.linspace(0.0, 100.0, 11)  # ten bins of the uniform column
+
+
+def _private_histogram(path: Path) -> Callable[[], Any]:
+    def run() -> Any:
+        p = dpframe.dask.read_parquet(path, columns=["u"], epsilon=1e9, name=f"bench {time.time_ns()}",
+                                      ledger=dpframe.Ledger.in_memory())
+        return p["u"].dp.histogram(bins=EDGES, epsilon=1.0)
+    return run
+
+
+def _partition_histogram(part: pd.Series) -> pd.Series:
+    return pd.Series([np.histogram(part.to_numpy(), EDGES)[0]])
+
+
+def _plain_histogram(path: Path) -> Callable[[], Any]:
+    # What a non-private user writes: numpy's histogram per partition, added up (as fast as da.histogram, and
+    # several times faster than pd.cut and value_counts on Dask).
+    return lambda: sum(dd.read_parquet(path, columns=["u"])["u"].map_partitions(
+        _partition_histogram, meta=(None, "object")).compute())
+
+
+# name -> (private call, the same non-private Dask aggregate, the column it reads).
 CASES: dict[str, tuple[Callable[[Path], Callable[[], Any]], Callable[[Path], Callable[[], Any]], str]] = {
     "mean": (_private_mean, _plain_mean, "x"),
+    "histogram": (_private_histogram, _plain_histogram, "u"),
 }
 
 

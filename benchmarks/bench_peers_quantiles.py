@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import statistics
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from timing import alternating_rounds, print_ratios
 
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.accounting.ledger import Ledger
@@ -141,25 +140,9 @@ def mean_timing(rows: list[int], rounds: int, seed: int) -> None:
     for n in rows:
         x = pd.Series(np.random.default_rng(seed).normal(size=n), name="x")
         functions = mean_functions(x)
-        times: dict[str, list[float]] = {name: [] for name in functions}
-        for name, call in functions.items():  # warm up
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                call()
-        for _ in range(rounds):
-            for name, call in functions.items():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    start = time.perf_counter()
-                    call()
-                    times[name].append(time.perf_counter() - start)
-        reference = statistics.median(times["pandas .mean()"])
-        print(f"\nautomatic-bounds mean, {n:,} rows, ε = {EPSILON}, median of {rounds} alternating rounds")
-        print(f"  {'library':<52} {'seconds':>9} {'× pandas':>9}")
-        for name, ts in times.items():
-            t = statistics.median(ts)
-            print(f"  {name:<52} {t:9.4f} {t / reference:9.1f}")
-
+        times = alternating_rounds(functions, rounds)
+        print_ratios(times, "pandas .mean()",
+                     f"automatic-bounds mean, {n:,} rows, ε = {EPSILON}, median of {rounds} alternating rounds")
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

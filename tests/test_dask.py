@@ -125,3 +125,21 @@ def test_front_door_needs_a_name_and_protects_once(df: pd.DataFrame) -> None:
             protected.dp.protect(epsilon=1.0)
         errors.append(str(error.value))
     assert errors[0] == errors[1]
+
+
+def test_repr_shows_the_schema_and_budget_never_rows() -> None:
+    ddf = dd.from_pandas(pd.DataFrame({"age": [31, 47], "city": ["Oslo", "Rome"]}), npartitions=2)
+    p = ddf.dp.protect(epsilon=1.0, name="repr", ledger=dpframe.Ledger.in_memory())
+    shown = repr(p) + repr(p["age"])
+    assert "age: int64" in shown and "partitions" not in shown and "remaining ε=1" in shown
+    assert "31" not in shown and "Oslo" not in shown
+
+
+def test_a_pandas_query_without_a_dask_path_says_so_and_costs_nothing() -> None:
+    p = dd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1).dp.protect(
+        epsilon=1.0, name="no dask path", ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(NotImplementedError, match=r"\.dp\.top_k has no Dask path yet"):
+        p["a"].dp.top_k(k=1, epsilon=0.5)
+    with pytest.raises(AttributeError):
+        p.dp.no_such_query  # noqa: B018
+    assert p.dp.budget.ledger.empty

@@ -152,3 +152,4 @@ def test_the_number_of_partitions_is_not_shown() -> None:
         p.npartitions
     with pytest.raises(RefusedError, match="npartitions"):
         p["x"].npartitions
+    assert "37" not in repr(p) + repr(p["x"])

@@ -97,6 +97,24 @@ QUERIES = {
     "groupby agg": lambda p: p.dp.groupby("k", keys=["u", "v", "z"]).agg(
         {"x": ["mean", "count"], "n": "sum"}, bounds={"x": (0, 100), "n": (0, 10)}, epsilon=1.0),
     "groupby remembered": _remembered,
+    # Automatic bounds: the pandas bounds step, reading the partitions' bucket counts.
+    "histogram automatic bounds": lambda p: p["x"].dp.histogram(bins=6, epsilon=1.0),
+    "histogram automatic bounds, integers": lambda p: p["n"].dp.histogram(bins=3, epsilon=1.0, mechanism="gaussian",
+                                                                                delta=1e-6),
+    "groupby sum automatic bounds": lambda p: p.dp.groupby("k")["x"].sum(epsilon=1.0),
+    "groupby mean automatic bounds": lambda p: p.dp.groupby("b").mean("x", epsilon=1.0),
+    "groupby std automatic bounds selected": lambda p: p.dp.groupby("c")["x"].std(epsilon=1.0),
+    "groupby sum automatic bounds selected": lambda p: p.dp.groupby("s")["n"].sum(epsilon=1.0),
+    "groupby agg automatic bounds": lambda p: p.dp.groupby("k").agg(
+        {"x": ["sum", "count"], "n": "var"}, bounds={"n": (0, 10)}, epsilon=1.0),
+    "groupby list automatic bounds": lambda p: p.dp.groupby("k")[["x", "n"]].mean(bounds={"x": (0, 100)},
+                                                                                    epsilon=1.0),
+    # Per-group quantiles: each public group's values read by the quantile reads of dpframe.dask.moments.
+    "groupby median automatic bounds": lambda p: p.dp.groupby("k")["x"].median(epsilon=1.0),
+    "groupby integer quantiles": lambda p: p.dp.groupby(["k", "b"]).quantile("n", [0.2, 0.8], bounds=(0, 10),
+                                                                              epsilon=1.0),
+    "groupby float quantile, declared keys": lambda p: p.dp.groupby("c", keys=["a", "b", "z"]).quantile(
+        "x", 0.3, bounds=(0, 100), epsilon=1.0),
 }
 
 
@@ -149,6 +167,10 @@ REFUSED = {
     "agg of private groups": lambda p: p.dp.groupby("c").agg({"x": "mean"}, bounds=(0, 1), epsilon=1.0),
     "agg bad statistic": lambda p: p.dp.groupby("k").agg({"x": "mode"}, bounds=(0, 1), epsilon=1.0),
     "duplicate keys": lambda p: p["c"].dp.value_counts(keys=["a", "a"], epsilon=1.0),
+    "median of private groups": lambda p: p.dp.groupby("c")["x"].median(bounds=(0, 100), epsilon=1.0),
+    "quantile of an unknown column": lambda p: p.dp.groupby("k").quantile("zz", epsilon=1.0),
+    "quantile of text": lambda p: p.dp.groupby("k").quantile("c", bounds=(0, 1), epsilon=1.0),
+    "bad quantile level": lambda p: p.dp.groupby("k").quantile("x", 1.5, bounds=(0, 1), epsilon=1.0),
 }
 
 
@@ -169,13 +191,6 @@ def test_refusals_are_the_pandas_ones_and_free(df: pd.DataFrame, name: str) -> N
 
 
 DASK_ONLY = {
-    "automatic histogram range": (lambda p: p["x"].dp.histogram(bins=4, epsilon=1.0), "needs bin edges"),
-    "automatic group bounds": (lambda p: p.dp.groupby("k")["x"].mean(epsilon=1.0), "needs bounds"),
-    "automatic bounds in agg": (lambda p: p.dp.groupby("k").agg({"x": ["sum", "count"]}, epsilon=1.0),
-                                "needs bounds"),
-    "automatic bounds of a list": (lambda p: p.dp.groupby("k")[["x", "n"]].sum(bounds={"x": (0, 1)}, epsilon=1.0),
-                                   "needs bounds"),
-    "group medians": (lambda p: p.dp.groupby("k")["x"].median(bounds=(0, 100), epsilon=1.0), "not built yet"),
     "groupby a series": (lambda p: p.dp.groupby(p["x"] > 3), "column names"),
     "unknown categories": (lambda p: p["u"].dp.value_counts(epsilon=1.0), "unknown to Dask"),
     "dates": (lambda p: p["d"].dp.histogram(bins="MS", bounds=("2020-01-01", "2020-12-31"), epsilon=1.0),
@@ -224,6 +239,20 @@ def test_each_query_is_charged_before_one_pass_over_the_partitions(df: pd.DataFr
     assert len(seen) == 9
 
 
+def test_automatic_bounds_read_the_partitions_after_the_whole_charge(df: pd.DataFrame) -> None:
+    """Bounds then counts: two passes, both after the query's whole cost (bounds and counts) is reserved."""
+    seen: list[int] = []
+    holder: list[Any] = []
+    p = _protect(_watched(df, seen, holder))
+    holder.append(p)
+    with dask.config.set(scheduler="threads"):
+        p["x"].dp.histogram(bins=4, epsilon=1.0)
+        lines = len(p.dp.budget.ledger)
+        assert len(seen) == 6 and min(seen) >= 1 and p.dp.budget.spent.epsilon == pytest.approx(1.0)
+        p.dp.groupby("k")["x"].mean(epsilon=1.0)
+        assert len(seen) == 12 and min(seen[6:]) > lines
+
+
 def test_private_keys_are_canonical_across_partitions() -> None:
     """True, 1 and 1.0 stay three keys of an object column, -0.0 and 0.0 one float key, whatever the partitions.
 
@@ -254,6 +283,7 @@ def test_what_goes_to_the_workers_holds_no_budget(df: pd.DataFrame) -> None:
         p = _protect(data)
         with seeded_noise(2), dask.config.set({"scheduler": scheduler, "num_workers": 2, "multiprocessing.context": "fork"}):
             answers.append([p["x"].dp.histogram(bins=[0, 50, 100], epsilon=1.0), p["s"].dp.value_counts(epsilon=1.0),
-                            p.dp.groupby("c")["x"].var(bounds=(0, 100), epsilon=1.0)])
+                            p.dp.groupby("c")["x"].var(bounds=(0, 100), epsilon=1.0),
+                            p.dp.groupby("k")["x"].median(epsilon=1.0)])
     for a, b in zip(*answers):
         _equal(a, b)

@@ -165,3 +165,14 @@ def test_privacy_unit_column_is_not_described(seeded: None) -> None:
     p = df.dp.protect(epsilon=1.0, privacy_unit="user", max_contributions=2)
     d = p.dp.describe(epsilon=1.0, bounds={"x": (0, 10)})
     assert list(d.columns) == ["x"]
+
+
+def test_a_time_cell_too_noisy_for_pandas_time_types_is_nat_not_an_error_after_the_charge() -> None:
+    from dpframe.queries import temporal
+    from dpframe.report.describe import _as_time
+
+    dates = pd.Series(pd.date_range("2020-01-01", periods=3), name="t")
+    scale = temporal.TimeScale.of(dates.dtype)
+    assert scale is not None
+    assert _as_time(scale, "std", 1e15) is pd.NaT  # about 32 million years
+    assert _as_time(scale, "std", 86400.0) == pd.Timedelta(days=1)

@@ -13,6 +13,7 @@ from dask.dataframe.extensions import register_dataframe_accessor, register_seri
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
 from dpframe.dask import moments, tables, units
+from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.dask.shield import computed
 from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.mechanism import Privacy
@@ -85,6 +86,15 @@ class _Protected:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> NoReturn:
         raise refusal(f"converting a {self._kind} to a numpy array", "exact")
+
+    def __repr__(self) -> str:  # the schema and the budget, as the pandas objects show them: never rows
+        meta = self._rows._meta
+        schema = (", ".join(f"{c}: {t}" for c, t in meta.dtypes.items()) if isinstance(meta, pd.DataFrame)
+                  else f"{meta.name!r}: {meta.dtype}")
+        budget = self._protection.budget
+        # Not the number of partitions: it can follow the data's size (see _ALLOWED).
+        return (f"{self._kind}({schema}; rows hidden; a Dask {type(self._rows).__name__})\nbudget {budget.total} (remaining {budget.remaining}); "
+                f"privacy unit: {self._protection.unit_description}")
 
     @property
     def dp(self) -> DaskQueries:
@@ -185,6 +195,17 @@ class DaskQueries:
         """Refused, as on pandas: this data is already protected."""
         raise AlreadyProtectedError(ALREADY_PROTECTED)
 
+    def __getattr__(self, name: str) -> NoReturn:
+        # A pandas .dp query without a Dask path yet: say so (a bare AttributeError would read as a typo).
+        from dpframe.accessor import DataFrameAccessor, SeriesAccessor
+
+        if not name.startswith("_") and (hasattr(DataFrameAccessor, name) or hasattr(SeriesAccessor, name)):
+            raise NotImplementedError(
+                f".dp.{name} has no Dask path yet (docs/dask.md, Status): nothing was charged. Ask it of data you "
+                "can hold in memory as a pandas frame protected with protect(budget=p.dp.budget), so that it "
+                "spends this same budget")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @property
     def budget(self) -> Budget:
         """The budget these queries spend."""
@@ -248,8 +269,8 @@ class DaskQueries:
         if isinstance(data, dd.Series):
             if weights is not None or include != "all":
                 raise TypeError("weights= and include= describe the columns of a frame, not a series")
-            return moments.describe_series(data, target, **arguments)
-        return moments.describe_frame(data, target, include, weights=weights, **arguments)
+            return describe_series(data, target, **arguments)
+        return describe_frame(data, target, include, weights=weights, **arguments)
 
     def synthesize(self, epsilon: float | None = None, delta: float | None = None, *, rho: float | None = None,
                    n: int | None = None, method: str = "aim", columns: Any = None, marginals: Any = None,

@@ -1,9 +1,9 @@
-"""Moments, automatic bounds, quantiles and ``describe`` of protected Dask columns: exact partial aggregates.
+"""Moments, automatic bounds and quantiles of protected Dask columns: exact partial aggregates.
 
-Every query here is the pandas one (:mod:`dpframe.queries.scalar`, :mod:`dpframe.queries.select`,
-:mod:`dpframe.report.describe`), planned and charged on the client from the schema (Dask's ``_meta``);
-only its ``read`` hooks run on Dask, after the charge, each one pass of a pandas kernel over the partitions
-whose results add up exactly to what one pass over the whole column gives:
+Every query here is the pandas one (:mod:`dpframe.queries.scalar`, :mod:`dpframe.queries.select`), planned
+and charged on the client from the schema (Dask's ``_meta``); only its ``read`` hooks run on Dask, after the
+charge, each one pass of a pandas kernel over the partitions whose results add up exactly to what one pass
+over the whole column gives (:mod:`dpframe.dask.tables` and :mod:`dpframe.dask.describe` use them too):
 
 * moments (``sum``, ``mean``, ``var``, ``std``): integer grid sums (:func:`kernels.moment_sums`);
 * automatic bounds: each partition's :class:`~dpframe.queries.bounds.Buckets` (the bucket counts of its tails,
@@ -39,7 +39,6 @@ from dpframe.noise.mechanism import Privacy, SumGrid
 from dpframe.queries import kernels, scalar, select, temporal
 from dpframe.queries.bounds import BoundsReads, Buckets, bucket_counts, clipped_counts
 from dpframe.queries.plan import Target
-from dpframe.report.describe import ColumnReads, column_kind, describe, describe_column
 from dpframe.results import DPFloat, DPInt
 from dpframe.selection.quantile import QuantileGrid, Window, position_counts
 
@@ -202,42 +201,3 @@ class Column:
         answer = select.quantile(target, q, bounds=bounds, epsilon=epsilon, rho=rho, query=query,
                                  read=quantile_reads(self.column))
         return answer if scale is None else scale.answer(answer, query)
-
-
-def _column_reads(frame: dd.DataFrame) -> Callable[[Any], ColumnReads]:
-    def reads(name: Any) -> ColumnReads:
-        column = frame[name]
-        return ColumnReads(lambda moments: grid_sums(column, moments.kernel), quantile_reads(column))
-
-    return reads
-
-
-def _numeric_only(meta: pd.DataFrame) -> None:
-    """Refuse, from the schema, columns ``describe`` would count by category: not yet measured on Dask."""
-    # Dates and durations are described as numbers (in seconds); column_kind raises pandas' error on the others.
-    categorical = [str(c) for c in meta.columns
-                   if temporal.TimeScale.of(meta[c].dtype) is None and column_kind(meta[c]) == "object"]
-    if categorical:
-        raise TypeError(
-            f"describe of a Dask frame describes numeric, date and duration columns for now; {categorical} "
-            "would need their category counts measured on Dask: leave them out (include='number', or select the "
-            "other columns) and ask their value_counts, or describe them on pandas")
-
-
-def describe_frame(frame: dd.DataFrame, target: Target, include: Any, **arguments: Any) -> pd.DataFrame:
-    """As the pandas ``p.dp.describe(...)``: every (numeric) column's statistics, spending exactly ``epsilon``."""
-    meta = target.obj
-    assert isinstance(meta, pd.DataFrame)
-    if include != "all":
-        meta = meta.select_dtypes(include=include)
-        frame = frame[list(meta.columns)]
-    _numeric_only(meta)
-    return describe(Target(meta, target.protection), reads=_column_reads(frame), **arguments)
-
-
-def describe_series(column: dd.Series, target: Target, **arguments: Any) -> pd.Series[Any]:
-    """As the pandas ``p[column].dp.describe(...)``."""
-    series = target.series
-    _numeric_only(series.to_frame())
-    return describe_column(Target(series.to_frame(), target.protection), series.name,
-                           reads=_column_reads(column.to_frame()), **arguments)

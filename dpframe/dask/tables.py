@@ -7,6 +7,10 @@ arguments. After the charge it reads its exact aggregates through
 that runs the pandas kernels on every partition and returns a small object
 per partition (counts per bin or cell, grid sums per group), added up
 exactly on the client. The noise is then added once, by the pandas code.
+Automatic bounds (a number of bins, or group-by statistics, without
+``bounds``) are the pandas bounds step, reading the column's bucket counts
+through :func:`dpframe.dask.moments.bounds_reads`, over the same rows as the
+query's own pass.
 
 Cells that are not public (private selection of categories) are observed per
 partition. Each partition sends, with its per-cell aggregates, the row
@@ -37,11 +41,14 @@ from dask.dataframe.utils import has_known_categories
 from numpy.typing import NDArray
 
 from dpframe.dask.shield import computed
+from dpframe.dask.moments import bounds_reads, quantile_reads
 from dpframe.errors import RefusedError
 from dpframe.protection.units import Protection
 from dpframe.queries import kernels, partitioned
+from dpframe.queries.bounds import BoundsReads
 from dpframe.queries.partitioned import CellReader, GroupBy, KeySpec, Partitioning
 from dpframe.queries.plan import Target
+from dpframe.queries.select import QuantileReads
 
 # Per partition: the aggregates of its cells, one integer array per measurement.
 Measure = Callable[[Target, kernels.Codes, int], list[NDArray[np.int64]]]
@@ -94,6 +101,14 @@ def _partial_cells(part: Any, partitioning: Partitioning, measure: Measure) -> t
         per_row.append(values)
     keys = target.obj if isinstance(target.obj, pd.Series) else target.obj[list(partitioning.columns)]
     return per_row, keys.iloc[rows]
+
+
+def _in_group(part: Any, partitioning: Partitioning, column: Any, group: int) -> pd.Series[Any]:
+    """The values of ``column`` in the rows of one public group (by number: the same in every partition)."""
+    target = Target(part.reset_index(drop=True), _ON_A_WORKER)
+    codes, _ = partitioning.codes(target, None)
+    values: pd.Series[Any] = target.column(column)[codes == group]
+    return values
 
 
 def _count(target: Target, codes: kernels.Codes, n: int) -> list[NDArray[np.int64]]:
@@ -170,29 +185,18 @@ class DaskCells(CellReader):
         target = Target(meta[meta[column].notna()], self.target.protection)  # the schema: no rows
         return DaskCells(target, self.data[self.data[column].notnull()])
 
+    def bounds_reads(self, column: Any) -> BoundsReads:
+        return bounds_reads(self.data if self.data.ndim == 1 else self.data[column])
 
-class DaskGroupBy(GroupBy):
-    """:class:`GroupBy` on a Dask frame: the pandas group-by, reading through :class:`DaskCells`."""
-
-    def _check_automatic_bounds(self, query: str) -> None:
-        raise ValueError(f"{query} on a Dask frame needs bounds=(lo, hi) for now (a dict per column in agg): "
-                         "automatic bounds on Dask are not built yet (docs/dask.md)")
-
-    def quantile(self, column: Any, q: Any = 0.5, *, bounds: Any = None, epsilon: float | None = None,
-                 rho: float | None = None) -> pd.Series[Any] | pd.DataFrame:
-        """Refused for now: per-group quantiles on Dask are not built yet."""
-        raise ValueError("groupby quantiles and medians on a Dask frame are not built yet: compute them on pandas "
-                         "(docs/dask.md)")
-
-    def median(self, column: Any, *, bounds: Any = None, epsilon: float | None = None,
-               rho: float | None = None) -> pd.Series[Any]:
-        """Refused for now, as :meth:`quantile`."""
-        answer = self.quantile(column, 0.5, bounds=bounds, epsilon=epsilon, rho=rho)
-        assert isinstance(answer, pd.Series)
-        return answer
+    def group_quantiles(self, partitioning: Partitioning, column: Any) -> Callable[[int], QuantileReads]:
+        # A public group's values are a Dask column of their own (filtered in each partition): the quantile reads
+        # of dpframe.dask.moments then read it, one pass per group (two for a float column).
+        frame = self._columns([*partitioning.columns, column])
+        meta = self.target.column(column)
+        return lambda group: quantile_reads(frame.map_partitions(_in_group, partitioning, column, group, meta=meta))
 
 
-def _check_keys(target: Target, columns: Sequence[Any], keys: KeySpec) -> None:
+def check_keys(target: Target, columns: Sequence[Any], keys: KeySpec) -> None:
     """Refuse (before any charge) a Dask categorical with unknown categories: its ``_meta`` has a placeholder."""
     declared = set(keys) if isinstance(keys, Mapping) else (set(columns) if keys is not None else set())
     for column in columns:
@@ -212,27 +216,25 @@ def _refuse_dates(target: Target) -> None:
 def histogram(target: Target, data: Any, bins: Any, bounds: Any, privacy: Any) -> pd.Series[Any]:
     """``p[col].dp.histogram`` on Dask: :func:`partitioned.histogram` with per-partition bin counts."""
     _refuse_dates(target)
-    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1 and bounds is None:
-        raise ValueError("histogram on a Dask frame needs bin edges, or bounds=(lo, hi) with a number of bins, for "
-                         "now: automatic bounds on Dask are not built yet (docs/dask.md)")
-    return partitioned.histogram(target, target.series, bins, bounds, privacy, read=bin_counts(data))
+    return partitioned.histogram(target, target.series, bins, bounds, privacy, read=bin_counts(data),
+                                 bounds_reads=bounds_reads(data))
 
 
 def partitioning(target: Target, columns: Sequence[Any], keys: KeySpec) -> Partitioning:
     """The pandas :class:`Partitioning`, after refusing Dask's unknown categories."""
     found = Partitioning.of(target, columns, keys)  # unknown columns and bad keys first, as on pandas
-    _check_keys(target, columns, keys)
+    check_keys(target, columns, keys)
     return found
 
 
-def groupby(target: Target, data: Any, by: Any, keys: KeySpec) -> DaskGroupBy:
+def groupby(target: Target, data: Any, by: Any, keys: KeySpec) -> GroupBy:
     """``p.dp.groupby`` on Dask: the pandas group-by over the schema, reading the partitions after each charge."""
     names = list(by) if isinstance(by, (list, tuple)) else [by]
     if any(not isinstance(name, str) and not np.isscalar(name) for name in names):
         raise TypeError("on a Dask frame, group by column names: assign a computed key first, "
                         "e.g. p.assign(k=p['x'] > 3).dp.groupby('k')")
     partitioning(target, names, keys)
-    return DaskGroupBy(target, by, keys, read=DaskCells(target, data))
+    return GroupBy(target, by, keys, read=DaskCells(target, data))
 
 
 def value_counts(target: Target, data: Any, columns: Sequence[Any], keys: KeySpec, privacy: Callable[[bool], Any],

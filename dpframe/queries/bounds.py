@@ -172,35 +172,61 @@ _INF_KEY = 2047 << _MANTISSA_BITS  # +-inf and the largest finite values; NaN ab
 _CHUNK = 1 << 20  # 8 MB of keys: large chunks amortise bincount's per-call cost (2**17 counters)
 
 
+# The table keeps, per sign, one bucket per candidate key and two lumps: every key below the smallest
+# candidate's, and every key above the largest's (up to +-inf; NaN is not counted). The clipped counts of the
+# candidates (:func:`clip_counts`) only need cumulative counts at candidate keys, which the lumps keep exact.
+_WIDTH = _KEY_HI - _KEY_LO + 3  # buckets per sign in a table
+_SMALL = 1 << 14  # fewer values: their distinct keys are counted, not a counter for each of the 2**17 keys
+
+
+def _compact(keys: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The table of :func:`bucket_counts` from the ``counts`` of some distinct (signed) bucket ``keys``."""
+    sign, magnitude = keys >> (11 + _MANTISSA_BITS), keys & (_KEYS - 1)
+    kept = magnitude <= _INF_KEY  # NaN is not counted
+    slot = np.clip(magnitude[kept] - (_KEY_LO - 1), 0, _WIDTH - 1) + sign[kept] * _WIDTH
+    table = np.zeros(2 * _WIDTH, dtype=np.int64)
+    np.add.at(table, slot, counts[kept])
+    return table.reshape(2, _WIDTH)
+
+
 def bucket_counts(values: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Values per (sign, magnitude) bucket: shape ``(2, 2**16)``, positives in row 0; NaN is not counted.
+    """Values per (sign, magnitude) bucket: shape ``(2, _WIDTH)``, positives in row 0; NaN is not counted.
 
     Bucket ``j`` of a sign holds the magnitudes in ``(v(j-1), v(j)]``, where
     ``v(j)`` is the float whose bit pattern is ``j << 47`` (so ``v`` runs through
-    ``2**e * (1 + m/32)``). One chunked pass: add ``2**47 - 1`` to the bits,
-    shift right by 47 (a rounding-up division), count with ``np.bincount``.
+    ``2**e * (1 + m/32)``); the table keeps the buckets of the candidates' keys
+    and lumps the keys below and above them (column 0 and the last). One
+    chunked pass: add ``2**47 - 1`` to the bits, shift right by 47 (a
+    rounding-up division), count with ``np.bincount`` -- or, for a few values
+    (the tails of :meth:`Buckets.of`), count their distinct keys.
 
-    >>> table = bucket_counts(np.array([1.0, 1.01, 1.03125, -2.0, np.nan]))
+    >>> table = bucket_counts(np.array([1.0, 1.01, 1.03125, -2.0, np.nan, 1e-300]))
     >>> [int(k) for k in np.flatnonzero(table[0])], [int(k) for k in np.flatnonzero(table[1])]
-    ([32736, 32737], [32768])
+    ([0, 1281, 1282], [1313])
     >>> int(table.sum())
-    4
+    5
     """
     bits = np.ascontiguousarray(values, dtype=np.float64).view(np.uint64)
-    counts = np.zeros(2 * _KEYS, dtype=np.int64)
-    buf = np.empty(min(_CHUNK, len(bits)), dtype=np.uint64)
     round_up = np.uint64((1 << _SHIFT) - 1)
     shift = np.uint64(_SHIFT)
+    if len(bits) < _SMALL:
+        # Wraps around only for negative NaNs with an all-ones payload (they
+        # then count as zero); any fixed rule keeps each row in one bucket.
+        distinct, counts = np.unique(((bits + round_up) >> shift).view(np.int64), return_counts=True)
+        return _compact(distinct, counts)
+    counts = np.zeros(2 * _KEYS, dtype=np.int64)
+    buf = np.empty(min(_CHUNK, len(bits)), dtype=np.uint64)
     for start in range(0, len(bits), _CHUNK):
         part = bits[start : start + _CHUNK]
         keys = buf[: len(part)]
-        # Wraps around only for negative NaNs with an all-ones payload (they
-        # then count as zero); any fixed rule keeps each row in one bucket.
         np.add(part, round_up, out=keys)
         np.right_shift(keys, shift, out=keys)
         counts += np.bincount(keys.view(np.int64), minlength=2 * _KEYS)
-    table = counts.reshape(2, _KEYS)
-    table[:, _INF_KEY + 1 :] = 0  # NaN: missing values are not counted
+    full = counts.reshape(2, _KEYS)
+    table = np.empty((2, _WIDTH), dtype=np.int64)
+    table[:, 0] = full[:, :_KEY_LO].sum(axis=1)
+    table[:, 1:-1] = full[:, _KEY_LO : _KEY_HI + 1]
+    table[:, -1] = full[:, _KEY_HI + 1 : _INF_KEY + 1].sum(axis=1)  # NaN (above) is not counted
     return table
 
 
@@ -305,7 +331,7 @@ class Buckets:
         >>> b.count, b.low == parts[0].low, b.high == parts[0].high
         (1000010, True, True)
         """
-        table = sum((p.table for p in parts), np.zeros((2, _KEYS), dtype=np.int64))
+        table = sum((p.table for p in parts), np.zeros((2, _WIDTH), dtype=np.int64))
         return cls(table, sum(p.count for p in parts), min((p.low for p in parts), default=math.inf),
                    max((p.high for p in parts), default=-math.inf), whole)
 
@@ -338,9 +364,9 @@ def _upper_counts(table: NDArray[np.int64]) -> NDArray[np.int64]:
     pos, neg = table[0], table[1]
     neg_upto = np.cumsum(neg)  # [j] = negatives with magnitude <= v(j)
     pos_above = np.cumsum(pos[::-1])[::-1] - pos  # [j] = positives above v(j)
-    keys = np.arange(_KEY_LO, _KEY_HI + 1)
+    keys = np.arange(1, _WIDTH - 1)  # the candidates' buckets, between the two lumps
     negative_side = neg_upto[keys[::-1]] + int(pos.sum())
-    zero = pos_above[_KEY_LO - 1]
+    zero = pos_above[0]
     return np.concatenate([negative_side, [zero], pos_above[keys]]).astype(np.int64)
 
 
@@ -390,13 +416,14 @@ def choose_bounds(
     >>> ages = np.repeat(np.arange(17.0, 91.0), 400)
     >>> with seeded_noise(2):
     ...     choose_bounds(bucket_counts(ages), Fraction(1), 1)
-    (16.0, 92.0)
+    (16.5, 90.0)
     """
     grid = candidates()
     buckets = table if isinstance(table, Buckets) else Buckets.counted(table)
     noise = svt_noise(epsilon, contributions)
     margin = math.floor(MARGIN * noise.query)  # 0 when the noise is negligible (huge epsilon)
     run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source)
+    run.draw_ahead(2 * len(grid))  # both scans' noise in one call of the sampler (its fixed cost, once)
     # Upper bound: scan upwards; lower bound: scan downwards. Queries are minus the values clipped. The
     # lower scan reads the table afresh: the upper one may have replaced the tails by every value.
     i = run.first_above_bounded(-buckets.clipped()[0], grid >= buckets.high,
@@ -496,7 +523,7 @@ def private_bounds(
     >>> p = pd.DataFrame({"age": [20.0, 35.0, 50.0, 65.0] * 500}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
     ...     private_bounds(Target.of(p), Target.of(p).column("age"), resolve(p.dp.budget, 0.5, None, None, None))
-    (19.5, 66.0)
+    (19.0, 68.0)
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
     """
@@ -618,7 +645,7 @@ def automatic_bounds(
     ...     bounds, rest, _ = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
     >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon.exact  # all charged first; the query draws rest
-    ((0.9375, 3.3125), Fraction(3, 4), Fraction(1, 1))
+    ((0.96875, 3.1875), Fraction(3, 4), Fraction(1, 1))
     """
     check_numeric(series, query)
     bounds_privacy, counts_privacy, rest = split_privacy(privacy, clipping=clipping)

@@ -89,8 +89,6 @@ def aggregate(
             given = _bounds_for(bounds, column)
             if given is not None:
                 check_bounds(given)
-            else:
-                groupby._check_automatic_bounds(f"groupby {statistic}")
     n = len(parts)
     shares = (_share(epsilon, n), _share(delta, n), _share(rho, n))
     privacies = [groupby._privacy(*shares, mechanism) for _ in parts]

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
@@ -28,13 +28,16 @@ from numpy.typing import NDArray
 from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import automatic_bounds, bounds_note, pure_share, query_share
+from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note, pure_share, query_share
 from dpframe.queries.grouped import ColumnGroupBy, aggregate, parts_of
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
 from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
 from dpframe.results import OTHER, Release, current_release, with_release
+
+if TYPE_CHECKING:
+    from dpframe.queries.select import QuantileReads  # select builds on this module
 
 KeySpec = Mapping[Any, Sequence[Any]] | Sequence[Any] | None
 
@@ -216,6 +219,15 @@ class CellReader:
         present = self.target.column(column).notna().to_numpy()
         return CellReader(Target(self.target.obj[present], self.target.protection, self.target.sample))
 
+    def bounds_reads(self, column: Any) -> BoundsReads | None:
+        """Where the automatic bounds of ``column`` read its values (None: the rows of the target)."""
+        return None
+
+    def group_quantiles(self, partitioning: Partitioning, column: Any) -> Callable[[int], QuantileReads] | None:
+        """Where the quantiles of ``column`` in each public group (by number) read its values (None: the rows of
+        the target, in one pass)."""
+        return None
+
 
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
     """Smallest noisy count that releases a key, so a unit's own keys leak with probability <= delta.
@@ -394,6 +406,7 @@ def check_edges(bins: Any) -> NDArray[np.float64]:
 def histogram(
     target: Target, series: pd.Series[Any], bins: Any, bounds: Any, privacy: Privacy,
     read: Callable[[NDArray[np.float64], bool], NDArray[np.int64]] | None = None,
+    bounds_reads: BoundsReads | None = None,
 ) -> pd.Series[Any]:
     """Noisy counts per bin; ``bins`` are edges, or a number of equal bins over ``bounds``.
 
@@ -404,7 +417,8 @@ def histogram(
     edges or bounds, values beyond them are not counted, as in numpy.)
     The outer bins are more bins of the same partition (each value in one
     bin), so they cost nothing more. ``read(edges, outer)`` (called after the
-    charge) counts elsewhere than in ``series``, as :func:`kernels.histogram_counts`.
+    charge) counts elsewhere than in ``series``, as :func:`kernels.histogram_counts`, and
+    ``bounds_reads`` finds the bounds there (:class:`~dpframe.queries.bounds.BoundsReads`).
     """
     check_numeric(series, "histogram")
     total, note, found = privacy, "last bin includes its right edge", None
@@ -413,7 +427,8 @@ def histogram(
             raise ValueError(f"bins must be >= 1, got {bins}")
         if bounds is None:
             k = target.contributions
-            found, privacy, _ = automatic_bounds(target, series, privacy, "histogram", lambda rest: rest.noise(k))
+            found, privacy, _ = automatic_bounds(target, series, privacy, "histogram", lambda rest: rest.noise(k),
+                                                 reads=bounds_reads)
             note += "; " + bounds_note(found, total)
             lo, hi = found
         else:
@@ -683,9 +698,6 @@ class GroupBy:
     def _reader(self, target: Target) -> CellReader:
         return CellReader(target) if self._read is None else self._read
 
-    def _check_automatic_bounds(self, query: str) -> None:
-        """Called before a statistic's bounds are found privately (here they can be; see :mod:`dpframe.dask.tables`)."""
-
     @overload
     def __getitem__(self, columns: list[Any]) -> ColumnGroupBy[pd.DataFrame]: ...
 
@@ -729,7 +741,7 @@ class GroupBy:
         from dpframe.queries.select import grouped_quantile  # select builds on this module
 
         return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
-                                rho=rho)
+                                rho=rho, read=self._read)
 
     def median(
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
@@ -827,12 +839,12 @@ class GroupBy:
         total, note = privacy, ""
         k = target.contributions
         if bounds is None:
-            self._check_automatic_bounds("groupby sum")
 
             def check(rest: Privacy) -> None:
                 rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
 
-            bounds, privacy, _ = automatic_bounds(target, series, privacy, "groupby sum", check)
+            bounds, privacy, _ = automatic_bounds(target, series, privacy, "groupby sum", check,
+                                                  reads=self._reader(target).bounds_reads(column))
             note = bounds_note(bounds, total)
         lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, target.contributions, privacy)
@@ -929,13 +941,12 @@ class GroupBy:
     def _moment_query(
         self, target: Target, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
     ) -> pd.Series[Any]:
-        if bounds is None:
-            self._check_automatic_bounds(f"groupby {query}")
         order = 2 if query in ("var", "std") else 1
         # Read once: another thread may make the groups public mid-query, and the selection below must not lapse.
         partitioning = self._partitioning
         rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
-        moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof)
+        moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof,
+                                       reads=self._reader(target).bounds_reads(series.name))
         moments.plan.charge()
         exact, cells = self._reader(target).moments(partitioning, series.name, moments.kernel)
         measured = moments.noisy(exact)

@@ -38,7 +38,7 @@ from dpframe.protection.rowwise import passed_on, quiet
 from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note
-from dpframe.queries.partitioned import Partitioning, release_counts, require_selection
+from dpframe.queries.partitioned import CellReader, Partitioning, release_counts, require_selection
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
@@ -481,6 +481,7 @@ def grouped_quantile(
     bounds: Any = None,
     epsilon: float | None = None,
     rho: float | None = None,
+    read: CellReader | None = None,
 ) -> pd.Series[Any] | pd.DataFrame:
     """Private quantile(s) of ``column`` in each (public) group: :func:`quantile` per group.
 
@@ -488,7 +489,8 @@ def grouped_quantile(
     composition): a unit whose k rows fall in several groups changes each
     group's rank utility by its rows there, and the losses add up to at most
     ε. A number ``q`` gives a Series by group; a list, a frame with one column
-    per level.
+    per level. ``read`` (:mod:`dpframe.dask.tables`) reads the values elsewhere than in ``target``: the automatic
+    bounds (:meth:`CellReader.bounds_reads`) and each group's values (:meth:`CellReader.group_quantiles`).
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.queries.partitioned import Partitioning
@@ -507,7 +509,8 @@ def grouped_quantile(
     levels, scalar = check_quantiles(q)
     series = target.column(column)
     check_numeric(series, query)
-    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query)
+    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query,
+                                                                 None if read is None else read.bounds_reads(column))
     plan = Plan(
         query, (str(column),), target, privacy, mechanism_name=_MECHANISMS[grid.integer],
         detail=f"{len(levels)} quantile(s) per group at ε/{len(levels)} each, rank utility, grid of {grid.cells} "
@@ -515,18 +518,24 @@ def grouped_quantile(
         rule="parallel composition over groups" + (", sequential over quantiles" if len(levels) > 1 else ""),
     )
     plan.charge()
-    mask = target.rows_in_use()
-    codes, cells = partitioning.codes(target, mask)
-    present = series.notna().to_numpy() & (codes >= 0)
-    values = quantile_values(series, present, grid.integer)
-    groups = codes[present]
-    order = np.argsort(groups, kind="stable")
-    starts = np.searchsorted(groups[order], np.arange(len(cells) + 1))
-    ordered = values[order]
+    group_reads = None if read is None else read.group_quantiles(partitioning, column)
     answers = []
-    for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
-        in_group = ordered[starts[g]:starts[g + 1]].copy()
-        answers.append(_sample_quantiles(grid, in_group, levels, rates, privacy, target.contributions))
+    if group_reads is not None:
+        cells = partitioning.index()
+        for g in range(len(cells)):  # one selection per group, in the order of the pandas loop below
+            answers.append(_sample_read_quantiles(grid, group_reads(g), levels, rates, privacy, target.contributions))
+    else:
+        mask = target.rows_in_use()
+        codes, cells = partitioning.codes(target, mask)
+        present = series.notna().to_numpy() & (codes >= 0)
+        values = quantile_values(series, present, grid.integer)
+        groups = codes[present]
+        order = np.argsort(groups, kind="stable")
+        starts = np.searchsorted(groups[order], np.arange(len(cells) + 1))
+        ordered = values[order]
+        for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
+            in_group = ordered[starts[g]:starts[g + 1]].copy()
+            answers.append(_sample_quantiles(grid, in_group, levels, rates, privacy, target.contributions))
     reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
     note = (f"no value interval: with probability {LEVEL:.0%} each answer's rank is within {reach:.3g} of q·n of its "
             f"group (of the clipped values); a group without values gets a point chosen uniformly" + bounds_text)

@@ -41,7 +41,7 @@ from dpframe.progress import Progress
 from dpframe.queries import kernels, partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
-from dpframe.queries.partitioned import Partitioning, require_selection
+from dpframe.queries.partitioned import CellReader, Partitioning, require_selection
 from dpframe.queries.plan import Target, check_bounds
 from dpframe.queries.scalar import LEVEL, Moments, moment_result
 from dpframe.results import Release, current_release, is_unreliable, with_release
@@ -102,14 +102,19 @@ class _Column:
 
 @dataclass(frozen=True)
 class ColumnReads:
-    """Where a numeric column's measurements read it when it is not in the target (:mod:`dpframe.dask`).
+    """Where a column's measurements read it when it is not in the target (:mod:`dpframe.dask`).
 
-    ``moments`` as :meth:`~dpframe.queries.scalar.Moments.measure`'s ``read``; ``quantiles`` (with the bounds
-    step's reads) as :func:`~dpframe.queries.select.quantile`'s. Called only after the charges.
+    A numeric column: ``moments`` as :meth:`~dpframe.queries.scalar.Moments.measure`'s ``read``; ``quantiles``
+    (with the bounds step's reads) as :func:`~dpframe.queries.select.quantile`'s. A categorical column:
+    ``count`` (its non-missing values) as :func:`~dpframe.queries.scalar.count`'s ``read``; ``cells(target)``,
+    given the column's target, the :class:`~dpframe.queries.partitioned.CellReader` of its category counts.
+    Called only after the charges.
     """
 
     moments: Callable[[Moments], kernels.MomentSums]
     quantiles: selection.QuantileReads
+    count: Callable[[], int]
+    cells: Callable[[Target], CellReader]
 
 
 def column_kind(series: pd.Series[Any]) -> str:
@@ -302,7 +307,12 @@ def _as_time(scale: temporal.TimeScale, row: str, value: Any) -> Any:
     """A describe cell of a date or duration column, from seconds: times, and the std as a duration."""
     if not isinstance(value, (int, float)) or value != value or row in ("count", "unreliable"):
         return value
-    return pd.Timedelta(seconds=value) if row == "std" else scale.point(value)
+    try:
+        return pd.Timedelta(seconds=value) if row == "std" else scale.point(value)
+    except (OverflowError, ValueError):  # pandas' out-of-bounds errors are ValueErrors
+        # A released value too noisy for pandas' time types (beyond about 292 years): shown as NaT, not raised
+        # after the charge; the 'unreliable' row names it.
+        return pd.NaT
 
 
 def _unreliable_cell(rows: list[str]) -> dict[str, Any]:
@@ -311,15 +321,14 @@ def _unreliable_cell(rows: list[str]) -> dict[str, Any]:
     return {"value": ", ".join(rows), "std": nan, "lower": nan, "upper": nan}
 
 
-def _categorical(target: Target, plan: _Column) -> dict[str, Any]:
+def _categorical(target: Target, plan: _Column, reads: ColumnReads | None) -> dict[str, Any]:
     """Charge and measure one categorical column: count, unique, top, freq."""
     assert plan.count_privacy is not None and plan.counts_privacy is not None and plan.partitioning is not None
     column_target = target.column_target(plan.name)
-    series = column_target.series
     nan = math.nan
-    n = scalar.count(column_target, plan.count_privacy)
+    n = scalar.count(column_target, plan.count_privacy, None if reads is None else reads.count)
     counts = partitioned.value_counts(column_target, plan.partitioning, plan.counts_privacy, False, True,
-                                      remainder=False)
+                                      remainder=False, read=None if reads is None else reads.cells(column_target))
     out: dict[str, Any] = {
         "count": {"value": int(n), "std": n.std, "lower": n.ci[0], "upper": n.ci[1]},
         "unique": {"value": len(counts), "std": nan, "lower": nan, "upper": nan},
@@ -375,7 +384,7 @@ def describe(
     are frames of the result's shape (NaN where there is no interval).
     A progress bar (:mod:`dpframe.progress`) appears in a terminal or a
     notebook when it runs for more than a second (``progress=False`` to
-    silence it). ``reads(column)`` reads a numeric column elsewhere (:class:`ColumnReads`).
+    silence it). ``reads(column)`` reads a column elsewhere (:class:`ColumnReads`).
 
     >>> import numpy as np, pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -409,10 +418,11 @@ def describe(
     with Progress("describe", enabled=progress) as bar:  # large files take a while per column
         for done, plan in enumerate(plans):
             bar(f"column {plan.name}", done / len(plans))
+            column_reads = None if reads is None else reads(plan.name)
             if plan.kind == "numeric":
-                cells[plan.name] = _numeric(target, plan, levels, None if reads is None else reads(plan.name))
+                cells[plan.name] = _numeric(target, plan, levels, column_reads)
             else:
-                cells[plan.name] = _categorical(target, plan)
+                cells[plan.name] = _categorical(target, plan, column_reads)
 
     rows: list[str] = []
     if any(p.kind == "object" for p in plans):

@@ -256,6 +256,7 @@ class SparseVector:
         self.noise = SVTNoise.calibrate(epsilon, sensitivity, c, monotonic, threshold_share)
         base = _ceiling(threshold)
         self._source = source
+        self._ahead: NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # query noise drawn ahead (draw_ahead)
         rho = int(sample_discrete_laplace(self.noise.threshold, 1, source)[0])
         # q + nu >= T + rho  <=>  q + nu >= ceil(T) + rho, for integers q, nu, rho.
         self._level = base + rho
@@ -331,8 +332,29 @@ class SparseVector:
         self.remaining -= len(found)
         return found[0] if found else None
 
+    def draw_ahead(self, n: int) -> None:
+        """Draw the query noise of the next ``n`` queries now, in one call.
+
+        The noise of each query is independent of the others and of the
+        answers, so drawing it early changes nothing but the cost: one call
+        of the exact sampler has a fixed cost that several scans of the same
+        run (e.g. the two bounds of :func:`dpframe.queries.bounds.choose_bounds`) then pay once.
+
+        >>> from dpframe.testing import seeded_noise
+        >>> with seeded_noise(1):
+        ...     run = SparseVector(10, 1, 1e6, c=2)
+        ...     run.draw_ahead(4)
+        ...     run.first_above([0, 50]), run.first_above([60, 0])
+        (1, 0)
+        """
+        self._ahead = np.concatenate([self._ahead, sample_discrete_laplace(self.noise.query, n, self._source)])
+
     def _draw(self, n: int) -> NDArray[np.int64]:
-        return sample_discrete_laplace(self.noise.query, n, self._source)
+        ahead = self._ahead[:n]
+        self._ahead = self._ahead[n:]
+        if len(ahead) == n:
+            return ahead
+        return np.concatenate([ahead, sample_discrete_laplace(self.noise.query, n - len(ahead), self._source)])
 
     def _stream(self, answers: Iterator[Any], wanted: int) -> list[int]:
         found: list[int] = []

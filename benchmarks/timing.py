@@ -1,0 +1,45 @@
+"""Timing in alternating rounds, shared by the benchmark scripts (``from timing import ...``).
+
+On a shared machine the load changes from second to second; timing each
+entry once per round, in turn, spreads it over all entries alike, and the
+median of the rounds is reported.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def alternating_rounds(calls: Mapping[str, Callable[[], Any]], rounds: int,
+                       clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+    """Each call once as a warm-up, then ``rounds`` rounds calling each in turn; the times per call.
+
+    Warnings (e.g. the clipping warnings of automatic bounds) are silenced: the calls are timed, not read.
+    """
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for call in calls.values():
+            call()
+        for _ in range(rounds):
+            for name, call in calls.items():
+                start = clock()
+                call()
+                times[name].append(clock() - start)
+    return times
+
+
+def print_ratios(times: Mapping[str, list[float]], reference: str, title: str, *, unit: str = "ms",
+                 width: int = 52) -> None:
+    """The median of each entry's times, and its ratio to the ``reference`` entry's median."""
+    scale = {"ms": 1e3, "s": 1.0}[unit]
+    base = statistics.median(times[reference])
+    print(f"\n{title} (ratio: to {reference})")
+    print(f"  {'':{width}} {unit:>9} {'ratio':>9}")
+    for name, ts in times.items():
+        t = statistics.median(ts)
+        print(f"  {name:{width}} {scale * t:9.3f} {t / base:9.2f}")
