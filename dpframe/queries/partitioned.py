@@ -557,9 +557,11 @@ def value_counts(
                                                                      "scaled by the noisy total"])))
         result = proportions
     if sort:
-        released = result.drop(OTHER) if counts.remainder is not None else result
-        order = released.sort_values(ascending=False, kind="stable").index
-        result = result.reindex(order.append(result.index[len(released):]))
+        # By position: keys that pandas keeps apart may be equal labels (1 and 1.0 in an object column), which
+        # a reindex by label refuses -- after the charge, and only for such data.
+        released = len(result) - (counts.remainder is not None)  # the remainder is the last row
+        order = np.argsort(-result.to_numpy(dtype=float)[:released], kind="stable")
+        result = result.iloc[np.r_[order, released:len(result)]]
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
