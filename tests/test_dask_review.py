@@ -169,3 +169,19 @@ def test_value_counts_of_keys_equal_as_labels_is_released_on_both() -> None:
     assert [repr(k) for k in answers[0].index[:3]] == ["1.0", "1", "'a'"]
     assert answers[0].tolist() == answers[1].tolist()
     assert [repr(k) for k in answers[0].index] == [repr(k) for k in answers[1].index]
+
+
+@pytest.mark.parametrize("types", [("int64", "float64"), ("float32", "float64"), ("bool", "int64")])
+def test_a_unit_typed_differently_in_two_partitions_is_still_bounded_as_one(types: tuple[str, str]) -> None:
+    """Files of one data set may type the unit differently: Dask's shuffle hashes the unit as the frame's
+    declared dtype, so all of a unit's rows meet in one partition and keep at most max_contributions."""
+    from dask import delayed
+
+    first = pd.DataFrame({"user": np.array([1, 1, 0], dtype=types[0]), "x": [1.0, 2.0, 3.0]})
+    second = pd.DataFrame({"user": np.array([1, 1, 0], dtype=types[1]), "x": [4.0, 5.0, 6.0]})
+    empty = first.iloc[:0]
+    ddf = dd.from_delayed([delayed(first), delayed(second)] + [delayed(empty)] * 6, meta=empty, verify_meta=False)
+    p = ddf.dp.protect(epsilon=1.0, name=f"unit typed {types}", privacy_unit="user", max_contributions=1,
+                       ledger=dpframe.Ledger.in_memory())
+    kept = p._data.compute()  # internal: the rows one read may use
+    assert len(kept) == 2 and kept.groupby(level=0).size().max() == 1

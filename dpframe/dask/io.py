@@ -57,8 +57,9 @@ def read_parquet(path: Any, *, columns: list[str] | None = None, epsilon: float 
     try:
         data = dd.read_parquet(path, columns=columns, **read_options)
     except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise ValueError(f"could not read {path} as Parquet ({type(error).__name__}: {error}); check that it is "
-                         "a Parquet file, folder or glob of them; nothing was charged") from None
+        raise ValueError(f"could not read {path} as Parquet ({type(error).__name__}; the reader's own message "
+                         "is withheld, it can quote values); check that it is a Parquet file, folder or glob of them; "
+                         "nothing was charged") from None
     return protect(data, epsilon=epsilon, delta=delta, rho=rho, name=name, ledger=ledger, accounting=accounting,
                    privacy_unit=privacy_unit, max_contributions=max_contributions)
 
@@ -79,8 +80,8 @@ def read_csv(path: Any, *, dtype: Mapping[str, Any], epsilon: float | None = Non
     try:
         data = dd.read_csv(path, dtype=dict(dtype), blocksize=blocksize, **read_options)
     except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise ValueError(f"could not read {path} as CSV ({type(error).__name__}: {error}); nothing was "
-                         "charged") from None
+        raise ValueError(f"could not read {path} as CSV ({type(error).__name__}; the reader's own message is "
+                         "withheld, it can quote values); nothing was charged") from None
     undeclared = [c for c in data.columns if c not in dtype]
     if undeclared:
         raise ValueError(f"declare the dtype of every column with dtype={{column: dtype}}; missing: {undeclared} "
