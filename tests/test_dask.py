@@ -143,3 +143,26 @@ def test_a_pandas_query_without_a_dask_path_says_so_and_costs_nothing() -> None:
     with pytest.raises(AttributeError):
         p.dp.no_such_query  # noqa: B018
     assert p.dp.budget.ledger.empty
+
+
+ROWWISE = {
+    "and, invert": lambda p: p[(p["x"] > 40) & ~(p["g"] == "a")]["x"].dp.sum(bounds=(0, 100), epsilon=1),
+    "or": lambda p: p[(p["x"] > 70) | (p["g"] == "a")].dp.count(epsilon=1),
+    "reflected": lambda p: (100 - 2 * p["x"] / 4 + 1).dp.sum(bounds=(0, 100), epsilon=1),
+    "neg, abs": lambda p: (-p["x"]).abs().dp.mean(bounds=(0, 100), epsilon=1),
+    "assign a constant": lambda p: p.assign(c=1.5)["c"].dp.sum(bounds=(0, 2), epsilon=1),
+}
+
+
+@pytest.mark.parametrize("name", ROWWISE)
+def test_pandas_row_wise_idioms_give_the_pandas_answer(name: str) -> None:
+    rng = np.random.default_rng(0)  # the data, not the noise
+    df = pd.DataFrame({"x": rng.normal(50, 20, 2000), "g": rng.choice(["a", "b"], 2000)})
+    df = dd.from_pandas(df, npartitions=1).compute()  # pandas gets the dtypes Dask holds (text as string)
+    answers = []
+    for p in (df.dp.protect(epsilon=50.0, ledger=dpframe.Ledger.in_memory()),
+              dd.from_pandas(df, npartitions=3).dp.protect(epsilon=50.0, name=name,
+                                                           ledger=dpframe.Ledger.in_memory())):
+        with seeded_noise(1):
+            answers.append(ROWWISE[name](p))
+    assert answers[0] == answers[1]

@@ -55,6 +55,8 @@ CASES = [
                                                               delta=1e-6)),
     Case("mean", lambda p: p["x"].dp.mean(bounds=(-10, 120), epsilon=0.5)),
     Case("mean of a filter", lambda p: p[p["g"] == "a"]["x"].dp.mean(bounds=(0, 100), epsilon=0.5)),
+    Case("sum after logical and reflected operators",
+         lambda p: (100 - p[(p["x"] > 40) & ~(p["g"] == "a")]["x"]).abs().dp.sum(bounds=(0, 100), epsilon=0.5)),
     Case("sum of an assigned column", lambda p: p.assign(y=p["x"] * 2)["y"].dp.sum(bounds=(0, 300), epsilon=0.5)),
     Case("variance", lambda p: p["x"].dp.var(bounds=(0, 100), epsilon=0.5)),
     Case("mean, automatic bounds", lambda p: p["x"].dp.mean(epsilon=0.5)),

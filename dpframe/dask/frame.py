@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from collections.abc import Callable, Iterator
@@ -122,13 +123,17 @@ class ProtectedDaskFrame(_Protected):
         return kind(selected, self._protection, self._identity)
 
     def assign(self, **columns: Any) -> ProtectedDaskFrame:
-        """Row-wise new columns: protected Dask series of the same rows, or callables of the frame."""
+        """Row-wise new columns: protected Dask series of the same rows, callables of the frame, or constants."""
         plain: dict[str, Any] = {}
         for name, value in columns.items():
             if callable(value):
                 value = value(self)
+            if is_constant(value):  # the same value in every row, as pandas' assign(c=1)
+                plain[name] = value
+                continue
             if not isinstance(value, ProtectedDaskSeries):
-                raise TypeError(f"assign({name}=...) takes a row-wise expression of this frame's columns")
+                raise TypeError(f"assign({name}=...) takes a constant or a row-wise expression of this frame's "
+                                "columns")
             self._same_rows(value, f"assign({name}=...)")
             plain[name] = value._rows
         return ProtectedDaskFrame(self._rows.assign(**plain), self._protection, self._identity)
@@ -154,11 +159,40 @@ class ProtectedDaskSeries(_Protected):
         rows = self._rows.map_partitions(_elementwise, other, op=op, operation=operation, dtype=meta.dtype, meta=meta)
         return ProtectedDaskSeries(rows, self._protection, self._identity)
 
+    def abs(self) -> ProtectedDaskSeries:
+        """Row-wise absolute values, as pandas' ``abs``."""
+        return self._unary(operator.abs, "abs")
+
+    def _unary(self, op: Any, symbol: str) -> ProtectedDaskSeries:
+        operation = f"ProtectedSeries {symbol}"
+        meta = elementwise(op, [self._rows._meta], operation=operation)
+        rows = self._rows.map_partitions(_elementwise, op=op, operation=operation, dtype=meta.dtype, meta=meta)
+        return ProtectedDaskSeries(rows, self._protection, self._identity)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reflected:
+    """``op`` with its operands swapped (``2 - s`` is ``s.__rsub__(2)``); picklable, for Dask's workers."""
+
+    op: Callable[[Any, Any], Any]
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        return self.op(b, a)
+
 
 for _name, _symbol in (("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">="),
-                       ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/")):
-    setattr(ProtectedDaskSeries, f"__{_name}__",
+                       ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("and_", "&"), ("or_", "|"),
+                       ("xor", "^")):
+    _dunder = _name.rstrip("_")
+    setattr(ProtectedDaskSeries, f"__{_dunder}__",
             functools.partialmethod(ProtectedDaskSeries._rowwise, op=getattr(operator, _name), symbol=_symbol))
+    if _symbol not in ("==", "!=", "<", "<=", ">", ">="):  # Python reflects comparisons by itself
+        setattr(ProtectedDaskSeries, f"__r{_dunder}__",
+                functools.partialmethod(ProtectedDaskSeries._rowwise, op=_Reflected(getattr(operator, _name)),
+                                        symbol=_symbol))
+for _name, _symbol in (("invert", "~"), ("neg", "-"), ("abs", "abs")):
+    setattr(ProtectedDaskSeries, f"__{_name}__",
+            functools.partialmethod(ProtectedDaskSeries._unary, op=getattr(operator, _name), symbol=_symbol))
 
 
 def _elementwise(*operands: Any, op: Any, operation: str, dtype: Any) -> Any:
