@@ -81,6 +81,12 @@ CASES = [
          lambda p: p[["n", "g"]].dp.synthesize(epsilon=1.0, method="mst", bounds={"n": (0, 100)},
                                                categories={"g": ["a", "b"]}, progress=False, random_state=1),
          units=False),
+    Case("mode, declared keys", lambda p: p["g"].dp.mode(keys=["a", "b", "c"], epsilon=0.5)),
+    Case("top_k, booleans", lambda p: p["b"].dp.top_k(2, epsilon=0.5)),
+    Case("chisquare (its released table)",
+         lambda p: p.dp.chisquare("g", {"a": 0.5, "b": 0.5}, epsilon=0.5, simulations=99).table),
+    Case("chi2_contingency (its released table)",
+         lambda p: p.dp.chi2_contingency("g", "b", keys={"g": ["a", "b"]}, epsilon=0.5, simulations=99).table),
 ]
 
 REFUSALS = [

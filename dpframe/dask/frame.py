@@ -13,7 +13,7 @@ import pandas as pd
 from dask.dataframe.extensions import register_dataframe_accessor, register_series_accessor
 
 from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check_name, resolve_ledger, totals
-from dpframe.dask import moments, tables, units
+from dpframe.dask import moments, selection, tables, units
 from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.dask.shield import computed
 from dpframe.errors import AlreadyProtectedError
@@ -24,6 +24,7 @@ from dpframe.protection.rowwise import elementwise, is_constant
 from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
 from dpframe.queries import scalar
+from dpframe.queries.hypothesis import ChiSquareResult
 from dpframe.queries.plan import Target
 from dpframe.results import DPFloat, DPInt
 
@@ -355,6 +356,37 @@ class DaskQueries:
         if isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError("groupby is asked of a protected frame, e.g. p.dp.groupby('k')")
         return tables.groupby(self._obj._target(), self._obj._data, by, keys)
+
+    def _frame(self, query: str) -> Any:
+        if isinstance(self._obj, ProtectedDaskSeries):
+            raise TypeError(f"{query} is asked of a protected frame, e.g. p.dp.{query}('c', ...)")
+        return self._obj._data
+
+    def mode(self, *, epsilon: float | None = None, keys: Any = None, delta: float | None = None,
+             rho: float | None = None, mechanism: str | None = None) -> pd.Series[Any]:
+        """The most common category, privately selected, as the pandas ``mode``."""
+        return selection.categories("mode", self._obj._target(), self._series("mode"), None, keys, epsilon, delta, rho,
+                                    mechanism)
+
+    def top_k(self, k: int, *, epsilon: float | None = None, keys: Any = None, delta: float | None = None,
+              rho: float | None = None, mechanism: str | None = None) -> pd.Series[Any]:
+        """The ``k`` most common categories, privately selected, as the pandas ``top_k``."""
+        return selection.categories("top_k", self._obj._target(), self._series("top_k"), k, keys, epsilon, delta, rho,
+                                    mechanism)
+
+    def chisquare(self, column: Any, expected: Any = None, *, keys: Any = None, simulations: int = 999,
+                  epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+                  mechanism: str | None = None) -> ChiSquareResult:
+        """Private chi-squared goodness-of-fit test, as the pandas ``p.dp.chisquare``."""
+        return selection.chisquare(self._obj._target(), self._frame("chisquare"), column, expected, keys,
+                                   _privacy(epsilon, delta, rho, mechanism), simulations)
+
+    def chi2_contingency(self, index: Any, columns: Any, *, keys: Any = None, simulations: int = 999,
+                         epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+                         mechanism: str | None = None) -> ChiSquareResult:
+        """Private chi-squared test of independence, as the pandas ``p.dp.chi2_contingency``."""
+        return selection.chi2_contingency(self._obj._target(), self._frame("chi2_contingency"), index, columns, keys,
+                                          _privacy(epsilon, delta, rho, mechanism), simulations)
 
 
 def _privacy(epsilon: float | None, delta: float | None, rho: float | None,

@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy
 from dpframe.noise.random import current_source
-from dpframe.queries.partitioned import KeySpec, Partitioning, _count_release, release_counts
+from dpframe.queries.partitioned import CellReader, KeySpec, Partitioning, _count_release, release_counts
 from dpframe.queries.plan import Target
 from dpframe.results import with_release
 
@@ -275,11 +275,12 @@ def _assumptions(n: float, k: int, extra: Sequence[str], simulations: int) -> tu
 
 
 def chisquare(target: Target, column: Any, expected: Any, keys: KeySpec, privacy_of: Callable[[Target], Privacy],
-              simulations: int) -> ChiSquareResult:
+              simulations: int, read: CellReader | None = None) -> ChiSquareResult:
     """Goodness of fit of ``column``'s categories to the public proportions ``expected`` (see module docstring).
 
     ``privacy_of(target)`` resolves the privacy arguments (after the
     categories are known to be public, so that bad input costs nothing).
+    ``read`` (default: the rows of the target) gives the exact counts after the charge.
     """
     simulations = check_simulations(simulations)
     if isinstance(expected, (Mapping, pd.Series)):
@@ -292,7 +293,7 @@ def chisquare(target: Target, column: Any, expected: Any, keys: KeySpec, privacy
     proportions = _null_proportions(expected, cells)
     privacy = privacy_of(target)
     counts = release_counts("chisquare", target, partitioning, privacy, (str(column),),
-                            rule="parallel composition over categories; the test is post-processing")
+                            rule="parallel composition over categories; the test is post-processing", read=read)
     statistic, pvalue = goodness_of_fit_test(counts.noisy, proportions, counts.noise, simulations, _generator())
     n = float(counts.noisy.sum())
     table = pd.Series(counts.noisy.astype(np.int64), index=cells, name="count")
@@ -306,8 +307,8 @@ def chisquare(target: Target, column: Any, expected: Any, keys: KeySpec, privacy
 
 
 def chi2_contingency(target: Target, index: Any, columns: Any, keys: KeySpec, privacy_of: Callable[[Target], Privacy],
-                     simulations: int) -> ChiSquareResult:
-    """Independence of two columns' categories (see module docstring)."""
+                     simulations: int, read: CellReader | None = None) -> ChiSquareResult:
+    """Independence of two columns' categories (see module docstring; ``read`` as in :func:`chisquare`)."""
     simulations = check_simulations(simulations)
     partitioning = Partitioning.of(target, [index, columns], keys)
     _require_public(partitioning, "chi2_contingency")
@@ -317,7 +318,7 @@ def chi2_contingency(target: Target, index: Any, columns: Any, keys: KeySpec, pr
         raise ValueError("a test of independence needs at least two categories in each column")
     privacy = privacy_of(target)
     counts = release_counts("chi2_contingency", target, partitioning, privacy, (str(index), str(columns)),
-                            rule="parallel composition over cells; the test is post-processing")
+                            rule="parallel composition over cells; the test is post-processing", read=read)
     noisy = counts.noisy.reshape(len(rows), len(cols))
     statistic, pvalue = independence_test(noisy, counts.noise, simulations, _generator())
     n = float(noisy.sum())

@@ -155,8 +155,12 @@ def _categories(
     delta: float | None,
     rho: float | None,
     mechanism: str | None,
+    read: CellReader | None = None,
 ) -> pd.Series[Any]:
-    """Shared by mode (k=None: one) and top_k: the most common categories, best first."""
+    """Shared by mode (k=None: one) and top_k: the most common categories, best first.
+
+    ``read`` (default: the rows of the target) gives the exact counts per category after the charge.
+    """
     target = Target.of(series)
     series = target.obj
     if not isinstance(series, pd.Series):
@@ -170,7 +174,7 @@ def _categories(
             )
         privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
         require_selection(partitioning, privacy)
-        return _categories_selected(query, series, target, partitioning, privacy, k)
+        return _categories_selected(query, series, target, partitioning, privacy, k, read)
     chosen = _mechanism(mechanism)
     # Categories an earlier query released are public now: the delta given for selecting them is not needed.
     privacy = pure_privacy(target, epsilon, None if any(partitioning.remembered) else delta, rho, query)
@@ -185,9 +189,8 @@ def _categories(
         rule="sequential composition over rounds" if count > 1 else "one ε-DP selection",
     )
     plan.charge()
-    mask = target.rows_in_use()
-    parts, sizes, _ = partitioning.column_codes(target)
-    counts = kernels.count_cells(parts, sizes, mask, len(cells)).astype(np.float64)
+    exact, _ = (CellReader(target) if read is None else read).counts(partitioning)
+    counts = exact.astype(np.float64)
     epsilon_exact = privacy.epsilon
     positions = em.peel(counts, count, Fraction(contributions), epsilon_exact, chosen, True)
     reach = _gap_reach(chosen, len(cells), contributions, float(epsilon_exact) / count, True)
@@ -200,13 +203,15 @@ def _categories(
 
 
 def _categories_selected(
-    query: str, series: pd.Series[Any], target: Target, partitioning: Partitioning, privacy: Privacy, k: int | None
+    query: str, series: pd.Series[Any], target: Target, partitioning: Partitioning, privacy: Privacy, k: int | None,
+    read: CellReader | None,
 ) -> pd.Series[Any]:
     """Undeclared categories: noisy counts with private partition selection, then the largest (post-processing)."""
     count = 1 if k is None else em.check_k(k)
     counts = release_counts(
         query, target, partitioning, privacy, (str(series.name),),
         rule="parallel composition over categories, private partition selection; the largest released counts",
+        read=read,
     )
     noisy, cells, noise, plan, threshold = counts.noisy, counts.cells, counts.noise, counts.plan, counts.threshold
     # Ties are broken at random: the order of the observed categories follows the data.
@@ -230,6 +235,7 @@ def mode(
     delta: float | None = None,
     rho: float | None = None,
     mechanism: str | None = None,
+    read: CellReader | None = None,
 ) -> pd.Series[Any]:
     """The most common category, privately selected; a one-element Series like ``Series.mode()``.
 
@@ -249,7 +255,7 @@ def mode(
     >>> m.tolist(), m.attrs["dp"].mechanism
     (['HS'], 'permute-and-flip')
     """
-    return _categories("mode", series, None, keys, epsilon, delta, rho, mechanism)
+    return _categories("mode", series, None, keys, epsilon, delta, rho, mechanism, read)
 
 
 def top_k(
@@ -261,6 +267,7 @@ def top_k(
     delta: float | None = None,
     rho: float | None = None,
     mechanism: str | None = None,
+    read: CellReader | None = None,
 ) -> pd.Series[Any]:
     """The ``k`` most common categories, most common first, privately selected.
 
@@ -276,7 +283,7 @@ def top_k(
     ...     top_k(p["c"], 2, keys=["a", "b", "c", "d"], epsilon=1.0).tolist()
     ['a', 'b']
     """
-    return _categories("top_k", series, k, keys, epsilon, delta, rho, mechanism)
+    return _categories("top_k", series, k, keys, epsilon, delta, rho, mechanism, read)
 
 
 # --- a user-scored selection -----------------------------------------------------------
