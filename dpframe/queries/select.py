@@ -246,6 +246,8 @@ def mode(
     Otherwise, with ``delta`` on an (ε, δ) budget, categories are released by
     private partition selection as in ``value_counts`` and the largest noisy
     count wins (an empty Series if none is released).
+    ``read`` (default: the rows of the target) gives the exact counts per
+    category after the charge (:mod:`dpframe.dask.selection` reads them on Dask).
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -275,6 +277,7 @@ def top_k(
     ε/k each, removing each winner (peeling; sequential composition).
     Undeclared categories: private partition selection (needs ``delta``), then
     the k largest released noisy counts.
+    ``read`` as in :func:`mode`.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
