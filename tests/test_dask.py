@@ -16,6 +16,7 @@ import dask  # noqa: E402
 import dpframe  # noqa: E402
 import dpframe.dask  # noqa: E402
 from dpframe.errors import AlreadyProtectedError, BudgetExceededError, RefusedError  # noqa: E402
+from dask_compare import ledger_lines  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
@@ -34,10 +35,6 @@ def _both(df: pd.DataFrame, epsilon: float = 10.0) -> tuple[Any, Any]:
     on_dask = dd.from_pandas(df, npartitions=4).dp.protect(epsilon=epsilon, delta=1e-5, name="dask test",
                                                            ledger=dpframe.Ledger.in_memory())
     return pandas, on_dask
-
-
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
 
 
 QUERIES = [
@@ -62,7 +59,7 @@ def test_same_answer_release_and_ledger_as_pandas(df: pd.DataFrame, query: int) 
     assert type(answers[0]) is type(answers[1])
     assert answers[0] == answers[1]
     assert [dataclasses.astuple(a.release) for a in answers][0] == dataclasses.astuple(answers[1].release)
-    assert _lines(pandas) == _lines(on_dask)
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 def test_refusals_are_the_pandas_ones(df: pd.DataFrame) -> None:

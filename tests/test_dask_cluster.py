@@ -24,6 +24,7 @@ import dpframe
 import dpframe.dask
 from dpframe.errors import BudgetExceededError, RefusedError
 from dpframe.noise.random import current_source
+from dask_compare import ledger_lines
 from dpframe.testing import seeded_noise
 
 # The scheduler's HTTP routes take another port when 8787 is taken (by another cluster on this machine).
@@ -135,10 +136,6 @@ def _same(a: Any, b: Any) -> None:
     assert repr(dataclasses.astuple(a.release)) == repr(dataclasses.astuple(b.release))  # NaN (no std) equal
 
 
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
-
-
 def test_the_queries_run_on_the_workers(client: Any, df: pd.DataFrame) -> None:
     _, on_dask = _both(df)
     assert dask.base.get_scheduler() == client.get
@@ -156,7 +153,7 @@ def test_same_answer_release_and_ledger_as_pandas(client: Any, df: pd.DataFrame,
         with seeded_noise(3):
             answers.append(case.on(p))
     _same(*answers)
-    assert _lines(pandas) == _lines(on_dask)
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.units], ids=lambda c: c.name)
@@ -170,7 +167,7 @@ def test_units_on_the_cluster(client: Any, df: pd.DataFrame, case: Case) -> None
     with seeded_noise(5):
         answer = case.on(on_dask)
     _same(answer, expected)
-    assert _lines(pandas) == _lines(on_dask)
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 def test_units_are_bounded_across_worker_partitions(client: Any, df: pd.DataFrame) -> None:
@@ -188,4 +185,4 @@ def test_refusals_are_the_pandas_ones(client: Any, df: pd.DataFrame, case: Case)
             case.on(p)
         errors.append((type(error.value), str(error.value)))
     assert errors[0] == errors[1]
-    assert _lines(on_dask) == _lines(pandas) == []
+    assert ledger_lines(on_dask) == ledger_lines(pandas) == []

@@ -19,6 +19,7 @@ import dpframe  # noqa: E402
 import dpframe.dask  # noqa: E402
 from dpframe.errors import BudgetExceededError  # noqa: E402
 from dpframe.queries.bounds import Buckets, bucket_counts, choose_bounds  # noqa: E402
+from dask_compare import ledger_lines  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning",
@@ -52,10 +53,6 @@ def _both(df: pd.DataFrame, cuts: list[int], epsilon: float = 100.0) -> tuple[An
     on_dask = _on_dask(df, cuts).dp.protect(epsilon=epsilon, delta=1e-5, name="moments",
                                             ledger=dpframe.Ledger.in_memory())
     return pandas, on_dask
-
-
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -113,7 +110,7 @@ def test_same_answer_release_and_ledger_as_pandas(query: str, cuts: list[int]) -
         with seeded_noise(len(query)), dask.config.set(scheduler="sync"):
             answers.append(QUERIES[query](p))
     assert _same(*answers)
-    assert _lines(pandas) == _lines(on_dask)
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 @pytest.mark.parametrize("query", [lambda p: p["x"].dp.var(rho=0.2), lambda p: p["x"].dp.quantile(0.25, rho=0.1)])
@@ -125,7 +122,7 @@ def test_zcdp_budget_with_automatic_bounds(query: Any) -> None:
     for p in (pandas, on_dask):
         with seeded_noise(3):
             answers.append(query(p))
-    assert _same(*answers) and _lines(pandas) == _lines(on_dask)
+    assert _same(*answers) and ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 def test_tails_of_large_partitions() -> None:
@@ -137,7 +134,7 @@ def test_tails_of_large_partitions() -> None:
     for p in (pandas, on_dask):
         with seeded_noise(5):
             answers.append(p["x"].dp.mean(epsilon=0.5))
-    assert _same(*answers) and _lines(pandas) == _lines(on_dask)
+    assert _same(*answers) and ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 def test_merged_buckets_choose_the_bounds_of_all_the_values() -> None:
@@ -234,7 +231,7 @@ def test_describe_of_categorical_text_and_bool_columns_is_the_pandas_one(query: 
                             **({} if isinstance(data, pd.DataFrame) else {"name": "mixed"}))
         with seeded_noise(len(query)), dask.config.set(scheduler="sync"):
             answers.append(MIXED[query](p))
-        ledgers.append(_lines(p))
+        ledgers.append(ledger_lines(p))
     assert _same(*answers)
     assert ledgers[0] == ledgers[1]
 
@@ -300,7 +297,7 @@ def test_narrow_quantile_windows(column: str) -> None:
     for p in (pandas, on_dask):
         with seeded_noise(11):
             answers.append(p[column].dp.quantile([0.01, 0.5, 0.99], bounds=(0, 100), epsilon=50.0))
-    assert _same(*answers) and _lines(pandas) == _lines(on_dask)
+    assert _same(*answers) and ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 def test_the_moments_kernel_carries_no_budget_to_workers() -> None:

@@ -16,6 +16,7 @@ import dask  # noqa: E402
 import dpframe  # noqa: E402
 import dpframe.dask  # noqa: E402
 from dpframe.errors import BudgetExceededError, RefusedError  # noqa: E402
+from dask_compare import ledger_lines  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
@@ -47,10 +48,6 @@ def _dask(df: pd.DataFrame, npartitions: int) -> Any:
 def _protect(data: Any) -> Any:
     name = {} if isinstance(data, pd.DataFrame) else {"name": "dask selection"}
     return data.dp.protect(epsilon=20.0, delta=1e-5, ledger=dpframe.Ledger.in_memory(), **name)
-
-
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
 
 
 def _same(a: Any, b: Any) -> None:
@@ -92,7 +89,7 @@ def test_same_answer_release_and_ledger_as_pandas(df: pd.DataFrame, query: str, 
     answers = []
     for p in (_protect(pandas), _protect(on_dask)):
         with seeded_noise(4):
-            answers.append((QUERIES[query](p), _lines(p)))
+            answers.append((QUERIES[query](p), ledger_lines(p)))
     _same(answers[0][0], answers[1][0])
     assert answers[0][1] == answers[1][1]
     assert len(answers[0][1]) == 1
@@ -123,7 +120,7 @@ def test_refusals_are_the_pandas_ones_and_free(df: pd.DataFrame, name: str) -> N
         with pytest.raises((RefusedError, BudgetExceededError, ValueError, TypeError, KeyError)) as error:
             REFUSED[name](p)
         errors.append((type(error.value), str(error.value)))
-        assert _lines(p) == []
+        assert ledger_lines(p) == []
     assert errors[0] == errors[1]
 
 
@@ -133,7 +130,7 @@ def test_a_query_of_the_wrong_kind_says_what_to_ask_it_of(df: pd.DataFrame) -> N
         p[["c", "a"]].dp.mode(keys=["a"], epsilon=1.0)
     with pytest.raises(TypeError, match="asked of a protected frame"):
         p["a"].dp.chisquare("a", epsilon=1.0)
-    assert _lines(p) == []
+    assert ledger_lines(p) == []
 
 
 @pytest.mark.parametrize("query", ["mode", "top_k", "chisquare", "chi2_contingency"])
@@ -147,7 +144,7 @@ def test_unknown_dask_categories_are_refused_for_free(df: pd.DataFrame, query: s
              "chi2_contingency": lambda: p.dp.chi2_contingency("k", "a", epsilon=1.0)}
     with pytest.raises(ValueError, match="unknown to Dask"):
         calls[query]()
-    assert _lines(p) == []
+    assert ledger_lines(p) == []
     assert p["k"].dp.mode(keys=["u", "v", "w"], epsilon=1.0).tolist()[0] in ["u", "v", "w"]
 
 

@@ -20,6 +20,7 @@ from dpframe.errors import BudgetExceededError  # noqa: E402
 from dpframe.synthesis import METHODS  # noqa: E402
 from dpframe.synthesis.domain import plan_domains  # noqa: E402
 from dpframe.synthesis.measure import CodedData  # noqa: E402
+from dask_compare import ledger_lines  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
@@ -53,10 +54,6 @@ def _both(ddf: Any, **protect: Any) -> tuple[Any, Any]:
     return pandas, on_dask
 
 
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
-
-
 CASES = [(method, budget) for method in METHODS for budget in ("approx", "zcdp")] + [("mst", "pure")]
 BUDGETS: dict[str, dict[str, Any]] = {"approx": {"epsilon": 10.0, "delta": 1e-6}, "zcdp": {"rho": 1.0},
                                       "pure": {"epsilon": 10.0}}
@@ -79,7 +76,7 @@ def test_same_synthetic_frame_and_ledger_as_pandas(ddf: Any, method: str, budget
                 frames.append(synthesize(p, reader=reader, **arguments))
     pd.testing.assert_frame_equal(frames[0], frames[1])
     assert frames[0].attrs["dp"] == frames[1].attrs["dp"]
-    assert _lines(pandas) == _lines(on_dask) and len(_lines(on_dask)) == 1
+    assert ledger_lines(pandas) == ledger_lines(on_dask) and len(ledger_lines(on_dask)) == 1
     # Every marginal MST or AIM may need is counted in the one-way marginals' pass: one Dask compute.
     assert len(reader.computes) == 1
 
@@ -93,7 +90,7 @@ def test_accessor_filters_and_random_state(ddf: Any) -> None:
                                                          random_state=3, progress=False, bounds={"age": (18, 90)},
                                                          categories={"city": CITIES}))
     pd.testing.assert_frame_equal(frames[0], frames[1])
-    assert _lines(pandas) == _lines(on_dask)
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 def _watched(ddf: Any, **budget: Any) -> tuple[Any, list[int]]:
@@ -136,7 +133,7 @@ def test_refusals_are_the_pandas_ones_and_free(ddf: Any, change: dict[str, Any])
             p.dp.synthesize(**arguments)
         errors.append((type(error.value), str(error.value)))
     assert errors[0] == errors[1]
-    assert seen == [] and _lines(on_dask) == [] and _lines(pandas) == []
+    assert seen == [] and ledger_lines(on_dask) == [] and ledger_lines(pandas) == []
 
 
 @pytest.mark.parametrize(("budget", "asked", "refused"), [
@@ -155,7 +152,7 @@ def test_domains_dask_cannot_find_are_refused_before_any_charge(
     assert str(error.value).startswith(message)
     assert ("declare categories={'city': [...]}" in str(error.value)) == ("city" in refused)
     assert ("pass delta=0 for ['income']" in str(error.value)) == ("income" in refused)
-    assert seen == [] and _lines(p) == []
+    assert seen == [] and ledger_lines(p) == []
 
 
 def test_other_refusals_cost_nothing(ddf: Any) -> None:
@@ -169,7 +166,7 @@ def test_other_refusals_cost_nothing(ddf: Any) -> None:
         p["age"].dp.synthesize(0.5, progress=False)
     with pytest.raises(BudgetExceededError):
         p.dp.synthesize(2.0, 1e-6, progress=False, **DECLARED)
-    assert seen == [] and _lines(p) == []
+    assert seen == [] and ledger_lines(p) == []
     with dask.config.set(scheduler="sync"):  # with every domain declared: charged, then read
         p.dp.synthesize(0.5, progress=False, method="mst", **DECLARED)
     assert len(seen) == 4 and set(seen) == {1}  # one pass over the four partitions, after the one ledger line
@@ -193,8 +190,8 @@ def test_numeric_domains_found_privately_as_on_pandas(ddf: Any, method: str, bud
         frames.append(synthesize(on_dask, reader=reader, **arguments))
     pd.testing.assert_frame_equal(frames[0], frames[1])
     assert frames[0].attrs["dp"] == frames[1].attrs["dp"]
-    queries = [line["query"] for line in _lines(on_dask)]
-    assert _lines(pandas) == _lines(on_dask)
+    queries = [line["query"] for line in ledger_lines(on_dask)]
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
     # age (int): bounds, bins; income (float): resolution, bounds, bins; then the model.
     assert queries == ["bounds for synthesize", "bins for synthesize", "resolution for synthesize",
                        "bounds for synthesize", "bins for synthesize", "synthesize"]

@@ -16,6 +16,7 @@ import dask  # noqa: E402
 import dpframe  # noqa: E402
 import dpframe.dask  # noqa: E402
 from dpframe.errors import BudgetExceededError  # noqa: E402
+from dask_compare import ledger_lines  # noqa: E402
 from dpframe.testing import seeded_noise  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
@@ -49,10 +50,6 @@ def _dask(df: pd.DataFrame, npartitions: int) -> Any:
 def _protect(data: Any, **kwargs: Any) -> Any:
     name = {} if isinstance(data, pd.DataFrame) else {"name": "dask tables"}
     return data.dp.protect(epsilon=50.0, delta=1e-5, ledger=dpframe.Ledger.in_memory(), **name, **kwargs)
-
-
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
 
 
 def _equal(a: Any, b: Any) -> None:
@@ -129,7 +126,7 @@ def test_same_table_release_and_ledger_as_pandas(df: pd.DataFrame, query: str, n
         p = _protect(data)
         with seeded_noise(len(query)), dask.config.set(scheduler="threads"):
             answers.append(QUERIES[query](p))
-        ledgers.append(_lines(p))
+        ledgers.append(ledger_lines(p))
     _equal(*answers)
     assert ledgers[0] == ledgers[1]
 

@@ -16,6 +16,7 @@ dd = pytest.importorskip("dask.dataframe")
 import dpframe
 import dpframe.dask
 from dpframe.noise.random import current_source
+from dask_compare import ledger_lines
 from dpframe.testing import seeded_noise
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
@@ -33,10 +34,6 @@ def _protect_both(df: pd.DataFrame, k: int, npartitions: int = 5) -> tuple[Any, 
     on_dask = dd.from_pandas(df, npartitions=npartitions).dp.protect(
         epsilon=50.0, delta=1e-5, name="units", privacy_unit="user", max_contributions=k, ledger=dpframe.Ledger.in_memory())
     return pandas, on_dask
-
-
-def _lines(p: Any) -> list[dict[str, Any]]:
-    return p.dp.budget.ledger.drop(columns="time").to_dict("records")  # type: ignore[no-any-return]
 
 
 QUERIES = [
@@ -61,7 +58,7 @@ def test_units_within_the_bound_give_the_pandas_answer(query: int) -> None:
         answer = QUERIES[query](on_dask)
     assert answer == expected
     assert dataclasses.astuple(answer.release) == dataclasses.astuple(expected.release)
-    assert _lines(pandas) == _lines(on_dask)
+    assert ledger_lines(pandas) == ledger_lines(on_dask)
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -75,7 +72,7 @@ def test_bounded_units_charge_and_scale_noise_as_pandas(k: int, query: int) -> N
     assert releases[0].cost == releases[1].cost
     if query < 3:  # a count's or sum's noise is its std; a mean's std is estimated from its noisy count
         assert releases[0].std == releases[1].std
-    assert _lines(pandas) == _lines(on_dask)  # the noise scales of every measurement, mean's included
+    assert ledger_lines(pandas) == ledger_lines(on_dask)  # the noise scales of every measurement, mean's included
     assert abs(float(answers[0]) - float(answers[1])) < 6 * releases[0].std + 0.1 * abs(float(answers[0]))
 
 
