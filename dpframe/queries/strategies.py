@@ -185,7 +185,7 @@ class Strategy:
     >>> tree = Strategy.hierarchical(5, branching=2)
     >>> tree.matrix.shape, tree.levels
     ((11, 5), 4)
-    >>> tree.estimate(tree.matrix @ np.arange(5.0)).round(6).tolist()  # exact measurements are kept
+    >>> (tree.estimate(tree.matrix @ np.arange(5.0)).round(6) + 0.0).tolist()  # exact measurements are kept
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
 

@@ -1,0 +1,482 @@
+"""The analyst's code and objects on private data: what they do becomes data, never control flow.
+
+dpframe runs code that the analyst hands it on private values -- a function
+given to ``map`` or ``apply``, a ``key=`` to sort by, a ``repl=`` function of
+``str.replace``, the function of ``sample_and_aggregate`` -- and it hands the
+analyst's objects to pandas, where their ``__eq__`` and ``__hash__`` run
+against the data (the constants of row-wise operations, ``@`` names in query
+strings, ``map`` dicts, ``isin`` lists, ``keys=``, the columns of a public
+table in ``merge``). Anything such code can make *happen* -- an exception, a
+``KeyboardInterrupt``, a returned object whose ``__len__`` or ``__hash__``
+raises when a later operation touches it -- would be an oracle on the data:
+run on two neighbouring data sets, one raises and the other does not, and
+that difference costs no budget at all. Three rules close these channels.
+
+1. **Returned values are plain data** (:func:`plain`). Inside the guarded call
+   (:func:`guarded`), what a function returns is converted by its *exact*
+   type -- ``type(v) is str``, never ``isinstance``, since a subclass of
+   ``str`` can override ``__hash__`` -- to a built-in value: ``None``, ``bool``,
+   ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``Decimal``, dates,
+   times and durations (Python's, numpy's and pandas'), numpy scalars;
+   lists, tuples, numpy arrays and Series become tuples, sets become
+   frozensets and dicts become dicts, of such values, at most
+   :data:`MAX_ITEMS` values and :data:`MAX_DEPTH` levels in all. Subclasses of
+   the built-in types are converted to the built-in value through the base
+   type's own slots (``str.__str__(v)``), which run none of the subclass's
+   code. Anything else (generators, iterators, the analyst's classes, frames)
+   becomes missing. Every exception raised by the function or by the
+   conversion -- ``SystemExit`` and ``KeyboardInterrupt`` included -- makes the
+   value missing too. Nothing the function returned stays alive after the
+   call: only the converted value leaves it.
+2. **Arguments are plain values** (:func:`public_value`). An object the
+   analyst passes as a constant is converted the same way before pandas sees
+   it; what cannot be converted is refused -- from the argument alone, before
+   any data is read or any budget is charged. Functions among the arguments
+   are guarded; dtypes and time zones must be numpy's, pandas' or the
+   standard library's own.
+3. **A real Ctrl-C still stops the work** (:func:`interruptible`). A
+   ``KeyboardInterrupt`` raised by the analyst's code is data, like any
+   exception; one caused by the user pressing Ctrl-C is told apart by a flag
+   that dpframe's own SIGINT handler sets while analyst code runs.
+
+What this cannot stop is a function that keeps or sends the values it is
+given (a global list, a print, a file): a function sees the values it is
+applied to, and only a service boundary between the analyst and the data
+closes that (``docs/privacy-model.md``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import re
+import signal
+import threading
+import zoneinfo
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpframe.errors import RefusedError
+
+# At most this many values in one converted value, counting every level: a function could return a
+# huge object to exhaust memory later, in an operation outside the guarded call.
+MAX_ITEMS = 10_000
+# At most this many levels of nested containers.
+MAX_DEPTH = 8
+
+_NUMPY_SCALARS = frozenset(t for t in set(np.sctypeDict.values()) if t not in (np.object_, np.void))
+# Values whose type alone makes them plain: immutable, built by Python, numpy or pandas, and holding no
+# object of the analyst's.
+_SCALARS: frozenset[type] = frozenset({
+    type(None), bool, int, float, complex, str, bytes, decimal.Decimal,
+    datetime.date, datetime.timedelta, pd.Timedelta, pd.Period, type(pd.NA), type(pd.NaT),
+    *_NUMPY_SCALARS,
+})
+# Values that are plain once their time zone is one of the standard library's.
+_ZONED: frozenset[type] = frozenset({datetime.datetime, datetime.time, pd.Timestamp})
+_ZONES: frozenset[type] = frozenset({datetime.timezone, zoneinfo.ZoneInfo})
+
+
+class _TooLarge(Exception):
+    """A returned value over :data:`MAX_ITEMS` or :data:`MAX_DEPTH`: it becomes missing."""
+
+
+class _Count:
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_ITEMS
+
+    def take(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise _TooLarge
+
+
+def plain(value: Any) -> Any:
+    """``value`` as a plain built-in value, or None (missing) when it has no plain form (module docstring, 1).
+
+    Call it where exceptions are caught (:func:`guarded`): converting a
+    subclass or a container can raise, and that must become a missing value.
+
+    >>> plain(np.float64(1.5)), plain([1, "a", (2, None)]), plain({"k": [1, 2]})
+    (np.float64(1.5), (1, 'a', (2, None)), {'k': (1, 2)})
+    >>> class Sneaky(str):
+    ...     def __hash__(self): raise ValueError(self)
+    >>> type(plain(Sneaky("x"))).__name__, plain(v for v in [1]), plain(object())
+    ('str', None, None)
+    """
+    return _plain(value, _Count(), 0)
+
+
+def _plain(value: Any, count: _Count, depth: int) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind in _ZONED:
+        return _plain_zone(value)
+    if kind is pd.Interval:
+        left, right = _plain(value.left, count, depth), _plain(value.right, count, depth)
+        if type(left) is not type(right) or type(left) not in _INTERVAL_ENDS:
+            return None
+        return pd.Interval(left, right, closed=str.__str__(value.closed))  # type: ignore[arg-type]
+    if depth >= MAX_DEPTH:
+        raise _TooLarge
+    if issubclass(kind, (list, tuple)):
+        items = list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value)
+        count.take(list.__len__(value) if issubclass(kind, list) else tuple.__len__(value))
+        return tuple(_plain(item, count, depth + 1) for item in items)
+    if issubclass(kind, (set, frozenset)):
+        count.take(set.__len__(value) if issubclass(kind, set) else frozenset.__len__(value))
+        items = set.__iter__(value) if issubclass(kind, set) else frozenset.__iter__(value)
+        return frozenset(_plain(item, count, depth + 1) for item in items)
+    if issubclass(kind, dict):
+        count.take(dict.__len__(value))
+        out = {}
+        for key, item in dict.items(value):
+            plain_key = _plain(key, count, depth + 1)
+            if plain_key is None and key is not None:
+                return None  # a key with no plain form: the mapping has none either
+            out[plain_key] = _plain(item, count, depth + 1)
+        return out
+    if kind is np.ndarray:
+        count.take(int(value.size))
+        return _plain(value.tolist() if value.ndim else [value.item()], count, depth)
+    if kind is pd.Series:
+        count.take(len(value))
+        return _plain(value.tolist(), count, depth)
+    return _plain_builtin_subclass(value, kind)
+
+
+# The ends of an interval that pandas builds from plain values.
+_INTERVAL_ENDS = frozenset({int, float, pd.Timestamp, pd.Timedelta, *(t for t in _NUMPY_SCALARS
+                                                                       if issubclass(t, (np.integer, np.floating)))})
+
+
+def _plain_builtin_subclass(value: Any, kind: type) -> Any:
+    """A subclass of a built-in scalar type as the built-in value, read by the base type's own slot."""
+    if issubclass(kind, str):
+        return str.__str__(value)
+    if issubclass(kind, int):  # bool cannot be subclassed; an IntEnum member becomes its int
+        return int.__int__(value)
+    if issubclass(kind, float):
+        return float.__float__(value)
+    if issubclass(kind, complex):
+        return complex(complex.real.__get__(value), complex.imag.__get__(value))  # type: ignore[attr-defined]
+    if issubclass(kind, bytes):
+        return bytes.__bytes__(value)
+    return None
+
+
+def _plain_zone(value: Any) -> Any:
+    """A datetime or time whose time zone is the standard library's; any other zone becomes a fixed offset."""
+    zone = value.tzinfo
+    if zone is None or type(zone) in _ZONES:
+        return value
+    offset = zone.utcoffset(value if type(value) is not datetime.time else None)
+    if type(offset) is not datetime.timedelta:
+        return None
+    return value.replace(tzinfo=datetime.timezone(offset))
+
+
+# -- running the analyst's functions -------------------------------------------------------------
+
+_INTERRUPTS = threading.local()
+
+
+def _watching() -> bool:
+    return bool(getattr(_INTERRUPTS, "depth", 0))
+
+
+def interrupted() -> bool:
+    """True when the user pressed Ctrl-C while :func:`interruptible` code ran in this thread."""
+    return bool(getattr(_INTERRUPTS, "seen", False))
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Run analyst code so that a real Ctrl-C can be told from a ``KeyboardInterrupt`` the code raised.
+
+    In the main thread, a SIGINT handler of dpframe's, chained to the one in
+    place (Python's, or IPython's), raises the flag :func:`interrupted` reads
+    before passing the signal on. Signals reach only the main thread, so
+    elsewhere every ``KeyboardInterrupt`` comes from code, and is data.
+
+    >>> with interruptible():
+    ...     interrupted()
+    False
+    """
+    depth = getattr(_INTERRUPTS, "depth", 0)
+    if depth or threading.current_thread() is not threading.main_thread():
+        _INTERRUPTS.depth = depth + 1
+        try:
+            yield
+        finally:
+            _INTERRUPTS.depth = depth
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def flag_then_pass_on(signum: int, frame: FrameType | None) -> Any:
+        _INTERRUPTS.seen = True
+        if callable(previous):
+            return previous(signum, frame)
+        if previous == signal.SIG_IGN:
+            return None
+        raise KeyboardInterrupt
+
+    _INTERRUPTS.seen, _INTERRUPTS.depth = False, 1
+    try:
+        signal.signal(signal.SIGINT, flag_then_pass_on)
+    except ValueError:  # signals cannot be handled here (an embedded interpreter): code raises them all
+        previous = None
+    try:
+        yield
+    finally:
+        _INTERRUPTS.depth = 0
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        seen, _INTERRUPTS.seen = _INTERRUPTS.seen, False
+        if seen:
+            raise KeyboardInterrupt
+
+
+def passed_on(error: BaseException) -> None:
+    """Re-raise the interruption of a real Ctrl-C; every other failure on private values is the caller's data.
+
+    Failures are caught as ``BaseException``: a function that raises its own
+    ``KeyboardInterrupt``, ``SystemExit`` or ``BaseException`` subclass when it
+    meets a value must not get it out (module docstring, 3).
+    """
+    if interrupted():
+        raise KeyboardInterrupt from None
+
+
+def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` as a function that never raises and returns plain data: :func:`plain` of its result, or None.
+
+    >>> def risky(v):
+    ...     if v > 1:
+    ...         raise SystemExit(v)
+    ...     return [v]
+    >>> [guarded(risky)(v) for v in (1, 2)]
+    [(1,), None]
+    """
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return plain(func(*args, **kwargs))
+        except BaseException as error:  # noqa: BLE001 -- module docstring, 1 and 3
+            passed_on(error)
+            return None
+
+    return call
+
+
+class _Boxed:
+    """A plain value carried through pandas unseen: pandas infers a column's type from what a function returns
+    (``[1, None]`` becomes ``[1.0, nan]``), which would let one row's result change another's."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def boxing(func: Callable[..., Any]) -> Callable[..., _Boxed]:
+    """``func`` guarded, its result in a box that pandas keeps as an object (open them with :func:`unboxed`)."""
+    call = guarded(func)
+
+    def boxed(*args: Any, **kwargs: Any) -> _Boxed:
+        return _Boxed(call(*args, **kwargs))
+
+    return boxed
+
+
+def _open(value: Any) -> Any:
+    return value.value if type(value) is _Boxed else value
+
+
+_OPEN = np.frompyfunc(_open, 1, 1)
+
+
+def unboxed(series: pd.Series[Any]) -> pd.Series[Any]:
+    """An object column of the plain values in the boxes of ``series`` (what pandas left alone, as it is).
+
+    >>> unboxed(pd.Series([_Boxed(1), _Boxed(None), float("nan")], dtype=object)).tolist()
+    [1, None, nan]
+    """
+    values = np.asarray(_OPEN(series.to_numpy(dtype=object)), dtype=object).reshape(len(series))
+    return pd.Series(values, index=series.index, name=series.name, dtype=object)
+
+
+def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
+    """An object column with every value plain (:func:`plain`); other columns as they are.
+
+    One pass over the types first: a column of strings, numbers and missing values (nearly every
+    column) is returned as it is.
+
+    >>> class Sneaky(int):
+    ...     def __eq__(self, other): raise ValueError(other)
+    >>> [type(v).__name__ for v in plain_column(pd.Series([1, Sneaky(2), "a"], dtype=object))]
+    ['int', 'int', 'str']
+    """
+    if series.dtype != object:
+        return series
+    values = series.to_numpy(dtype=object)
+    if _SCALARS.issuperset(map(type, values)):
+        return series
+    out = np.empty(len(values), dtype=object)
+    convert = guarded(lambda v: v)
+    for position, value in enumerate(values):  # only columns that hold other objects (rare) come here
+        out[position] = convert(value)
+    return pd.Series(out, index=series.index, name=series.name, dtype=object)
+
+
+# -- the analyst's arguments ---------------------------------------------------------------------
+
+
+def public_value(value: Any, operation: str, *, functions: bool = False) -> Any:
+    """An argument of the analyst's as a plain value (module docstring, 2); refused when it has none.
+
+    Lists, tuples, sets and dicts keep their kind with plain contents (a
+    subclass of list or tuple becomes the list or tuple); numpy arrays,
+    pandas Series and Index of pandas' own types are kept, their object
+    values converted; functions are guarded when ``functions`` is set
+    (pandas will call them on the values), refused otherwise. Decided from
+    the argument alone: no data is read, no budget charged.
+
+    >>> public_value([1, "a"], "isin"), public_value(np.int64(3), "+")
+    ([1, 'a'], np.int64(3))
+    >>> class Sneaky(str):
+    ...     def __eq__(self, other): raise ValueError(other)
+    >>> type(public_value(Sneaky("F"), "=="))
+    <class 'str'>
+    >>> public_value(object(), "==")
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.RefusedError: == is refused on protected data: its argument object is not a plain value (numbers, text, dates, None, and lists, tuples, sets or dicts of them), and pandas would run its own code (__eq__, __hash__) against the private values. Instead: pass a built-in value, e.g. str(x), int(x) or a list of them.
+    """
+    kind = type(value)
+    if kind in _SCALARS or kind is re.Pattern or kind is range:
+        return value
+    if kind is slice:
+        return slice(*(public_value(part, operation) for part in (value.start, value.stop, value.step)))
+    if kind in _ZONED:
+        if value.tzinfo is not None and type(value.tzinfo) not in _ZONES:
+            public_zone(value.tzinfo, operation)
+        return value
+    if issubclass(kind, (list, tuple)):
+        base = list if issubclass(kind, list) else tuple
+        return base(public_value(item, operation, functions=functions) for item in base.__iter__(value))
+    if kind in (set, frozenset):
+        return kind(public_value(item, operation) for item in value)
+    if kind is dict:
+        return {public_value(k, operation): public_value(v, operation, functions=functions)
+                for k, v in value.items()}
+    if kind in _ARRAYS:
+        return _public_array(value, operation)
+    if isinstance(value, (np.dtype, pd.api.extensions.ExtensionDtype)):
+        return public_dtype(value, operation)
+    if isinstance(value, datetime.tzinfo):
+        return public_zone(value, operation)
+    if callable(value) and kind is not type:
+        if functions:
+            return guarded(value)
+        return _refuse(value, operation, "is a function, where a value is expected")
+    if kind is type:
+        return public_dtype(value, operation)
+    if issubclass(kind, dict):
+        return _refuse(value, operation, "is a mapping of its own kind (pandas would call its __missing__ on the "
+                                         "private values); pass dict(m)")
+    converted = _plain_builtin_subclass(value, kind)
+    if converted is None:
+        _refuse(value, operation)
+    return converted
+
+
+def _refuse(value: Any, operation: str, why: str = "") -> Any:
+    detail = why or ("is not a plain value (numbers, text, dates, None, and lists, tuples, sets or dicts of "
+                     "them), and pandas would run its own code (__eq__, __hash__) against the private values")
+    raise RefusedError(
+        f"{operation} is refused on protected data: its argument {type(value).__name__} {detail}. Instead: pass "
+        "a built-in value, e.g. str(x), int(x) or a list of them."
+    )
+
+
+# pandas' and numpy's own arrays: their methods are pandas' code; only their object values can be the analyst's.
+_ARRAYS: frozenset[type] = frozenset({np.ndarray, pd.Series, pd.Index, pd.RangeIndex, pd.DatetimeIndex,
+                                      pd.TimedeltaIndex, pd.PeriodIndex, pd.IntervalIndex, pd.CategoricalIndex})
+
+
+def _public_array(value: Any, operation: str) -> Any:
+    public_dtype(value.dtype, operation)
+    if type(value) is pd.Series:
+        public_value(value.index, operation)
+    if value.dtype != object:
+        return value
+    converted = [public_value(item, operation) for item in value.ravel().tolist()] if type(value) is np.ndarray \
+        else [public_value(item, operation) for item in value.tolist()]
+    if type(value) is np.ndarray:
+        out = np.empty(len(converted), dtype=object)
+        for position, item in enumerate(converted):
+            out[position] = item
+        return out.reshape(value.shape)
+    if type(value) is pd.Series:
+        return pd.Series(converted, index=value.index, name=value.name, dtype=object)
+    return pd.Index(converted, dtype=object, name=value.name, tupleize_cols=False)
+
+
+# pandas' own extension dtypes: their code runs on the data, and none of it is the analyst's.
+_PANDAS_DTYPES: frozenset[type] = frozenset({
+    pd.CategoricalDtype, pd.DatetimeTZDtype, pd.PeriodDtype, pd.IntervalDtype, pd.SparseDtype, pd.StringDtype,
+    pd.BooleanDtype, pd.Int8Dtype, pd.Int16Dtype, pd.Int32Dtype, pd.Int64Dtype, pd.UInt8Dtype, pd.UInt16Dtype,
+    pd.UInt32Dtype, pd.UInt64Dtype, pd.Float32Dtype, pd.Float64Dtype, pd.ArrowDtype,
+})
+
+
+def public_dtype(dtype: Any, operation: str) -> Any:
+    """``dtype`` when it is numpy's or one of pandas' own (with plain categories and a standard time zone).
+
+    A dtype of the analyst's would run the analyst's code on every value.
+
+    >>> public_dtype("Int64", "astype"), public_dtype(float, "astype")
+    ('Int64', <class 'float'>)
+    """
+    if type(dtype) is str or (type(dtype) is type and (dtype in (str, int, float, bool, complex, bytes, object)
+                                                       or dtype in _NUMPY_SCALARS)):
+        return dtype
+    kind = type(dtype)
+    if isinstance(dtype, np.dtype):
+        if dtype.fields is not None or dtype.subdtype is not None:
+            _refuse(dtype, operation, "is a structured numpy dtype")
+        return dtype
+    if kind not in _PANDAS_DTYPES:
+        _refuse(dtype, operation, "is not one of numpy's or pandas' own dtypes")
+    if kind is pd.CategoricalDtype and dtype.categories is not None:
+        _public_array(dtype.categories, operation)
+    if kind is pd.DatetimeTZDtype:
+        public_zone(dtype.tz, operation)
+    return dtype
+
+
+def public_zone(zone: Any, operation: str) -> Any:
+    """A time zone given by name, or the standard library's (``datetime.timezone``, ``zoneinfo``), or pytz's own.
+
+    >>> public_zone("Europe/Oslo", "tz_localize"), public_zone(datetime.timezone.utc, "tz_localize")
+    ('Europe/Oslo', datetime.timezone.utc)
+    """
+    if type(zone) is str or zone is None or type(zone) in _ZONES:
+        return zone
+    try:
+        import pytz
+
+        if isinstance(zone, pytz.BaseTzInfo) and pytz.timezone(str.__str__(zone.zone)) is zone:
+            return zone  # pytz's own zone object (the one its cache hands out)
+    except Exception:  # noqa: BLE001 -- no pytz, or not its zone: refused below
+        pass
+    return _refuse(zone, operation, "is a time zone object of its own; pass the zone by name (e.g. 'Europe/Oslo')")
