@@ -20,7 +20,7 @@ from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.mechanism import Privacy
 from dpframe.protection.objects import Rows, column_key
 from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
-from dpframe.protection.rowwise import elementwise, is_constant
+from dpframe.protection.rowwise import constant, elementwise, is_constant
 from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
 from dpframe.queries import scalar
@@ -130,7 +130,7 @@ class ProtectedDaskFrame(_Protected):
             if callable(value):
                 value = value(self)
             if is_constant(value):  # the same value in every row, as pandas' assign(c=1)
-                plain[name] = value
+                plain[name] = constant(value, f"assign({name}=...)")
                 continue
             if not isinstance(value, ProtectedDaskSeries):
                 raise TypeError(f"assign({name}=...) takes a constant or a row-wise expression of this frame's "
@@ -150,9 +150,8 @@ class ProtectedDaskSeries(_Protected):
         if isinstance(other, _Protected):
             self._same_rows(other, operation)
             other = other._rows
-        elif not is_constant(other):  # a public series or array would be lined up with the rows (pandas refuses it)
-            raise refusal(operation, "mixing", f"the other operand is a {type(other).__name__}, not a constant or "
-                                               "a column of the same protected rows")
+        else:  # a public series or array would be lined up with the rows (pandas refuses it)
+            other = constant(other, operation)
         # The pandas row-wise evaluation per partition: result type from the schema, and a value the operation
         # fails on becomes missing, so no error (nor its message) can depend on a value.
         metas = [self._rows._meta, other._meta if isinstance(other, dd.Series) else other]

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.protection.analyst import public_value
 from dpframe.queries.plan import check_bounds
 
 Kind = Literal["numeric", "boolean", "categorical"]
@@ -174,7 +175,8 @@ def plan_design(
                 raise TypeError(f"categories[{name!r}] must be a non-empty list of values, got {declared!r}")
             if len(set(declared)) != len(declared):
                 raise ValueError(f"categories[{name!r}] contains duplicates")
-            features.append(Feature(name, "categorical", categories=tuple(declared)))
+            features.append(Feature(name, "categorical",
+                                    categories=tuple(public_value(list(declared), f"categories[{name!r}]"))))
         elif isinstance(dtype, pd.CategoricalDtype):
             if len(dtype.categories) == 0:
                 raise ValueError(f"column {name!r} is categorical with no categories: declare them with categories=")

@@ -58,6 +58,7 @@ from dpframe.local.mechanisms import (
 )
 from dpframe.noise.discrete import MAX_LAPLACE_SCALE, sample_discrete_laplace
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
+from dpframe.protection.analyst import public_value
 from dpframe.protection.objects import parts
 from dpframe.protection.rowwise import hashable_or_missing
 from dpframe.queries.plan import Target, normal_quantile, public_keys
@@ -320,7 +321,7 @@ def _domain(series: pd.Series[Any], categories: Any, other: Hashable | None) -> 
             "or boolean column); a randomizer's reports would reveal categories read from the data"
         )
     if other is not None and other not in keys:
-        keys = keys.append(pd.Index([other]))
+        keys = keys.append(pd.Index([public_value(other, "other=")]))
     return keys
 
 

@@ -51,6 +51,7 @@ import datetime
 import decimal
 import re
 import signal
+import sys
 import threading
 import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
@@ -167,7 +168,7 @@ def _plain_builtin_subclass(value: Any, kind: type) -> Any:
     if issubclass(kind, float):
         return float.__float__(value)
     if issubclass(kind, complex):
-        return complex(complex.real.__get__(value), complex.imag.__get__(value))  # type: ignore[attr-defined]
+        return complex(complex.real.__get__(value), complex.imag.__get__(value))
     if issubclass(kind, bytes):
         return bytes.__bytes__(value)
     return None
@@ -240,8 +241,9 @@ def interruptible() -> Iterator[None]:
         _INTERRUPTS.depth = 0
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-        seen, _INTERRUPTS.seen = _INTERRUPTS.seen, False
-        if seen:
+        # The flag stays up until the next outermost entry: a caller that catches what leaves here
+        # still tells the interruption from data (passed_on).
+        if _INTERRUPTS.seen:
             raise KeyboardInterrupt
 
 
@@ -273,6 +275,35 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
         except BaseException as error:  # noqa: BLE001 -- module docstring, 1 and 3
             passed_on(error)
             return None
+
+    return call
+
+
+def sorting_key(key: Callable[[pd.Series[Any]], Any]) -> Callable[[pd.Series[Any]], pd.Series[Any]]:
+    """A ``key=`` of ``sort_values`` that never raises and gives pandas plain sort keys.
+
+    The analyst's key sees a column and returns one like it: a Series or array of
+    one of numpy's or pandas' own dtypes and the column's length, its object
+    values made plain. Anything else -- an exception included -- gives every row
+    the same key (sorting never changes an answer: row order is not released).
+
+    >>> column = pd.Series([3, 1, 2])
+    >>> sorting_key(lambda s: -s)(column).tolist(), sorting_key(lambda s: 1 / 0)(column).tolist()
+    ([-3, -1, -2], [0, 0, 0])
+    """
+
+    def call(column: pd.Series[Any]) -> pd.Series[Any]:
+        try:
+            result = key(column)
+            if type(result) in (pd.Series, np.ndarray) and len(result) == len(column) and result.ndim == 1:
+                public_dtype(result.dtype, "sort_values(key=)")
+                values = result.to_numpy() if type(result) is pd.Series else result
+                if values.dtype == object:
+                    values = plain_column(pd.Series(values, dtype=object)).to_numpy()
+                return pd.Series(values, index=column.index, name=column.name)
+        except BaseException as error:  # noqa: BLE001 -- module docstring, 1 and 3
+            passed_on(error)
+        return pd.Series(np.zeros(len(column), dtype=np.int64), index=column.index, name=column.name)
 
     return call
 
@@ -335,6 +366,48 @@ def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
     for position, value in enumerate(values):  # only columns that hold other objects (rare) come here
         out[position] = convert(value)
     return pd.Series(out, index=series.index, name=series.name, dtype=object)
+
+
+def plain_labels(data: Any) -> Any:
+    """``data`` (a frame or a series) with plain column labels (or name); refused where one has no plain form.
+
+    Labels are the analyst's too (``rename``, ``p[label] = ...``), and they become
+    values: ``melt`` and ``stack`` put them in every row, where a later query
+    hashes them -- only if some row exists.
+
+    >>> class Sneaky(str):
+    ...     def __eq__(self, other): raise ValueError(self)
+    ...     __hash__ = str.__hash__
+    >>> [type(c).__name__ for c in plain_labels(pd.DataFrame({Sneaky("a"): [1], "b": [2]})).columns]
+    ['str', 'str']
+    """
+    if isinstance(data, pd.Series):
+        name = data.name
+        return data if _is_plain_label(name) else data.rename(_plain_label(name))
+    columns = data.columns
+    if all(_is_plain_label(label) for label in columns):
+        return data
+    labels = [_plain_label(label) for label in columns]
+    renamed = pd.MultiIndex.from_tuples(labels, names=columns.names) if isinstance(columns, pd.MultiIndex) \
+        else pd.Index(labels, dtype=object, name=columns.name, tupleize_cols=False)
+    return data.set_axis(renamed, axis=1)
+
+
+def _is_plain_label(label: Any) -> bool:
+    kind = type(label)
+    return kind in _SCALARS or (kind is tuple and all(type(part) in _SCALARS for part in label))
+
+
+def _plain_label(label: Any) -> Any:
+    try:
+        converted = plain(label)
+        hash(converted)
+    except BaseException as error:  # noqa: BLE001 -- no plain form: refused below
+        passed_on(error)
+        converted = None
+    if converted is None and label is not None:
+        _refuse(label, "a column label", "is not a plain value; labels become values in melt and stack")
+    return converted
 
 
 # -- the analyst's arguments ---------------------------------------------------------------------
@@ -416,7 +489,9 @@ _ARRAYS: frozenset[type] = frozenset({np.ndarray, pd.Series, pd.Index, pd.RangeI
 def _public_array(value: Any, operation: str) -> Any:
     public_dtype(value.dtype, operation)
     if type(value) is pd.Series:
-        public_value(value.index, operation)
+        index = public_value(value.index, operation)
+        if index is not value.index:
+            value = pd.Series(value.to_numpy(), index=index, name=value.name, dtype=value.dtype)
     if value.dtype != object:
         return value
     converted = [public_value(item, operation) for item in value.ravel().tolist()] if type(value) is np.ndarray \
@@ -429,6 +504,41 @@ def _public_array(value: Any, operation: str) -> Any:
     if type(value) is pd.Series:
         return pd.Series(converted, index=value.index, name=value.name, dtype=object)
     return pd.Index(converted, dtype=object, name=value.name, tupleize_cols=False)
+
+
+def public_frame(frame: pd.DataFrame, operation: str) -> pd.DataFrame:
+    """A public table of the analyst's (``merge``) whose values are plain and whose dtypes are pandas' own.
+
+    Its rows meet the private rows in pandas' join, where the values' ``__eq__``
+    and ``__hash__`` run; an object column is converted value by value
+    (:func:`plain`: lists become tuples), and refused if a value has no plain form.
+
+    >>> class Sneaky(str):
+    ...     def __hash__(self): raise ValueError(self)
+    >>> table = public_frame(pd.DataFrame({"k": [Sneaky("a"), "b"], "v": [1, 2]}, dtype=object), "merge")
+    >>> [type(v).__name__ for v in table["k"]]
+    ['str', 'str']
+    """
+    if type(frame) is not pd.DataFrame:
+        frame = pd.DataFrame(frame)  # a subclass's own methods would run in the join
+    out = frame
+    for position in range(frame.shape[1]):
+        column = frame.iloc[:, position]
+        public_dtype(column.dtype, operation)
+        if column.dtype != object or _SCALARS.issuperset(map(type, column.to_numpy(dtype=object))):
+            continue
+        values = np.empty(len(column), dtype=object)
+        for row, value in enumerate(column.to_numpy(dtype=object)):
+            try:
+                converted = plain(value)
+            except BaseException:  # noqa: BLE001 -- a value that cannot be converted is refused below
+                converted = None
+            if converted is None and value is not None:
+                _refuse(value, operation, f"in column {column.name!r} of the public table is not a plain value")
+            values[row] = converted
+        out = out.copy(deep=False) if out is frame else out
+        out.isetitem(position, pd.Series(values, index=frame.index, name=column.name, dtype=object))  # type: ignore[arg-type]
+    return out
 
 
 # pandas' own extension dtypes: their code runs on the data, and none of it is the analyst's.
@@ -448,7 +558,7 @@ def public_dtype(dtype: Any, operation: str) -> Any:
     ('Int64', <class 'float'>)
     """
     if type(dtype) is str or (type(dtype) is type and (dtype in (str, int, float, bool, complex, bytes, object)
-                                                       or dtype in _NUMPY_SCALARS)):
+                                                       or dtype in _NUMPY_SCALARS or dtype in _PANDAS_DTYPES)):
         return dtype
     kind = type(dtype)
     if isinstance(dtype, np.dtype):
@@ -472,11 +582,11 @@ def public_zone(zone: Any, operation: str) -> Any:
     """
     if type(zone) is str or zone is None or type(zone) in _ZONES:
         return zone
-    try:
-        import pytz
-
-        if isinstance(zone, pytz.BaseTzInfo) and pytz.timezone(str.__str__(zone.zone)) is zone:
-            return zone  # pytz's own zone object (the one its cache hands out)
-    except Exception:  # noqa: BLE001 -- no pytz, or not its zone: refused below
-        pass
+    pytz: Any = sys.modules.get("pytz")  # a pytz zone exists only where pytz was imported
+    if pytz is not None and isinstance(zone, pytz.BaseTzInfo):
+        try:
+            if pytz.timezone(str.__str__(zone.zone)) is zone:
+                return zone  # pytz's own zone object (the one its cache hands out)
+        except Exception:  # noqa: BLE001 -- not pytz's own: refused below
+            pass
     return _refuse(zone, operation, "is a time zone object of its own; pass the zone by name (e.g. 'Europe/Oslo')")

@@ -24,6 +24,7 @@ from typing import Any, Literal, overload
 
 import pandas as pd
 
+from dpframe.protection.analyst import public_frame, public_value
 from dpframe.protection.objects import (
     UNPROTECTED_MARK,
     Protected,
@@ -114,6 +115,7 @@ def merge(
         raise TypeError(f"merge takes a DataFrame, got {type(right).__name__}")
     if UNPROTECTED_MARK in right.attrs:
         raise refusal("merging the output of p.dp.unprotected() into protected data", "reprotect")
+    right = public_frame(right, "ProtectedFrame.merge")
     if how not in ("inner", "left", "cross"):
         raise refusal(f"merge(how={how!r})", "public_rows")
     if validate not in (None, "many_to_one", "m:1"):
@@ -235,6 +237,7 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
     pieces = list(objs)
     if not pieces:
         raise ValueError("concat needs at least one protected object")
+    keys = public_value(keys, "concat(keys=)")  # the keys become row labels, hashed with the rows
     outside = [type(o).__name__ for o in pieces if not isinstance(o, Protected)]
     if outside:
         raise refusal("concat with objects that are not protected", "public_rows", f"got {outside}")

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from dpframe.protection.analyst import public_value
 from dpframe.protection.objects import Protected, ProtectedFrame
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -105,7 +106,9 @@ class _Evaluator:
             local = name[len(_LOCAL_PREFIX):]
             if local not in self.scope:
                 raise NameError(f"@{local} is not defined")
-            return self.scope[local]
+            value = self.scope[local]
+            # The caller's objects run their __eq__ and __hash__ against the data: plain values only.
+            return value if isinstance(value, Protected) else public_value(value, f"@{local} in a query")
         if name in self.frame.columns:
             return self.frame[name]
         if name in ("True", "False", "None"):

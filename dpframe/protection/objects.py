@@ -38,15 +38,25 @@ import pandas as pd
 from dpframe.accounting.amplification import SampleAccount
 from dpframe.errors import DPFrameError, RefusedError
 from dpframe.protection import rowwise
+from dpframe.protection.analyst import (
+    boxing,
+    guarded,
+    passed_on,
+    plain_labels,
+    public_dtype,
+    public_value,
+    sorting_key,
+    unboxed,
+)
 from dpframe.protection.rowwise import (
     common_dtype,
+    constant,
     constant_dtype,
     convert,
     elementwise,
     hashable_or_missing,
     holds_missing,
     is_constant,
-    passed_on,
     quiet,
     shielded,
     structural,
@@ -139,7 +149,7 @@ class Protected:
         if UNIT_LEVEL not in data.index.names:  # fail closed: no protected data without its unit record
             raise DPFrameError("this operation lost the record of whose rows these are, so it is refused; "
                                "report it as a dpframe bug")
-        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_data", plain_labels(data))
         object.__setattr__(self, "_protection", protection)
         object.__setattr__(self, "_rows", rows)
 
@@ -181,10 +191,7 @@ class Protected:
                 raise TypeError(f"{operation} between a protected frame and a protected series: combine the "
                                 "series with one column at a time, e.g. p['a'] + p['b']")
             return value._data
-        if is_constant(value):
-            return value
-        raise refusal(operation, "mixing", f"the other operand is a {type(value).__name__}, not a constant or a "
-                                           "column of the same protected rows")
+        return constant(value, operation)
 
     def _rowwise(
         self, func: Callable[..., Any], *others: Any, operation: str, widen: bool = False, dtypes: Any = None
@@ -570,7 +577,10 @@ class Protected:
             return filled
         if isinstance(value, Mapping) and isinstance(self._data, pd.Series):
             raise refusal(f"{operation}(dict) on a series", "mixing", "a dict would be matched to row labels")
-        _check_constants(*(value.values() if isinstance(value, Mapping) else [value]), operation=operation)
+        if isinstance(value, Mapping):
+            value = {column: constant(v, operation) for column, v in value.items()}
+        else:
+            value = constant(value, operation)
         result: P = self._wrap(self._per_column(lambda column, v: _fill(column, v), value))
         return result
 
@@ -613,7 +623,7 @@ class Protected:
         """Values limited to ``[lower, upper]`` (constants), row by row."""
         operation = f"{self._kind}.clip"
         _no_inplace(operation, inplace)
-        _check_constants(lower, upper, operation=operation)
+        lower, upper = (constant(b, operation) for b in (lower, upper))
         bounds = [b for b in (lower, upper) if b is not None]
 
         def clipped(column: pd.Series[Any], _: Any) -> pd.Series[Any]:
@@ -696,7 +706,8 @@ class Protected:
         _no_inplace(operation, inplace)
         if axis not in (0, "index"):
             raise TypeError("sorting protected data sorts rows (axis=0)")
-        options: dict[str, Any] = dict(ascending=ascending, kind=kind, na_position=na_position, key=key)
+        options: dict[str, Any] = dict(ascending=ascending, kind=kind, na_position=na_position,
+                                       key=None if key is None else sorting_key(key))
         if isinstance(self._data, pd.DataFrame):
             if by is None:
                 raise TypeError("sort_values needs by= on a frame")
@@ -759,20 +770,18 @@ def _restore(kind: type[Protected], data: Any, protection: Protection, rows: Row
 # -- type rules of the value-replacing methods -------------------------------------------------
 
 
-def _check_constants(*values: Any, operation: str) -> None:
-    for value in values:
-        if not is_constant(value):
-            raise refusal(operation, "mixing", f"{type(value).__name__} is not a constant")
-
-
 def _public_values(values: Any, operation: str) -> list[Any]:
+    """A public list of values (``isin``), each a plain constant."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{operation} needs a list of values, got {type(values).__name__}")
-    return list(values)
+    if isinstance(values, (pd.Series, pd.Index, np.ndarray)):
+        values = public_value(values, operation).tolist()
+    return [constant(v, operation) for v in values]
 
 
 def _checked_astype(source: Any, dtype: Any, name: Any) -> Any:
     """The pandas dtype asked for, refused where it would be inferred from or fail on the data."""
+    dtype = public_dtype(dtype, "astype")
     try:
         target = pd.api.types.pandas_dtype(dtype)
     except TypeError as error:
@@ -871,10 +880,9 @@ def _replacement_pairs(to_replace: Any, value: Any) -> list[tuple[Any, Any]]:
             pairs = [(old, value) for old in to_replace]
     else:
         pairs = [(to_replace, value)]
-    for old, new in pairs:
-        if not (is_constant(old) and is_constant(new)):
-            raise refusal("replace", "mixing", "replacements must be constants")
-    return pairs
+    if not all(is_constant(old) and is_constant(new) for old, new in pairs):
+        raise refusal("replace", "mixing", "replacements must be constants")
+    return [(constant(old, "replace"), constant(new, "replace")) for old, new in pairs]
 
 
 def _can_hold(dtype: Any, value: Any) -> bool:
@@ -1096,7 +1104,7 @@ class ProtectedFrame(Protected):
         if name == "columns":
             renamed = self._data.copy(deep=False)
             renamed.columns = value
-            object.__setattr__(self, "_data", renamed)
+            object.__setattr__(self, "_data", plain_labels(renamed))
             return
         super().__setattr__(name, value)
 
@@ -1106,7 +1114,7 @@ class ProtectedFrame(Protected):
         # column by column, as pandas broadcasts it (p[["a", "b"]] == [1, "x"]).
         if (isinstance(other, (list, tuple, np.ndarray)) and np.ndim(other) == 1
                 and len(other) == len(self._data.columns) and all(is_constant(v) for v in other)):
-            values = list(other)
+            values = [constant(v, f"{self._kind} {name}") for v in other]
 
             def run(a: Any) -> Any:
                 return op(values, a) if reflected else op(a, values)
@@ -1165,7 +1173,7 @@ class ProtectedFrame(Protected):
         data = self._data.copy(deep=False)
         with quiet():
             data[key] = value
-        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_data", plain_labels(data))
 
     def __delitem__(self, key: Any) -> None:
         object.__setattr__(self, "_data", self._data.drop(columns=[key]))
@@ -1283,13 +1291,14 @@ class ProtectedFrame(Protected):
         return self._across("count", axis, numeric_only=numeric_only)
 
     def apply(self, func: Callable[..., Any], axis: Any = 0, raw: bool = False, result_type: Any = None,
-              args: tuple[Any, ...] = (), **kwargs: Any) -> ProtectedSeries:
-        """``func(row)`` for each row (``axis=1``): an object column; convert it with ``astype``.
+              args: tuple[Any, ...] = (), *, dtype: Any = None, **kwargs: Any) -> ProtectedSeries:
+        """``func(row)`` for each row (``axis=1``): one column of plain values (see :meth:`ProtectedSeries.map`).
 
         Column-wise application (``axis=0``) reads every row of a column and
         is refused. The result has object dtype whatever ``func`` returns (a
-        type inferred from the results would depend on the data); rows on
-        which ``func`` raises become missing.
+        type inferred from the results would depend on the data), or the
+        ``dtype`` you name; rows on which ``func`` raises, or returns an object
+        of your own, become missing; a returned Series becomes a tuple.
         """
         if axis not in (1, "columns"):
             raise refusal("ProtectedFrame.apply(axis=0)", "cross_row")
@@ -1300,20 +1309,27 @@ class ProtectedFrame(Protected):
         def run(d: pd.DataFrame) -> pd.Series[Any]:
             if len(d) == 0:
                 return template
-            values = d.apply(func, axis=1, raw=raw, result_type="reduce", args=args, **kwargs)
-            return pd.Series(values.to_numpy(dtype=object), index=d.index, dtype=object)
+            boxed: Any = boxing(func)
+            boxes = d.apply(boxed, axis=1, raw=raw, result_type="reduce", args=args, **kwargs)
+            return unboxed(pd.Series(boxes.to_numpy(dtype=object), index=d.index, dtype=object))
 
         result: ProtectedSeries = self._rowwise(run, operation="ProtectedFrame.apply(axis=1)", dtypes=np.dtype(object))
-        return result
+        return result if dtype is None else result.astype(dtype)
 
-    def map(self, func: Callable[[Any], Any], na_action: str | None = None, **kwargs: Any) -> ProtectedFrame:
-        """``func`` applied to every value; object dtype (see :meth:`ProtectedSeries.map`)."""
+    def map(self, func: Callable[[Any], Any], na_action: Literal["ignore"] | None = None, *, dtype: Any = None,
+            **kwargs: Any) -> ProtectedFrame:
+        """``func`` applied to every value: plain values of object dtype, or ``dtype`` (see :meth:`ProtectedSeries.map`)."""
         dtypes = pd.Series(np.dtype(object), index=self._data.columns)
-        result: ProtectedFrame = self._rowwise(
-            lambda d: d.map(func, na_action=na_action, **kwargs).astype(object),
-            operation="ProtectedFrame.map", dtypes=dtypes,
-        )
-        return result
+        boxed = boxing(func)
+
+        def run(d: pd.DataFrame) -> pd.DataFrame:
+            out = d.map(boxed, na_action=na_action, **kwargs).astype(object)
+            for position in range(len(out.columns)):
+                out.isetitem(position, unboxed(out.iloc[:, position]))  # type: ignore[arg-type]
+            return out
+
+        result: ProtectedFrame = self._rowwise(run, operation="ProtectedFrame.map", dtypes=dtypes)
+        return result if dtype is None else result.astype(dtype)
 
     # -- reshaping --------------------------------------------------------------------------
     def set_index(self, keys: Any, *, drop: bool = True, append: bool = False, inplace: bool = False,
@@ -1442,6 +1458,9 @@ class _AccessorProxy:
                 if isinstance(value, (Protected, pd.Series, pd.DataFrame)):
                     raise refusal(operation, "mixing", "its arguments must be public values, not columns (pandas "
                                                        "would line them up with the rows)")
+            # Plain values only; a function (str.replace's repl=) runs guarded: pandas calls it on the values.
+            args = tuple(public_value(value, operation, functions=True) for value in args)
+            kwargs = {key: public_value(value, operation, functions=True) for key, value in kwargs.items()}
             expands = {"split": False, "rsplit": False, "partition": True, "rpartition": True}
             if name in expands and kwargs.get("expand", expands[name]):
                 raise refusal(f"{operation}(expand=True)", "private_values",
@@ -1541,48 +1560,62 @@ class ProtectedSeries(Protected):
 
     def between(self, left: Any, right: Any, inclusive: str = "both") -> ProtectedSeries:
         """True where ``left <= value <= right`` (constants)."""
-        _check_constants(left, right, operation="between")
+        left, right = constant(left, "between"), constant(right, "between")
         return self._rowwise_like(lambda d: d.between(left, right, inclusive=inclusive),
                                   operation="ProtectedSeries.between")
 
-    def map(self, arg: Any, na_action: str | None = None) -> ProtectedSeries:
+    def map(self, arg: Any, na_action: str | None = None, *, dtype: Any = None) -> ProtectedSeries:
         """Map each value through a dict, a public Series or a function.
 
         A mapping's result type comes from its values (with room for a missing
-        value, for values it does not map); a function's result is an object
-        column (its type inferred from the results would depend on the data):
-        convert it with ``astype``. On a categorical column the mapping is
-        applied to its public categories. Values on which a function raises
-        become missing.
+        value, for values it does not map). A function's results become plain
+        values (``docs/privacy-model.md``, "Your functions"): lists and tuples
+        become tuples, other objects of your own become missing, and so do the
+        values on which the function raises; the column has object dtype (a type
+        inferred from the results would depend on the data), or the ``dtype``
+        you name, converted as :meth:`astype` converts. On a categorical column
+        the mapping is applied to its public categories.
+
+        >>> import pandas as pd, dpframe
+        >>> p = pd.DataFrame({"tags": ["a,b", "c", None]}).dp.protect(epsilon=1.0)
+        >>> p["tags"].map(lambda t: t.split(","), na_action="ignore").explode().dtype
+        dtype('O')
+        >>> p["tags"].map(len, dtype="Int64").dtype
+        Int64Dtype()
         """
         operation = "ProtectedSeries.map"
         if isinstance(arg, Protected):
             raise refusal(operation, "mixing", "a protected mapping would carry other rows' values")
         categorical = isinstance(self.dtype, pd.CategoricalDtype)
         if isinstance(arg, (Mapping, pd.Series)):
+            mapping = public_value(arg, operation)
             if categorical:
-                return self._rowwise_like(lambda d: d.map(arg, na_action=na_action), operation=operation)
-            values = list(arg.values()) if isinstance(arg, Mapping) else list(arg.to_numpy())
-            target = constant_dtype_of(values)
-            return self._rowwise_like(lambda d: d.map(arg, na_action=na_action), operation=operation, dtypes=target)
-        if not callable(arg):
+                mapped = self._rowwise_like(lambda d: d.map(mapping, na_action=na_action), operation=operation)
+            else:
+                values = list(mapping.values()) if isinstance(mapping, dict) else list(mapping.to_numpy())
+                mapped = self._rowwise_like(lambda d: d.map(mapping, na_action=na_action), operation=operation,
+                                            dtypes=constant_dtype_of(values))
+        elif not callable(arg):
             raise TypeError(f"map takes a dict, a Series or a function, got {type(arg).__name__}")
-        if categorical:
-            return self._rowwise_like(lambda d: d.map(arg, na_action=na_action), operation=operation)
-        return self._rowwise_like(lambda d: d.map(arg, na_action=na_action).astype(object), operation=operation,
-                             dtypes=np.dtype(object))
+        elif categorical:
+            mapped = self._rowwise_like(lambda d: d.map(guarded(arg), na_action=na_action), operation=operation)
+        else:
+            mapped = self._rowwise_like(lambda d: unboxed(d.map(boxing(arg), na_action=na_action)),
+                                        operation=operation, dtypes=np.dtype(object))
+        return mapped if dtype is None else mapped.astype(dtype)
 
-    def apply(self, func: Any, args: tuple[Any, ...] = (), **kwargs: Any) -> ProtectedSeries:
+    def apply(self, func: Any, args: tuple[Any, ...] = (), *, dtype: Any = None, **kwargs: Any) -> ProtectedSeries:
         """``func`` applied to each value (a numpy ufunc keeps its type; see :meth:`map` otherwise).
 
         Named aggregations (``apply("sum")``) read every row and are refused.
+        ``dtype`` is dpframe's (as in :meth:`map`); every other keyword goes to ``func``.
         """
         if isinstance(func, str):
             raise attribute_refusal(self._kind, func)
         if isinstance(func, np.ufunc):
             result: ProtectedSeries = func(self, *args, **kwargs)  # checked in __array_ufunc__
-            return result
-        return self.map(lambda value: func(value, *args, **kwargs))
+            return result if dtype is None else result.astype(dtype)
+        return self.map(lambda value: func(value, *args, **kwargs), dtype=dtype)
 
     def cut(self, bins: Any, right: bool = True, labels: Any = None, include_lowest: bool = False,
             precision: int = 3, duplicates: str = "raise", ordered: bool = True) -> ProtectedSeries:
@@ -1598,6 +1631,7 @@ class ProtectedSeries(Protected):
         """
         if isinstance(bins, (int, np.integer)):
             raise refusal("cut(bins=<int>)", "private_values", "the edges would come from the data's min and max")
+        bins, labels = public_value(bins, "cut"), public_value(labels, "cut")
         def run(d: pd.Series[Any]) -> Any:
             return pd.cut(d, bins, right=right, labels=labels, include_lowest=include_lowest,  # type: ignore[call-overload]
                           precision=precision, duplicates=duplicates, ordered=ordered)

@@ -31,6 +31,7 @@ from dpframe.accounting.budget import (
 from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
+from dpframe.protection.analyst import plain_column, public_value
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
 from dpframe.protection.units import BOUNDED_LINE, UNIT_LEVEL, Protection, unit_codes, unit_ids
@@ -143,6 +144,7 @@ def protect(
         except TypeError:
             raise TypeError(f"privacy_unit column {privacy_unit!r} holds values that cannot be compared as ids "
                             "(e.g. lists); convert them first, e.g. with .astype(str)") from None
+        units = plain_column(data[privacy_unit]).to_numpy()
     if neighbours not in NEIGHBOURS:
         raise ValueError(f"neighbours must be 'add/remove' (the default) or 'replace' (bounded DP, n public), "
                          f"got {neighbours!r}")
@@ -160,8 +162,33 @@ def protect(
     rows = Rows()
     protection = Protection(budget, max_contributions, privacy_unit, neighbours=neighbours,
                             origin=rows if neighbours == "replace" else None)
-    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(declared, units), protection, rows)
+    protected: ProtectedFrame | ProtectedSeries = wrap(_with_units(_plain_objects(declared), units), protection, rows)
     return protected
+
+
+def _plain_objects(data: Any) -> Any:
+    """``data`` with every value of its object columns and row labels plain (:func:`~dpframe.protection.analyst.plain`).
+
+    Values of the curator's own classes could raise from their ``__hash__`` or
+    ``__eq__`` in a later operation, and whether one exists would show. A
+    column of built-in values -- nearly every column -- is kept as it is.
+    """
+    frame = data if isinstance(data, pd.DataFrame) else data.to_frame()
+    out = frame
+    for position in range(frame.shape[1]):
+        column = frame.iloc[:, position]
+        converted = plain_column(column)
+        if converted is not column:
+            out = out.copy(deep=False) if out is frame else out
+            out.isetitem(position, converted)  # type: ignore[arg-type]
+    index = out.index
+    levels = [index.get_level_values(i) for i in range(index.nlevels)]
+    plain_levels = [pd.Index(plain_column(pd.Series(level, dtype=object)), dtype=object, name=level.name)
+                    if level.dtype == object else level for level in levels]
+    if any(new is not old for new, old in zip(plain_levels, levels)):
+        out = out.copy(deep=False) if out is frame else out
+        out.index = pd.MultiIndex.from_arrays(plain_levels) if index.nlevels > 1 else plain_levels[0]
+    return out if isinstance(data, pd.DataFrame) else out.iloc[:, 0]
 
 
 def check_contributions(max_contributions: Any) -> None:
@@ -261,7 +288,7 @@ def _declare_categories(data: Any, categories: Mapping[Any, Sequence[Any]] | Non
             raise KeyError(f"categories given for {column!r}, which is not a column")
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | pd.Index | np.ndarray):
             raise TypeError(f"the categories of {column!r} must be a list of values")
-        keys = pd.Index(list(values))
+        keys = pd.Index(public_value(list(values), f"categories of {column!r}"))
         if len(keys) == 0 or not keys.is_unique or keys.hasnans:
             raise ValueError(f"the categories of {column!r} must be distinct, non-missing values (at least one)")
         declared[column] = pd.CategoricalDtype(keys)

@@ -43,6 +43,8 @@ import pandas as pd
 from pandas.core.dtypes.cast import find_common_type  # type: ignore[attr-defined]
 
 from dpframe.errors import DPFrameError
+from dpframe.protection.analyst import interruptible, passed_on, public_value
+from dpframe.protection.rules import refusal
 
 PandasObject = pd.DataFrame | pd.Series
 Dtypes = Any  # one dtype (a Series result) or a Series of dtypes by column (a frame result)
@@ -55,25 +57,17 @@ def quiet() -> Iterator[None]:
     """Silence warnings and floating-point errors while protected values are processed.
 
     A warning such as "divide by zero encountered" appears only if some value
-    is zero: it must not reach the analyst.
+    is zero: it must not reach the analyst. Code run inside is
+    :func:`~dpframe.protection.analyst.interruptible`: a ``KeyboardInterrupt``
+    it raises is data (a missing value), a real Ctrl-C stops it.
 
     >>> with quiet():
     ...     float(np.float64(1.0) / np.float64(0.0))
     inf
     """
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
+    with interruptible(), warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         yield
-
-
-def passed_on(error: BaseException) -> None:
-    """Re-raise an interruption (Ctrl-C); any other failure on protected values is handled by the caller.
-
-    Failures are caught as ``BaseException``: a function that raises its own
-    ``BaseException`` subclass when it meets a value must not get it out.
-    """
-    if isinstance(error, KeyboardInterrupt):
-        raise error
 
 
 @contextmanager
@@ -110,6 +104,24 @@ def is_constant(value: Any) -> bool:
     )
 
 
+def constant(value: Any, operation: str) -> Any:
+    """``value`` as the plain public scalar a row-wise operation uses; refused when it is no constant.
+
+    A public Series, array or list would be lined up with the private rows;
+    an object of the analyst's would run its ``__eq__`` against them
+    (:func:`~dpframe.protection.analyst.public_value`).
+
+    >>> class Sneaky(int):
+    ...     def __eq__(self, other): raise ValueError(other)
+    >>> type(constant(Sneaky(3), "==")).__name__
+    'int'
+    """
+    if not is_constant(value):
+        raise refusal(operation, "mixing", f"the other operand is a {type(value).__name__}, not a constant or a "
+                                           "column of the same protected rows")
+    return public_value(value, operation)
+
+
 def hashable_or_missing(series: pd.Series[Any]) -> pd.Series[Any]:
     """An object column whose unhashable values (lists, dicts) are missing.
 
@@ -125,7 +137,8 @@ def hashable_or_missing(series: pd.Series[Any]) -> pd.Series[Any]:
     def hashable(value: Any) -> Any:
         try:
             hash(value)
-        except TypeError:
+        except BaseException as error:  # plain values raise only TypeError; any other object is data too
+            passed_on(error)
             return None
         return value
 

@@ -64,7 +64,6 @@ refused. The scale is private, so the release carries no interval.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
@@ -80,7 +79,8 @@ from dpframe.errors import ProposalRefusedError
 from dpframe.noise.discrete import MAX_LAPLACE_SCALE, _bern_exp_int, sample_bernoulli_exp, sample_discrete_laplace
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
 from dpframe.noise.random import RandomSource, _buffered, current_source, random_bits, uniform_below
-from dpframe.protection.rowwise import passed_on
+from dpframe.protection.analyst import guarded
+from dpframe.protection.rowwise import quiet
 from dpframe.protection.units import UNIT_LEVEL, unit_codes, unit_ids
 from dpframe.queries import kernels
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
@@ -619,25 +619,27 @@ def _block_output(func: Callable[[pd.DataFrame], Any], block: pd.DataFrame, name
                   los: NDArray[np.float64], his: NDArray[np.float64]) -> NDArray[np.float64]:
     """``func(block)`` clipped to the bounds; the bounds' midpoints if it raises or returns a wrong or missing value.
 
-    Nothing about a failure is reported (it depends on the data): the fallback is a fixed point of the bounds.
+    ``func`` runs guarded (:func:`~dpframe.protection.analyst.guarded`): its outputs are read as plain floats
+    inside the call, and any failure -- an exception, even ``SystemExit``, or an output of the wrong kind --
+    gives the fixed default. Nothing about a failure is reported (it depends on the data).
     """
+
+    def outputs(frame: pd.DataFrame) -> list[float]:
+        out = func(frame)
+        if names is None:
+            return [float(out)]
+        if isinstance(out, (Mapping, pd.Series)) and not isinstance(names, pd.RangeIndex):
+            return [float(out[name]) for name in names]
+        listed: list[float] = np.asarray(out, dtype=np.float64).reshape(-1).tolist()
+        return listed
+
     middle = (los + his) / 2
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")  # a block's warnings would say something about its rows
-            out = func(block)
-            if names is None:
-                values = np.array([float(out)])
-            elif isinstance(out, (Mapping, pd.Series)) and not isinstance(names, pd.RangeIndex):
-                values = np.array([float(out[name]) for name in names])
-            else:
-                values = np.asarray(out, dtype=np.float64).reshape(-1)
-    except BaseException as error:  # noqa: BLE001 -- any failure of func (even SystemExit) gives the fixed default
-        passed_on(error)
+    with quiet():  # a block's warnings would say something about its rows
+        values = guarded(outputs)(block)
+    if values is None or len(values) != len(middle):
         return middle
-    if values.shape != middle.shape:
-        return middle
-    result: NDArray[np.float64] = np.where(np.isnan(values), middle, np.clip(values, los, his))
+    array = np.array(values, dtype=np.float64)
+    result: NDArray[np.float64] = np.where(np.isnan(array), middle, np.clip(array, los, his))
     return result
 
 

@@ -25,6 +25,7 @@ from dpframe.accounting.ledger import Line
 from dpframe.errors import LedgerError, NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
+from dpframe.protection.analyst import public_value
 from dpframe.protection.objects import parts
 from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
@@ -343,7 +344,7 @@ def public_keys(series: pd.Series[Any], declared: Iterable[Any] | None) -> pd.In
     if declared is not None:
         if isinstance(declared, (str, bytes)):
             raise TypeError(f"keys for {series.name!r} must be a list of values, got a string")
-        keys: pd.Index[Any] = pd.Index(list(declared))
+        keys: pd.Index[Any] = pd.Index(public_value(list(declared), f"keys for {series.name!r}"))
         if len(keys) == 0:
             raise ValueError(f"the declared keys for {series.name!r} are empty")
         if not keys.is_unique:

@@ -34,7 +34,8 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
-from dpframe.protection.rowwise import passed_on, quiet
+from dpframe.protection.analyst import passed_on
+from dpframe.protection.rowwise import quiet
 from dpframe.protection.units import UNIT_LEVEL, PandasObject
 from dpframe.queries import kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note

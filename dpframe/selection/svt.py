@@ -460,7 +460,8 @@ def frame_above_threshold(
     ...     frame_above_threshold(p, queries, threshold=300, epsilon=0.5)  # counts 0, 0, 0, 200, 400
     4
     """
-    from dpframe.protection.rowwise import passed_on, quiet
+    from dpframe.protection.analyst import passed_on
+    from dpframe.protection.rowwise import quiet
     from dpframe.queries.plan import Plan, Target
     from dpframe.queries.select import scoring_view
 
