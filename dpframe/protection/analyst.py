@@ -568,7 +568,9 @@ def public_dtype(dtype: Any, operation: str) -> Any:
     if kind not in _PANDAS_DTYPES:
         _refuse(dtype, operation, "is not one of numpy's or pandas' own dtypes")
     if kind is pd.CategoricalDtype and dtype.categories is not None:
-        _public_array(dtype.categories, operation)
+        categories = _public_array(dtype.categories, operation)
+        if categories is not dtype.categories:  # object categories, made plain
+            return pd.CategoricalDtype(categories, ordered=dtype.ordered)
     if kind is pd.DatetimeTZDtype:
         public_zone(dtype.tz, operation)
     return dtype

@@ -1569,7 +1569,7 @@ class ProtectedSeries(Protected):
 
         A mapping's result type comes from its values (with room for a missing
         value, for values it does not map). A function's results become plain
-        values (``docs/privacy-model.md``, "Your functions"): lists and tuples
+        values (``docs/privacy-model.md``, "Your code and your objects"): lists and tuples
         become tuples, other objects of your own become missing, and so do the
         values on which the function raises; the column has object dtype (a type
         inferred from the results would depend on the data), or the ``dtype``
