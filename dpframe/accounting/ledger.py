@@ -122,8 +122,16 @@ def _text(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def _cost(epsilon: str, delta: str, rho: str) -> Cost:
-    return Cost(Fraction(epsilon), Fraction(delta), Fraction(rho))
+def _cost(budget_id: str, epsilon: str, delta: str, rho: str) -> Cost:
+    """An amount as the ledger stores it; LedgerError if it is not a cost (written around dpframe's checks)."""
+    try:
+        return Cost(Fraction(epsilon), Fraction(delta), Fraction(rho))
+    except ValueError as error:
+        raise LedgerError(
+            f"budget {budget_id} holds an amount that is not a cost (ε={epsilon}, δ={delta}, ρ={rho}: {error}). "
+            "Something wrote the ledger around dpframe's checks (by hand, or a dpframe from before costs were checked, "
+            "which accepted a negative charge), so what the budget has spent is not known and it cannot be used; "
+            "protect the data under a new budget (a new ledger= or name=)") from None
 
 
 def _now() -> str:
@@ -451,9 +459,10 @@ class Ledger:
                          "spent_delta, spent_rho FROM budgets WHERE id = ?", (budget_id,)).fetchone()
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
-        total, spent = _cost(*row[4:7]), _cost(*row[7:10])
-        if row[2] in FILTERED:
-            total = Cost(total.epsilon, total.delta)  # its total_rho column holds the mark, not a total
+        filtered = row[2] in FILTERED
+        # A filter budget's total_rho column holds the mark, not a total.
+        total, spent = _cost(budget_id, row[4], row[5], "0" if filtered else row[6]), _cost(budget_id, *row[7:10])
+        if filtered:
             state = self._filter_state(db, budget_id)
             if not _agrees(spent, state):  # charged by something that does not keep the filter: all spent
                 spent = total
@@ -552,7 +561,7 @@ class Ledger:
                                       "(epsilon, delta) budget; nothing was charged")
         row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
                          (record.id,)).fetchone()
-        raw, before = _cost(*row), self._filter_state(db, record.id)
+        raw, before = _cost(record.id, *row), self._filter_state(db, record.id)
         if not _agrees(raw, before):
             raise LedgerError(
                 f"budget {record.label} is a filter ({record.kind}) that something other than its filter has charged "
@@ -634,7 +643,8 @@ class Ledger:
         out = []
         for row in rows:
             record = (self.record(row[0]) if row[2] in FILTERED  # its spending is read through its filter
-                      else BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10])))
+                      else BudgetRecord(row[0], row[1], row[2], row[3], _cost(row[0], *row[4:7]),
+                                        _cost(row[0], *row[7:10])))
             out.append({"budget": record.label, "id": record.id, "kind": record.kind, "created": record.created,
                         "total": record.total.describe(record.kind), "spent": record.spent.describe(record.kind),
                         "remaining": (record.total - record.spent).describe(record.kind), "lines": row[10]})
