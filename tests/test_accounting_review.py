@@ -62,7 +62,7 @@ def test_an_older_dpframe_cannot_charge_a_filter_budget(tmp_path: object, kind: 
     for cost in (_epsilon(Fraction(1)), _epsilon(Fraction(1, 100)), _epsilon(Fraction(0)),
                  selection(Fraction(1, 2))):
         assert not _charge_as_an_older_dpframe(path, budget.id, cost)
-    budget.charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
+    budget._charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
     for cost in (_epsilon(Fraction(1, 2)), selection(Fraction(1, 2))):
         assert not _charge_as_an_older_dpframe(path, budget.id, cost)
     assert _raw(path, budget.id)[0][2] == FILTER_MARK
@@ -81,7 +81,7 @@ def test_a_filter_budget_charged_behind_its_filter_refuses_everything(tmp_path: 
         db.execute("UPDATE budgets SET total_rho = '0/1' WHERE id = ?", (budget.id,))
     assert _charge_as_an_older_dpframe(path, budget.id, _epsilon(Fraction(1)))
     with pytest.raises(dpframe.LedgerError, match="something other than its filter has charged"):
-        budget.charge(dpframe.Cost(epsilon=Fraction(1)), query="count")
+        budget._charge(dpframe.Cost(epsilon=Fraction(1)), query="count")
     assert float(budget.remaining.epsilon) == 0  # and it reads as spent
     with pytest.raises(dpframe.LedgerError):
         budget.extend(epsilon=2.0, delta=1e-6)
@@ -93,7 +93,7 @@ def test_a_budget_made_before_the_mark_gets_it_at_its_next_charge(tmp_path: obje
     with sqlite3.connect(path) as db:
         db.execute("UPDATE budgets SET total_rho = '0/1' WHERE id = ?", (budget.id,))
     assert budget.spent.cost == dpframe.Cost() and budget.total.rho == 0
-    budget.charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
+    budget._charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
     assert _raw(path, budget.id) == ((Fraction(1), Fraction(1, 10**6), FILTER_MARK), _epsilon(Fraction(1, 10)))
     assert budget.total.rho == 0
     assert not _charge_as_an_older_dpframe(path, budget.id, _epsilon(Fraction(1, 10)))

@@ -17,6 +17,8 @@ import pytest
 
 import dpframe
 from dpframe import Cost
+from dpframe.accounting.composition import AdvancedFilter
+from dpframe.accounting.ledger import Line
 
 ZERO = Fraction(0)
 
@@ -109,3 +111,103 @@ def test_a_filter_budgets_mark_is_not_read_as_a_cost(kind: str) -> None:
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, ledger=dpframe.Ledger.in_memory())
     assert budget.total.cost == Cost(Fraction(1), Fraction(1, 10**6)) and budget.spent.cost == Cost()
     assert budget.store.budgets()["total"].tolist() == ["ε=1, δ=1e-06"]
+
+
+# -- the analyst cannot write a ledger line -------------------------------------------------------------------------
+
+def _protected(**budget: object) -> dpframe.ProtectedFrame:
+    protected: dpframe.ProtectedFrame = pd.DataFrame({"x": range(100)}).dp.protect(
+        ledger=dpframe.Ledger.in_memory(), **budget)
+    return protected
+
+
+def test_the_budget_and_the_ledger_offer_no_way_to_write_a_line() -> None:
+    budget = _protected(epsilon=1.0).dp.budget
+    public = {name for name in dir(budget) if not name.startswith("_") and callable(getattr(budget, name))}
+    assert public == {"open", "extend", "rename"}  # extend: the curator's, recorded as an event
+    for name in ("charge", "reserve", "draw"):
+        assert not hasattr(budget, name) and not hasattr(dpframe.Ledger, name)
+
+
+def test_the_refund_of_an_advanced_filter_is_impossible() -> None:
+    # The review's attack: charge ε = -10, then 110 counts at ε = 0.1 on a total of ε = 1.
+    with pytest.raises(ValueError, match="epsilon must be >= 0"):
+        Cost(epsilon=Fraction(-10))
+    p = _protected(epsilon=1.0, delta=1e-6, accounting="advanced")
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        p.dp.count(epsilon=-10)
+    rule = AdvancedFilter(Fraction(1), Fraction(1, 10**6))
+    state, admitted_by_rule = rule.zero(), 0
+    while rule.admits(state := rule.add(state, rule.increment(Fraction(1, 10), ZERO))):
+        admitted_by_rule += 1
+    admitted = 0
+    for _ in range(110):
+        try:
+            p.dp.count(epsilon=0.1)
+        except dpframe.BudgetExceededError:
+            continue
+        admitted += 1
+    assert admitted == admitted_by_rule == 10  # sequential composition admits more here than advanced
+    assert len(p.dp.budget.ledger) == 10
+
+
+def test_a_zcdp_budget_never_has_more_left_than_its_total() -> None:
+    # The review's attack: ρ = 0.5 showed ρ = 100.5 remaining after a charge of ρ = -100.
+    with pytest.raises(ValueError, match="rho must be >= 0"):
+        Cost(rho=Fraction(-100))
+    p = _protected(rho=0.5)
+    budget = p.dp.budget
+    for _ in range(8):
+        with pytest.raises(ValueError, match="rho must be > 0"):
+            p.dp.count(rho=-100)
+        try:
+            p.dp.count(rho=0.1)
+        except dpframe.BudgetExceededError:
+            pass
+        assert budget.remaining.cost.fits_in(budget.total.cost)
+        assert budget.remaining.cost + budget.spent.cost == budget.total.cost
+    assert budget.spent.rho == 0.5 and len(budget.ledger) == 5
+
+
+@pytest.mark.parametrize("budget", [{"epsilon": 1.0}, {"rho": 0.5},
+                                    {"epsilon": 1.0, "delta": 1e-6, "accounting": "rdp"},
+                                    {"epsilon": 1.0, "delta": 1e-6, "accounting": "advanced"}])
+def test_a_refused_charge_records_nothing(budget: dict[str, object]) -> None:
+    p = _protected(**budget)
+    name = "rho" if "rho" in budget else "epsilon"
+
+    def count(amount: float) -> object:
+        return p.dp.count(rho=amount) if name == "rho" else p.dp.count(epsilon=amount)
+
+    count(0.4 if name == "rho" else 0.9)
+    store, budget_id = p.dp.budget.store, p.dp.budget.id
+
+    def state() -> tuple[object, ...]:
+        return (store.lines(budget_id).to_dict(), store.record(budget_id),
+                store._read("SELECT key, value FROM filter_state WHERE budget_id = ? ORDER BY key", (budget_id,)))
+
+    before = state()
+    with pytest.raises(dpframe.BudgetExceededError, match="nothing was charged"):
+        count(0.2)
+    with pytest.raises(ValueError, match=f"{name} must be > 0"):
+        count(-0.1)
+    assert state() == before
+
+
+# -- drawing from a reserved line ----------------------------------------------------------------------------------
+
+def test_a_draw_takes_from_its_reserved_line_and_never_more() -> None:
+    budget = _protected(epsilon=1.0).dp.budget
+    reserved = budget._reserve(Cost(epsilon=Fraction(1, 2)), query="describe")
+    budget._draw(reserved, Line("count", Cost(epsilon=Fraction(1, 5))))
+    lines = budget.ledger
+    assert lines["query"].tolist() == ["describe (reserved)", "count"]
+    assert lines["epsilon"].tolist() == pytest.approx([0.3, 0.2])
+    with pytest.raises(ValueError, match=r"cannot take ε=0\.4 from ε=0\.3"):
+        budget._draw(reserved, Line("mean", Cost(epsilon=Fraction(2, 5))))
+    assert budget.ledger.equals(lines)
+    budget._draw(reserved, Line("mean", Cost(epsilon=Fraction(3, 10))))
+    assert budget.ledger["query"].tolist() == ["count", "mean"]  # drawn in full, the reserved line is gone
+    assert budget.spent.cost == Cost(epsilon=Fraction(1, 2)) and budget.ledger["epsilon"].sum() == pytest.approx(0.5)
+    with pytest.raises(dpframe.LedgerError, match="not a reserved line"):
+        budget._draw(reserved, Line("sum", Cost(epsilon=Fraction(1, 10))))
