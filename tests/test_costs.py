@@ -8,6 +8,7 @@ import dataclasses
 import decimal
 import pickle
 import sqlite3
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 
 import dpframe
 from dpframe import Cost
-from dpframe.accounting.composition import AdvancedFilter
+from dpframe.accounting.composition import ORDERS, AdvancedFilter, pure_dp_rdp
 from dpframe.accounting.ledger import Line
 
 ZERO = Fraction(0)
@@ -211,3 +212,17 @@ def test_a_draw_takes_from_its_reserved_line_and_never_more() -> None:
     assert budget.spent.cost == Cost(epsilon=Fraction(1, 2)) and budget.ledger["epsilon"].sum() == pytest.approx(0.5)
     with pytest.raises(dpframe.LedgerError, match="not a reserved line"):
         budget._draw(reserved, Line("sum", Cost(epsilon=Fraction(1, 10))))
+
+
+# -- the filters -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["rdp", "advanced"])
+def test_a_filter_refuses_an_absurd_epsilon_rather_than_failing_on_it(kind: str) -> None:
+    # ε = 1e308: α ε overflows a float at every order above 1.8, and the Rényi curve used to come out infinite.
+    assert all(pure_dp_rdp(1e308, alpha) == 1e308 for alpha in ORDERS)
+    p = _protected(epsilon=1.0, delta=1e-6, accounting=kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(dpframe.BudgetExceededError, match="nothing was charged"):
+            p.dp.count(epsilon=1e308)
+    assert p.dp.budget.ledger.empty and p.dp.budget.spent.cost == Cost()
