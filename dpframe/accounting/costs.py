@@ -157,8 +157,8 @@ class Cost:
 
     def __sub__(self, other: Cost) -> Cost:
         if not other.fits_in(self):  # a negative part would refund the budget: a bug wherever it happens
-            raise ValueError(f"cannot take {other} from {self}: it is more in some part, and a cost is never "
-                             "negative; compare costs with fits_in instead of subtracting")
+            raise ValueError(f"cannot take {other._parts()} from {self._parts()}: it is more in some part, and a cost "
+                             "is never negative; compare costs with fits_in instead of subtracting")
         return Cost(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -189,15 +189,11 @@ class Cost:
         if kind == "zcdp":
             return f"ρ={float(self.rho):.6g}"
         if kind in ("rdp", "advanced"):
-            return str(self)
+            return self._parts()
         return f"ε={float(self.epsilon):.6g}, δ={float(self.delta):.3g}"
 
-    def __str__(self) -> str:
-        """Each part that is not 0 in its own terms (ε=0 for a cost of nothing).
-
-        >>> str(Cost(Fraction(1, 2), rho=Fraction(1, 8))), str(Cost())
-        ('ε=0.5, ρ=0.125', 'ε=0')
-        """
+    def _parts(self) -> str:
+        """Each part that is not 0 in its own terms (ε=0 for a cost of nothing)."""
         parts = [f"ε={float(self.epsilon):.6g}" if self.epsilon or not self.rho else "",
                  f"δ={float(self.delta):.3g}" if self.delta else "", f"ρ={float(self.rho):.6g}" if self.rho else ""]
         return ", ".join(part for part in parts if part)
