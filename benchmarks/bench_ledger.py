@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ledger = dpframe.Ledger.at(folder / "ledger.sqlite")
     budget = dpframe.Budget(epsilon=1e9, ledger=ledger)
     cost = Cost(epsilon=Fraction(1))
-    charge = median_seconds(lambda: budget.charge(cost, query="benchmark"), max(args.repeats, 200))
+    charge = median_seconds(lambda: budget._charge(cost, query="benchmark"), max(args.repeats, 200))
     p = frame.dp.protect(budget=budget)
     mean = median_seconds(lambda: p["x"].dp.mean(bounds=(-3, 3), epsilon=1.0), args.repeats)
     # What durability costs a query: the same small count on a ledger file and on an in-memory ledger.

@@ -16,26 +16,33 @@ from dpframe.accounting.costs import exact
 from dpframe.accounting.ledger import FILTER_MARK
 
 
-def _raw(path: str, budget_id: str) -> tuple[dpframe.Cost, dpframe.Cost]:
+# (ε, δ, ρ) as an older dpframe's Cost held them: unchecked, so they may be negative (the mark is).
+Raw = tuple[Fraction, Fraction, Fraction]
+
+
+def _epsilon(epsilon: Fraction, delta: Fraction = Fraction(0)) -> Raw:
+    return epsilon, delta, Fraction(0)
+
+
+def _raw(path: str, budget_id: str) -> tuple[Raw, Raw]:
     """A budget's total and spending as its ``budgets`` row holds them (what a dpframe without filters reads)."""
     with sqlite3.connect(path) as db:
         row = db.execute("SELECT total_epsilon, total_delta, total_rho, spent_epsilon, spent_delta, spent_rho "
                          "FROM budgets WHERE id = ?", (budget_id,)).fetchone()
-    total, spent = (dpframe.Cost(*(Fraction(x) for x in part)) for part in (row[:3], row[3:]))
-    return total, spent
+    (te, td, tr), (se, sd, sr) = ((Fraction(x) for x in part) for part in (row[:3], row[3:]))
+    return (te, td, tr), (se, sd, sr)
 
 
-def _charge_as_an_older_dpframe(path: str, budget_id: str, cost: dpframe.Cost) -> bool:
+def _charge_as_an_older_dpframe(path: str, budget_id: str, cost: Raw) -> bool:
     """What dpframe's ledger did before the filter budgets (commit c222aa2): refuse unless the cost fits what the
     budgets row says remains, column by column; else add it to the spent columns. Never touches filter_state."""
     total, spent = _raw(path, budget_id)
-    if not cost.fits_in(total - spent):
+    if not all(c <= t - s for c, t, s in zip(cost, total, spent, strict=True)):
         return False
-    after = spent + cost
+    after = [s + c for s, c in zip(spent, cost, strict=True)]
     with sqlite3.connect(path) as db:
         db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
-                   *[(*(f"{x.numerator}/{x.denominator}" for x in (after.epsilon, after.delta, after.rho)),
-                      budget_id)])
+                   (*(f"{x.numerator}/{x.denominator}" for x in after), budget_id))
     return True
 
 
@@ -48,17 +55,17 @@ def test_an_older_dpframe_cannot_charge_a_filter_budget(tmp_path: object, kind: 
     path = str(tmp_path) + "/ledger.sqlite"  # type: ignore[operator]
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, name="b", ledger=path)
 
-    def selection(epsilon: Fraction) -> dpframe.Cost:
+    def selection(epsilon: Fraction) -> Raw:
         total, spent = _raw(path, budget.id)
-        return dpframe.Cost(epsilon=epsilon, delta=min(total.delta / 10, total.delta - spent.delta))
+        return _epsilon(epsilon, min(total[1] / 10, total[1] - spent[1]))
 
-    for cost in (dpframe.Cost(epsilon=Fraction(1)), dpframe.Cost(epsilon=Fraction(1, 100)), dpframe.Cost(),
+    for cost in (_epsilon(Fraction(1)), _epsilon(Fraction(1, 100)), _epsilon(Fraction(0)),
                  selection(Fraction(1, 2))):
         assert not _charge_as_an_older_dpframe(path, budget.id, cost)
-    budget.charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
-    for cost in (dpframe.Cost(epsilon=Fraction(1, 2)), selection(Fraction(1, 2))):
+    budget._charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
+    for cost in (_epsilon(Fraction(1, 2)), selection(Fraction(1, 2))):
         assert not _charge_as_an_older_dpframe(path, budget.id, cost)
-    assert _raw(path, budget.id)[0].rho == FILTER_MARK
+    assert _raw(path, budget.id)[0][2] == FILTER_MARK
     # The mark does not show: the budget reads as before.
     assert float(dpframe.Budget.open("b", ledger=path).remaining.epsilon) > 0
     assert dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, ledger=path).spent.cost == dpframe.Cost()
@@ -72,9 +79,9 @@ def test_a_filter_budget_charged_behind_its_filter_refuses_everything(tmp_path: 
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting=kind, name="b", ledger=path)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE budgets SET total_rho = '0/1' WHERE id = ?", (budget.id,))
-    assert _charge_as_an_older_dpframe(path, budget.id, dpframe.Cost(epsilon=Fraction(1)))
+    assert _charge_as_an_older_dpframe(path, budget.id, _epsilon(Fraction(1)))
     with pytest.raises(dpframe.LedgerError, match="something other than its filter has charged"):
-        budget.charge(dpframe.Cost(epsilon=Fraction(1)), query="count")
+        budget._charge(dpframe.Cost(epsilon=Fraction(1)), query="count")
     assert float(budget.remaining.epsilon) == 0  # and it reads as spent
     with pytest.raises(dpframe.LedgerError):
         budget.extend(epsilon=2.0, delta=1e-6)
@@ -86,11 +93,10 @@ def test_a_budget_made_before_the_mark_gets_it_at_its_next_charge(tmp_path: obje
     with sqlite3.connect(path) as db:
         db.execute("UPDATE budgets SET total_rho = '0/1' WHERE id = ?", (budget.id,))
     assert budget.spent.cost == dpframe.Cost() and budget.total.rho == 0
-    budget.charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
-    assert _raw(path, budget.id) == (dpframe.Cost(Fraction(1), Fraction(1, 10**6), FILTER_MARK),
-                                     dpframe.Cost(epsilon=Fraction(1, 10)))
+    budget._charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
+    assert _raw(path, budget.id) == ((Fraction(1), Fraction(1, 10**6), FILTER_MARK), _epsilon(Fraction(1, 10)))
     assert budget.total.rho == 0
-    assert not _charge_as_an_older_dpframe(path, budget.id, dpframe.Cost(epsilon=Fraction(1, 10)))
+    assert not _charge_as_an_older_dpframe(path, budget.id, _epsilon(Fraction(1, 10)))
 
 
 @pytest.mark.parametrize("kind", ["rdp", "advanced"])

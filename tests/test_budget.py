@@ -16,10 +16,10 @@ from dpframe import Budget, BudgetExceededError, Cost
 def test_tenths_fill_a_budget_exactly() -> None:
     b = Budget(epsilon=1.0)
     for _ in range(10):
-        b.charge(Cost(epsilon=Fraction(1, 10)), query="count")
+        b._charge(Cost(epsilon=Fraction(1, 10)), query="count")
     assert b.remaining.epsilon == 0
     with pytest.raises(BudgetExceededError):
-        b.charge(Cost(epsilon=Fraction(1, 10**9)), query="count")
+        b._charge(Cost(epsilon=Fraction(1, 10**9)), query="count")
     assert len(b.ledger) == 10
     assert b.ledger["epsilon"].sum() == pytest.approx(1.0)
 
@@ -78,7 +78,7 @@ def test_concurrent_queries_never_overspend() -> None:
     def spend() -> None:
         for _ in range(50):
             try:
-                b.charge(Cost(epsilon=Fraction(1, 100)), query="count")
+                b._charge(Cost(epsilon=Fraction(1, 100)), query="count")
                 with lock:
                     successes.append(1)
             except BudgetExceededError:
@@ -126,7 +126,7 @@ def test_pickle_round_trip_rejoins_live_budget() -> None:
 
 def test_pickled_budget_restores_its_state_in_a_new_process() -> None:
     b = Budget(epsilon=1.0)
-    b.charge(Cost(epsilon=Fraction(1, 4)), query="count")
+    b._charge(Cost(epsilon=Fraction(1, 4)), query="count")
     state = pickle.dumps(b)
     del b
     import gc

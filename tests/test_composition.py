@@ -324,10 +324,10 @@ def test_filters_persist_through_the_sqlite_ledger(tmp_path: object) -> None:
 def test_a_refused_release_changes_nothing() -> None:
     ledger = dpframe.Ledger.in_memory()
     budget = dpframe.Budget(epsilon=0.5, delta=1e-6, accounting="rdp", ledger=ledger)
-    budget.charge(dpframe.Cost(epsilon=Fraction(2, 5)), query="count")
+    budget._charge(dpframe.Cost(epsilon=Fraction(2, 5)), query="count")
     state = ledger._read("SELECT key, value FROM filter_state WHERE budget_id = ? ORDER BY key", (budget.id,))
     with pytest.raises(dpframe.BudgetExceededError, match="nothing was charged"):
-        budget.charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
+        budget._charge(dpframe.Cost(epsilon=Fraction(1, 2)), query="count")
     assert ledger._read("SELECT key, value FROM filter_state WHERE budget_id = ? ORDER BY key",
                         (budget.id,)) == state
     assert budget.ledger.shape[0] == 1
@@ -353,7 +353,7 @@ def test_filter_budget_arguments_are_checked_before_anything_is_charged() -> Non
 def test_a_filter_budget_cannot_be_extended_after_a_release() -> None:
     budget = dpframe.Budget(epsilon=1.0, delta=1e-6, accounting="rdp", ledger=dpframe.Ledger.in_memory())
     budget.extend(epsilon=2.0, delta=1e-6)  # before any release: the filter starts with this total
-    budget.charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
+    budget._charge(dpframe.Cost(epsilon=Fraction(1, 10)), query="count")
     with pytest.raises(dpframe.LedgerError, match="fixed from its first release"):
         budget.extend(epsilon=3.0, delta=1e-6)
     assert float(budget.total.epsilon) == 2.0
@@ -399,7 +399,7 @@ def test_concurrent_processes_share_one_renyi_filter(tmp_path: object) -> None:
     fit = 0
     while True:
         try:
-            alone.charge(dpframe.Cost(epsilon=Fraction(1, 50)), query="count")
+            alone._charge(dpframe.Cost(epsilon=Fraction(1, 50)), query="count")
         except dpframe.BudgetExceededError:
             break
         fit += 1

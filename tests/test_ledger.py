@@ -354,7 +354,7 @@ def test_a_release_of_several_parts_is_charged_before_it_runs(monkeypatch: pytes
 
     def meanwhile(*args: object, **kwargs: object) -> object:
         # Another analyst spends everything that is left while the bounds are being found.
-        budget.charge(budget.remaining.cost, query="someone else")
+        budget._charge(budget.remaining.cost, query="someone else")
         return choose(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(bounds, "choose_bounds", meanwhile)

@@ -502,7 +502,7 @@ def test_discovery_over_budget_charges_nothing() -> None:
     target = Target.of(p)
     plan = plan_domains(target.obj, ["age", "city"])
     privacy = target.privacy(0.8, 1e-7, None, None, selects_partitions=True)
-    p.dp.budget.charge(Cost(epsilon=Fraction(1, 2)), query="other")
+    p.dp.budget._charge(Cost(epsilon=Fraction(1, 2)), query="other")
     with pytest.raises(BudgetExceededError, match="nothing was charged"):
         plan.discover(target, privacy).domains
     assert p.dp.budget.spent == Cost(epsilon=Fraction(1, 2))

@@ -11,7 +11,14 @@ documents the rule it used in the ledger's ``rule`` column.
 The totals and the spending live in the ledger (:mod:`dpframe.accounting.ledger`),
 not in this object: every read asks the ledger, every charge is a transaction
 there, so copies, pickles, threads and other processes all see one account.
-Amounts are exact fractions (:mod:`dpframe.accounting.costs`).
+Amounts are exact fractions (:mod:`dpframe.accounting.costs`), never negative.
+
+Who may change a budget: charging, reserving and drawing are dpframe's own
+(``_charge``, ``_reserve``, ``_draw``, called by queries after they have
+fixed their noise), so the analyst's handle ``p.dp.budget`` offers no way to
+write a ledger line. Raising a total (:meth:`Budget.extend`) is the
+curator's. Within one process this is a convention, as every private
+attribute is (docs/privacy-model.md); a service boundary makes it a real one.
 
 ``accounting="rdp"`` keeps an (ε, δ) total in Rényi terms instead: each
 release is charged its RDP curve over a grid of orders, and a release is
@@ -197,8 +204,8 @@ class Budget:
         """When the budget was created, reconnected to, extended or renamed."""
         return self._store.events(self._id)
 
-    # -- spending --------------------------------------------------------------
-    def charge(
+    # -- spending: dpframe's own, not the analyst's (module docstring) ------------------
+    def _charge(
         self,
         cost: Cost,
         *,
@@ -216,8 +223,8 @@ class Budget:
         >>> import dpframe
         >>> from fractions import Fraction
         >>> b = Budget(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
-        >>> _ = b.charge(Cost(epsilon=Fraction(1, 2)), query="count")
-        >>> b.charge(Cost(epsilon=Fraction(1)), query="count")
+        >>> _ = b._charge(Cost(epsilon=Fraction(1, 2)), query="count")
+        >>> b._charge(Cost(epsilon=Fraction(1)), query="count")
         Traceback (most recent call last):
         ...
         dpframe.errors.BudgetExceededError: count needs ε=1, δ=0 but only ε=0.5, δ=0 remains; nothing was charged
@@ -225,12 +232,12 @@ class Budget:
         stop_if_dry_run(cost, query)  # the backstop: a preview never charges
         self._check_currency(cost)
         line = Line(query, cost, columns, mechanism, noise, rule, seeded)
-        return self._store.charge(self._id, [line])[0]
+        return self._store._charge(self._id, [line])[0]
 
-    def reserve(self, cost: Cost, *, query: str, seeded: bool = False) -> int:
+    def _reserve(self, cost: Cost, *, query: str, seeded: bool = False) -> int:
         """Charge the whole cost of a release of several parts as one reserved line, before any of it runs.
 
-        The parts then :meth:`draw` from it; what a failed release did not
+        The parts then :meth:`_draw` from it; what a failed release did not
         draw stays charged (write-ahead: a charge is never refunded).
         """
         stop_if_dry_run(cost, query)
@@ -238,14 +245,19 @@ class Budget:
         line = Line(f"{query} (reserved)", cost, mechanism="reserved",
                     rule="write-ahead: every part of one release is charged together, before any data is read",
                     seeded=seeded)
-        return self._store.charge(self._id, [line])[0]
+        return self._store._charge(self._id, [line])[0]
 
-    def draw(self, reserved: int, left: Cost, line: Line) -> None:
-        """Record a part of a reserved release as its own line; the reserved line keeps ``left``."""
-        self._store.draw(self._id, reserved, left, line)
+    def _draw(self, reserved: int, line: Line) -> None:
+        """Record a part of a reserved release as its own line, taken from the reserved line (ValueError if more)."""
+        self._store._draw(self._id, reserved, line)
 
     def extend(self, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None) -> None:
         """Raise the total to the given one (never lower it); recorded in the ledger's events.
+
+        The curator's operation, not the analyst's: a larger total is a policy
+        decision, and the guarantee for the people in the data becomes the new
+        total (docs/ledger.md). A filter budget (``"rdp"``, ``"advanced"``)
+        can only be extended before its first release.
 
         >>> import dpframe
         >>> b = Budget(epsilon=1.0, ledger=dpframe.Ledger.in_memory())

@@ -223,7 +223,10 @@ def pure_dp_rdp(epsilon: float, alpha: float) -> float:
     """
     epsilon, alpha = _positive("epsilon", epsilon), _order(alpha)
     if alpha * epsilon > 1:  # no cancellation to fear at this size (and e^{αε} may overflow below)
-        return float(np.logaddexp(alpha * epsilon, (1 - alpha) * epsilon) - np.logaddexp(0, epsilon)) / (alpha - 1)
+        # ε plus what is left of the two logarithms once (α − 1)ε is taken out: αε itself may overflow a float,
+        # and an infinite curve would make the ledger's Rényi filter fail on an absurd ε instead of refusing it.
+        rest = math.log1p(math.exp((1 - 2 * alpha) * epsilon)) - math.log1p(math.exp(-epsilon))
+        return epsilon + rest / (alpha - 1)
     # The ratio minus 1, factored so that small ε loses no digits to cancellation:
     # (e^{(α−1)ε} − 1)(e^{αε} − 1) e^{−(α−1)ε} / (1 + e^ε).
     excess = math.expm1((alpha - 1) * epsilon) * math.expm1(alpha * epsilon) * math.exp(-(alpha - 1) * epsilon)

@@ -113,19 +113,57 @@ class Amount(float):
 class Cost:
     """What one release costs: epsilon and delta, or rho for zCDP, as exact fractions.
 
+    A cost is checked wherever one is made (construction, ``+``, ``-``,
+    unpickling): each part must be a :class:`~fractions.Fraction` (a
+    TypeError otherwise), at least 0, and delta below 1 (ValueError
+    otherwise). A Fraction is always finite and exact; an int or a float is
+    refused rather than converted, because costs are calibrated with the
+    rational that :func:`exact` reads from a float (0.1 is 1/10, not the
+    binary float nearest it), and a float would also bring NaN and infinity.
+    A negative part would refund the budget, so none is ever made: taking
+    more than a cost holds raises.
+
     >>> Cost(epsilon=Fraction(1, 10)) + Cost(epsilon=Fraction(2, 10))
     Cost(epsilon=Fraction(3, 10), delta=Fraction(0, 1), rho=Fraction(0, 1))
+    >>> Cost(epsilon=Fraction(-10))
+    Traceback (most recent call last):
+    ...
+    ValueError: a cost's epsilon must be >= 0, got -10: a release never gives privacy back
+    >>> Cost(rho=0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: a cost's rho must be a Fraction, got float 0.5; write it as one (Fraction(1, 10) for 0.1), or read a float as queries do with dpframe.accounting.costs.exact
     """
 
     epsilon: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
     rho: Fraction = Fraction(0)
 
+    def __post_init__(self) -> None:
+        for name in ("epsilon", "delta", "rho"):
+            value = getattr(self, name)
+            if not isinstance(value, Fraction):
+                raise TypeError(f"a cost's {name} must be a Fraction, got {type(value).__name__} {value!r}; write it "
+                                "as one (Fraction(1, 10) for 0.1), or read a float as queries do with "
+                                "dpframe.accounting.costs.exact")
+            if value < 0:
+                raise ValueError(f"a cost's {name} must be >= 0, got {value}: a release never gives privacy back")
+        if self.delta >= 1:
+            raise ValueError(f"a cost's delta must be < 1, got {self.delta}: δ is the probability that the guarantee "
+                             "fails, and δ >= 1 guarantees nothing")
+
     def __add__(self, other: Cost) -> Cost:
         return Cost(self.epsilon + other.epsilon, self.delta + other.delta, self.rho + other.rho)
 
     def __sub__(self, other: Cost) -> Cost:
+        if not other.fits_in(self):  # a negative part would refund the budget: a bug wherever it happens
+            raise ValueError(f"cannot take {other._parts()} from {self._parts()}: it is more in some part, and a cost "
+                             "is never negative; compare costs with fits_in instead of subtracting")
         return Cost(self.epsilon - other.epsilon, self.delta - other.delta, self.rho - other.rho)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Unpickled through __init__, so a pickle cannot hold a cost that construction refuses.
+        return (Cost, (self.epsilon, self.delta, self.rho))
 
     def fits_in(self, other: Cost) -> bool:
         """True when every component of this cost is at most the other's.
@@ -151,10 +189,14 @@ class Cost:
         if kind == "zcdp":
             return f"ρ={float(self.rho):.6g}"
         if kind in ("rdp", "advanced"):
-            parts = [f"ε={float(self.epsilon):.6g}" if self.epsilon or not self.rho else "",
-                     f"δ={float(self.delta):.3g}" if self.delta else "", f"ρ={float(self.rho):.6g}" if self.rho else ""]
-            return ", ".join(part for part in parts if part)
+            return self._parts()
         return f"ε={float(self.epsilon):.6g}, δ={float(self.delta):.3g}"
+
+    def _parts(self) -> str:
+        """Each part that is not 0 in its own terms (ε=0 for a cost of nothing)."""
+        parts = [f"ε={float(self.epsilon):.6g}" if self.epsilon or not self.rho else "",
+                 f"δ={float(self.delta):.3g}" if self.delta else "", f"ρ={float(self.rho):.6g}" if self.rho else ""]
+        return ", ".join(part for part in parts if part)
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:

@@ -122,8 +122,16 @@ def _text(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def _cost(epsilon: str, delta: str, rho: str) -> Cost:
-    return Cost(Fraction(epsilon), Fraction(delta), Fraction(rho))
+def _cost(budget_id: str, epsilon: str, delta: str, rho: str) -> Cost:
+    """An amount as the ledger stores it; LedgerError if it is not a cost (written around dpframe's checks)."""
+    try:
+        return Cost(Fraction(epsilon), Fraction(delta), Fraction(rho))
+    except ValueError as error:
+        raise LedgerError(
+            f"budget {budget_id} holds an amount that is not a cost (ε={epsilon}, δ={delta}, ρ={rho}: {error}). "
+            "Something wrote the ledger around dpframe's checks (by hand, or a dpframe from before costs were checked, "
+            "which accepted a negative charge), so what the budget has spent is not known and it cannot be used; "
+            "protect the data under a new budget (a new ledger= or name=)") from None
 
 
 def _now() -> str:
@@ -203,11 +211,11 @@ class Ledger:
     >>> ledger = Ledger.in_memory()
     >>> ledger
     Ledger(in memory: forgotten when this process ends)
-    >>> record = ledger.create("approx", Cost(epsilon=Fraction(1)), name="census")
-    >>> ledger.charge(record.id, [Line("count", Cost(epsilon=Fraction(1, 4)))])  # the numbers of its lines
-    [1]
-    >>> ledger.record(record.id).spent.epsilon
-    Fraction(1, 4)
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1, 2, 3]}).dp.protect(epsilon=1.0, name="census", ledger=ledger)
+    >>> _ = p.dp.count(epsilon=0.25)  # queries charge the ledger: it offers no public way to write a line
+    >>> ledger.record(p.dp.budget.id).spent.epsilon, ledger.count_lines(p.dp.budget.id)
+    (Fraction(1, 4), 1)
     """
 
     def __init__(self, location: str) -> None:
@@ -451,9 +459,10 @@ class Ledger:
                          "spent_delta, spent_rho FROM budgets WHERE id = ?", (budget_id,)).fetchone()
         if row is None:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
-        total, spent = _cost(*row[4:7]), _cost(*row[7:10])
-        if row[2] in FILTERED:
-            total = Cost(total.epsilon, total.delta)  # its total_rho column holds the mark, not a total
+        filtered = row[2] in FILTERED
+        # A filter budget's total_rho column holds the mark, not a total.
+        total, spent = _cost(budget_id, row[4], row[5], "0" if filtered else row[6]), _cost(budget_id, *row[7:10])
+        if filtered:
             state = self._filter_state(db, budget_id)
             if not _agrees(spent, state):  # charged by something that does not keep the filter: all spent
                 spent = total
@@ -485,7 +494,7 @@ class Ledger:
                    (budget_id, _now(), event, detail))
 
     def extend(self, budget_id: str, total: Cost) -> None:
-        """Raise a budget's total (never lower it); recorded as an event."""
+        """Raise a budget's total (never lower it); recorded as an event. The curator's (:meth:`Budget.extend`)."""
         with self._transaction() as db:
             record = self._record(db, budget_id)
             if total == record.total:
@@ -510,15 +519,18 @@ class Ledger:
             self._event(db, budget_id, "renamed", f"{old!r} -> {name!r}")
 
     def delete(self, budget_id: str) -> None:
-        """Forget a budget, its charges and its fingerprints: the same data protected again starts afresh."""
+        """Forget a budget, its charges and its fingerprints: the same data protected again starts afresh.
+
+        The curator's, and only when the data is deleted too (docs/ledger.md).
+        """
         with self._transaction() as db:
             self._record(db, budget_id)
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
                                   ("filter_state", "budget_id"), ("budgets", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {column} = ?", (budget_id,))
 
-    # -- charging ------------------------------------------------------------------
-    def charge(self, budget_id: str, lines: Sequence[Line]) -> list[int]:
+    # -- charging: internal (module docstring of dpframe.accounting.budget) ---------------
+    def _charge(self, budget_id: str, lines: Sequence[Line]) -> list[int]:
         """Write all ``lines`` of a release, or none: BudgetExceededError if their sum does not fit what remains.
 
         Committed durably before returning; returns the lines' numbers.
@@ -552,7 +564,7 @@ class Ledger:
                                       "(epsilon, delta) budget; nothing was charged")
         row = db.execute("SELECT spent_epsilon, spent_delta, spent_rho FROM budgets WHERE id = ?",
                          (record.id,)).fetchone()
-        raw, before = _cost(*row), self._filter_state(db, record.id)
+        raw, before = _cost(record.id, *row), self._filter_state(db, record.id)
         if not _agrees(raw, before):
             raise LedgerError(
                 f"budget {record.label} is a filter ({record.kind}) that something other than its filter has charged "
@@ -584,14 +596,22 @@ class Ledger:
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
-    def draw(self, budget_id: str, reserved: int, left: Cost, line: Line) -> None:
-        """Turn part of a reserved line into a described one: the reserved line keeps ``left`` (removed at zero).
+    def _draw(self, budget_id: str, reserved: int, line: Line) -> None:
+        """Turn part of a reserved line into a described one: the reserved line keeps the rest (removed at zero).
 
-        The budget's spending does not change: the part was charged when the line was reserved.
+        The budget's spending does not change: the part was charged when the
+        line was reserved. A part that is more than the line holds raises
+        (ValueError) and nothing changes.
         """
         # Not waited for on disk: if a power cut loses this draw, the reserved line keeps its whole amount.
         with self._transaction(durable=False) as db:
             kind = db.execute("SELECT kind FROM budgets WHERE id = ?", (budget_id,)).fetchone()[0]
+            row = db.execute("SELECT epsilon, delta, rho FROM charges WHERE line = ? AND budget_id = ? AND "
+                             "mechanism = 'reserved'", (reserved, budget_id)).fetchone()
+            if row is None:
+                raise LedgerError(f"line {reserved} of budget {budget_id} is not a reserved line (or is drawn "
+                                  "already): there is nothing to draw from it")
+            left = _cost(budget_id, *row) - line.cost
             self._insert(db, budget_id, _in_terms_of(line, kind))
             if left.is_zero:
                 db.execute("DELETE FROM charges WHERE line = ? AND budget_id = ?", (reserved, budget_id))
@@ -634,7 +654,8 @@ class Ledger:
         out = []
         for row in rows:
             record = (self.record(row[0]) if row[2] in FILTERED  # its spending is read through its filter
-                      else BudgetRecord(row[0], row[1], row[2], row[3], _cost(*row[4:7]), _cost(*row[7:10])))
+                      else BudgetRecord(row[0], row[1], row[2], row[3], _cost(row[0], *row[4:7]),
+                                        _cost(row[0], *row[7:10])))
             out.append({"budget": record.label, "id": record.id, "kind": record.kind, "created": record.created,
                         "total": record.total.describe(record.kind), "spent": record.spent.describe(record.kind),
                         "remaining": (record.total - record.spent).describe(record.kind), "lines": row[10]})

@@ -239,8 +239,8 @@ def _keep_one_relation(budget: Budget, neighbours: str) -> None:
             "neighbours='replace', or use another name= or ledger= for add/remove neighbours"
         )
     if neighbours == "replace" and not bounded:
-        budget.charge(Cost(), query=BOUNDED_LINE, mechanism="none", noise="none",
-                      rule="this budget is kept under replace-one neighbours (bounded DP): n is public")
+        budget._charge(Cost(), query=BOUNDED_LINE, mechanism="none", noise="none",
+                       rule="this budget is kept under replace-one neighbours (bounded DP): n is public")
 
 
 def _warn_if_delta_large(budget: Budget, units: int) -> None:
@@ -360,8 +360,8 @@ def unprotected(obj: Protected) -> Any:
     found = parts(obj)
     assert found is not None
     data, protection, _ = found
-    protection.budget.charge(Cost(), query="unprotected", mechanism="none: exact data", noise="none",
-                             rule="not a release: the trusted curator's exact copy; nothing derived from it is private")
+    protection.budget._charge(Cost(), query="unprotected", mechanism="none: exact data", noise="none",
+                              rule="not a release: the trusted curator's exact copy; nothing derived from it is private")
     if data.index.nlevels > 1:
         plain = data.droplevel(UNIT_LEVEL)
     elif protection.privacy_unit is None:

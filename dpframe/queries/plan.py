@@ -32,7 +32,7 @@ from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
 @dataclass
 class Reservation:
-    """What is left of a reserved release: to ask (``asked``) and, charged for it, in its ledger ``line``.
+    """What is left of a reserved release to ask (``asked``); the ledger ``line`` holds what is left charged for it.
 
     On a Poisson sample, the parts are charged the increments of the amplified
     ε over the running total from ``before``; they add up to the reservation.
@@ -40,7 +40,6 @@ class Reservation:
 
     line: int
     asked: Cost
-    charged: Cost
     sample: SampleAccount | None = None
     before: Fraction = Fraction(0)
     drawn: Fraction = Fraction(0)  # the ε of the parts taken so far (unamplified)
@@ -50,7 +49,6 @@ class Reservation:
         charged = cost if self.sample is None else self.sample.part(self.before, self.drawn, cost)
         self.drawn += cost.epsilon
         self.asked = self.asked - cost
-        self.charged = self.charged - charged
         return charged
 
 
@@ -123,13 +121,13 @@ class Target:
         account = self._amplified
         if account is None:
             self._refuse_other_relation(query)
-            line = budget.reserve(total, query=query, seeded=is_seeded())
-            self.reservations.append(Reservation(line, total, total))
+            line = budget._reserve(total, query=query, seeded=is_seeded())
+            self.reservations.append(Reservation(line, total))
         else:
             with account.reserving(total) as (charged, before):
                 self._refuse_other_relation(query)
-                line = budget.reserve(charged, query=query, seeded=is_seeded())
-            self.reservations.append(Reservation(line, total, charged, account, before))
+                line = budget._reserve(charged, query=query, seeded=is_seeded())
+            self.reservations.append(Reservation(line, total, account, before))
 
     def charge(self, cost: Cost, *, query: str, columns: tuple[str, ...], mechanism: str, noise: str,
                rule: str) -> Cost:
@@ -151,18 +149,17 @@ class Target:
         reservation = next((r for r in self.reservations if not cost.is_zero and cost.fits_in(r.asked)), None)
         if reservation is not None:
             charged = reservation.take(cost)
-            budget.draw(reservation.line, reservation.charged,
-                        Line(query, charged, columns, mechanism, noise, rule + note, is_seeded()))
+            budget._draw(reservation.line, Line(query, charged, columns, mechanism, noise, rule + note, is_seeded()))
         elif account is None:
             self._refuse_other_relation(query)
-            budget.charge(cost, query=query, columns=columns, mechanism=mechanism, noise=noise, rule=rule + note,
-                          seeded=is_seeded())
+            budget._charge(cost, query=query, columns=columns, mechanism=mechanism, noise=noise, rule=rule + note,
+                           seeded=is_seeded())
             charged = cost
         else:
             with account.charging(cost) as charged:
                 self._refuse_other_relation(query)
-                budget.charge(charged, query=query, columns=columns, mechanism=mechanism, noise=noise,
-                              rule=rule + note, seeded=is_seeded())
+                budget._charge(charged, query=query, columns=columns, mechanism=mechanism, noise=noise,
+                               rule=rule + note, seeded=is_seeded())
         self.receipts.append(charged)
         return charged
 
