@@ -24,6 +24,7 @@ from dpframe.errors import (
     RefusedError,
 )
 from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
+from dpframe.queries import agg
 from dpframe.results import OTHER, Clipping, DPFloat, DPInt, Release
 
 register()
@@ -52,6 +53,7 @@ __all__ = [
     "RefusedError",
     "Release",
     "__version__",
+    "agg",
     "anonymity",
     "attacks",
     "concat",
