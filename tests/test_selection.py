@@ -496,7 +496,7 @@ def test_select_scores_the_rows_in_use_exactly(seeded: None) -> None:
     assert "within" in choice.release.note and "DPChoice(4" in repr(choice)
     line = p.dp.budget.ledger.iloc[-1]
     assert line["noise"] == ("3 candidates, sensitivity 2 derived from the scores: the largest, "
-                             "-abs(agg.count() - 2), is a sum of terms: Σ|a|·Δ = 2")
+                             "-abs(agg.count() - 2), is a linear combination: Σ|aᵢ|Δᵢ = 2")
     assert line["mechanism"] == "permute-and-flip" and line["rule"] == "one ε-DP selection"
 
 
@@ -504,7 +504,7 @@ def test_select_binds_candidate_and_says_when_the_scores_are_monotone(seeded: No
     p = pd.DataFrame({"c": ["a"] * 30 + ["b"] * 10}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     for mechanism in ["permute_and_flip", "exponential", "report_noisy_max"]:
         p.dp.select(["a", "b"], score=agg.count(where="c == @candidate"), epsilon=0.1, mechanism=mechanism)
-    assert all(text.endswith("; monotone: all non-decreasing") for text in p.dp.budget.ledger["noise"])
+    assert all("sensitivity 1 (monotone: all non-decreasing) derived" in text for text in p.dp.budget.ledger["noise"])
     p.dp.select(["a", "b"], score=agg.count(where="c == @candidate") - agg.count(where="c != @candidate"),
                 epsilon=0.1)
     assert "monotone" not in p.dp.budget.ledger["noise"].iloc[-1]
@@ -596,7 +596,8 @@ def test_a_score_of_1e12_for_the_true_value_moves_by_its_derived_sensitivity(see
     attack = agg.count(where="name == 'ann' and salary == @candidate") * 1e12
     runs = 400
     picks = [p.dp.select(salaries, score=attack, epsilon=0.01).value for _ in range(runs)]
-    assert "sensitivity 1e+12 derived from the scores" in p.dp.budget.ledger["noise"].iloc[-1]
+    assert "sensitivity 1000000000000 (monotone: all non-decreasing) derived from the scores" in \
+        p.dp.budget.ledger["noise"].iloc[-1]
     # ann's true salary (75,000) scores 1e12, the others 0; with Δ = 1e12 the pick is nearly uniform (the old
     # trust-me form took sensitivity=1 and picked it every time). Uniform: 100 of 400; 200 is 11 sigma away.
     assert picks.count(75_000) < 200

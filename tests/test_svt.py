@@ -233,7 +233,7 @@ def test_a_fractional_sensitivity_is_scaled_to_integers() -> None:
     assert p.dp.above_threshold(queries, threshold=0.5, epsilon=10**5) == 1
     assert p.dp.above_threshold(queries, threshold=0.25, epsilon=10**5) == 0
     noise = p.dp.budget.ledger["noise"].iloc[-1]
-    assert "scaled by 2^16/Δ" in noise and "Δ=65536," in noise and "sensitivity 0.5 derived" in noise
+    assert "scaled by 2^16/Δ" in noise and "Δ=65536," in noise and "sensitivity 0.5 derived from the queries" in noise
     assert "monotonic" not in noise
 
 

@@ -608,7 +608,7 @@ class Linear(Expr):
                             Fraction(0))
 
     def _reason(self, contributions: int) -> str:
-        return f"a sum of terms: Σ|a|·Δ = {_fraction_text(self._sensitivity(contributions))}"
+        return f"a linear combination: Σ|aᵢ|Δᵢ = {_fraction_text(self._sensitivity(contributions))}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "terms": [[a, term.to_dict()] for a, term in self.terms], "constant": self.constant}
@@ -948,7 +948,8 @@ def _decoded_constants(data: Any) -> Constants:
 
 @dataclass(frozen=True)
 class Derived:
-    """What the mechanisms need to know of a set of expressions: derived from them and k alone."""
+    """What the mechanisms need to know of a set of expressions, derived from them and k alone, and a sentence
+    for the ledger that says what and why."""
 
     sensitivity: Fraction
     monotonic: bool
@@ -963,7 +964,8 @@ def derive(expressions: Sequence[Expr], contributions: int, what: str) -> Derive
     >>> d.sensitivity, d.monotonic
     (Fraction(2, 1), True)
     >>> d.reason
-    "the largest, 2 * agg.count(where='x > 2'), is a sum of terms: Σ|a|·Δ = 2; monotone: all non-decreasing"
+    "sensitivity 2 (monotone: all non-decreasing) derived from the scores: the largest, 2 * agg.count(where='x > 2'), \
+is a linear combination: Σ|aᵢ|Δᵢ = 2"
     """
     widest = max(expressions, key=lambda e: e._sensitivity(contributions))
     sensitivity = widest._sensitivity(contributions)
@@ -973,9 +975,10 @@ def derive(expressions: Sequence[Expr], contributions: int, what: str) -> Derive
     moves = [e._moves for e in expressions]
     rises, falls = any(up for up, _ in moves), any(down for _, down in moves)
     monotonic = not (rises and falls)
-    direction = "non-decreasing" if rises else "non-increasing"
-    reason = f"the largest, {widest!r}, is {widest._reason(contributions)}"
-    return Derived(sensitivity, monotonic, reason + (f"; monotone: all {direction}" if monotonic else ""))
+    direction = f" (monotone: all {'non-decreasing' if rises else 'non-increasing'})" if monotonic else ""
+    reason = (f"sensitivity {_fraction_text(sensitivity)}{direction} derived from {what}: the largest, {widest!r}, "
+              f"is {widest._reason(contributions)}")
+    return Derived(sensitivity, monotonic, reason)
 
 
 class Answers:

@@ -353,7 +353,8 @@ def select(
     >>> c.value
     'Oslo'
     >>> p.dp.budget.ledger["noise"].iloc[-1]
-    "2 candidates, sensitivity 1 derived from the scores: the largest, agg.count(where='city == @candidate', @candidate='Oslo'), is a count: k = 1; monotone: all non-decreasing"
+    "2 candidates, sensitivity 1 (monotone: all non-decreasing) derived from the scores: the largest, \
+agg.count(where='city == @candidate', @candidate='Oslo'), is a count: k = 1"
     """
     protected = _protected_frame(frame, "select")
     target = Target.of(protected)
@@ -371,8 +372,7 @@ def select(
     answers = agg.Answers(protected, scores)  # the row-wise part: argument errors here, before the charge
     plan = Plan(
         "select", tuple(map(str, protected.columns)), target, privacy, mechanism_name=_NAMES[chosen],
-        detail=f"{len(options)} candidates, sensitivity {float(sensitivity):.6g} derived from the scores: "
-        f"{derived.reason}",
+        detail=f"{len(options)} candidates, {derived.reason}",
         rule="one ε-DP selection",
     )
     plan.charge()
@@ -439,11 +439,10 @@ def above_threshold(
         threshold, (int, Fraction)) else float(threshold))
     noise = SVTNoise.calibrate(privacy.epsilon, int(derived.sensitivity * scale), c, derived.monotonic)
     answers = agg.Answers(protected, queries)  # the row-wise part: argument errors here, before the charge
-    scaled = "" if scale == 1 else f"; answers and threshold scaled by 2^16/Δ to integers"
+    scaled = "" if scale == 1 else "; answers and threshold scaled by 2^16/Δ to integers"
     plan = Plan(
         "above_threshold", (), target, privacy, mechanism_name="sparse vector",
-        detail=f"{len(queries)} queries, threshold {threshold!r}; sensitivity {float(derived.sensitivity):.6g} "
-        f"derived from the queries: {derived.reason}{scaled}; {noise.describe()}",
+        detail=f"{len(queries)} queries, threshold {threshold!r}; {derived.reason}{scaled}; {noise.describe()}",
     )
     plan.charge()
     run = SparseVector(exact_threshold * scale, noise.sensitivity, privacy.epsilon, noise.c, noise.monotonic)
