@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import dpframe
 from dpframe import Ledger, agg
 from dpframe.errors import RefusedError
-from dpframe.queries.agg import Answers, Count, Expr, Mean, Sum
+from dpframe.queries.agg import Answers, Count, Expr, Mean, Sum, derive
 
 
 def protect(df: pd.DataFrame, k: int = 1) -> Any:
@@ -355,6 +355,19 @@ def test_argument_errors_come_from_the_row_wise_part(expr: Expr, error: type[Exc
     p = protect(pd.DataFrame({"age": [30, 40], "city": ["a", "b"]}))
     with pytest.raises(error):
         Answers(p, [expr])
+
+
+def test_derive_takes_the_largest_sensitivity_and_refuses_what_no_mechanism_takes() -> None:
+    derived = derive([agg.count(), agg.sum("x", bounds=(0, 5)), -agg.count(where="x > 1")], 2, "the queries")
+    assert derived.sensitivity == 10 and not derived.monotonic
+    assert derived.reason == ("sensitivity 10 derived from the queries: the largest, agg.sum('x', bounds=(0, 5)), is "
+                              "a sum clipped to (0, 5): k·max(|lo|, |hi|) = 10")
+    assert derive([-agg.count(), agg.sum("x", bounds=(-1, 0))], 1, "the queries").monotonic
+    for expressions, match in [([agg.count() * 0 + 1], "do not depend on the data"),
+                               ([agg.count() * 2**901], "outside the supported range"),
+                               ([agg.count() * 2.0**-901], "outside the supported range")]:
+        with pytest.raises(ValueError, match=match):
+            derive(expressions, 1, "the queries")
 
 
 def test_answers_need_a_protected_frame() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from fractions import Fraction
 from typing import Any
 
@@ -28,6 +29,7 @@ from dpframe.selection.exponential import (
     report_noisy_max,
     top_k,
 )
+from dpframe.testing import NotPrivateWarning, seeded_noise
 
 ALPHA = 1e-6
 
@@ -637,3 +639,21 @@ def test_results_carry_releases_not_budgets(seeded: None, people: pd.DataFrame) 
         assert not result.dp.is_protected
     median = p["age"].dp.median(bounds=(0, 125), epsilon=0.5)
     assert median.cost.epsilon == Fraction(1, 2) and len(p.dp.budget.ledger) == 4
+
+
+@pytest.mark.parametrize("mechanism", ["permute_and_flip", "exponential"])
+def test_exact_scores_select_as_their_floats_do(mechanism: str) -> None:
+    """Scores that floats hold exactly are quantised alike on both paths: the same draws, the same choices."""
+    scores = [3, 10, 7, 10, -4]
+    picks = []
+    for given in (np.array(scores, dtype=np.float64), [Fraction(s) for s in scores]):
+        with warnings.catch_warnings(), seeded_noise(7):
+            warnings.simplefilter("ignore", NotPrivateWarning)
+            picks.append(em.choose(given, Fraction(1), Fraction(1, 2), mechanism, False, size=300).tolist())  # type: ignore[arg-type]
+    assert picks[0] == picks[1]
+
+
+def test_exact_scores_far_apart_select_without_overflow(seeded: None) -> None:
+    huge = [Fraction(10**400), Fraction(0), Fraction(-(10**400))]
+    for mechanism in ("permute_and_flip", "exponential", "report_noisy_max"):
+        assert em.choose(huge, Fraction(1), Fraction(1), mechanism, False)[0] == 0  # type: ignore[arg-type]

@@ -122,6 +122,8 @@ Monotonicity = Literal["non-decreasing", "non-increasing", "neither", "constant"
 LeafAnswers: TypeAlias = Callable[["Aggregate"], Fraction]
 
 CANDIDATE = "candidate"
+# The sensitivities the mechanisms take (dpframe.selection.exponential.check_sensitivity).
+_SENSITIVITIES = (Fraction(2) ** -900, Fraction(2) ** 900)
 _RATIO = ("dividing by an aggregate query is refused: a ratio has no sensitivity bounded by the expression alone "
           "(the denominator can be near 0). For an average use agg.mean(value, bounds=...)")
 # Float numbers are stored as ints when they are whole and ints hold them exactly.
@@ -972,6 +974,10 @@ is a linear combination: Σ|aᵢ|Δᵢ = 2"
     if sensitivity == 0:
         raise ValueError(f"{what} do not depend on the data (their derived sensitivity is 0): there is nothing to "
                          "ask privately; build them from agg.count, agg.sum or agg.mean")
+    if not _SENSITIVITIES[0] <= sensitivity <= _SENSITIVITIES[1]:
+        size = sensitivity.numerator.bit_length() - sensitivity.denominator.bit_length()
+        raise ValueError(f"the derived sensitivity of {what}, about 2^{size}, is outside the supported range "
+                         "2^-900 .. 2^900: rescale them (smaller or larger coefficients or bounds)")
     moves = [e._moves for e in expressions]
     rises, falls = any(up for up, _ in moves), any(down for _, down in moves)
     monotonic = not (rises and falls)

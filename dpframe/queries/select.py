@@ -337,7 +337,8 @@ def select(
     :mod:`dpframe.agg`, in which ``@candidate`` stands for each candidate in
     turn, or a function ``candidate -> expression``, called on each candidate
     before anything is charged (it sees the public candidate and nothing of
-    the data; its errors are yours). The sensitivity is derived from the
+    the data; its errors are yours; an ``@candidate`` in what it returns is
+    bound to that candidate too). The sensitivity is derived from the
     scores -- the largest of theirs, for ``k = max_contributions`` -- and so is
     monotonicity (when every score moves the same way as a unit is added,
     the mechanism's noise is halved); the ledger line says which and why. The
@@ -368,7 +369,7 @@ agg.count(where='city == @candidate', @candidate='Oslo'), is a count: k = 1"
     privacy = pure_privacy(target, epsilon, None, rho, "select")
     scores = _scores(score, options)
     derived = agg.derive(scores, target.contributions, "the scores")
-    sensitivity = em.check_sensitivity(derived.sensitivity)
+    sensitivity = derived.sensitivity
     answers = agg.Answers(protected, scores)  # the row-wise part: argument errors here, before the charge
     plan = Plan(
         "select", tuple(map(str, protected.columns)), target, privacy, mechanism_name=_NAMES[chosen],
@@ -435,8 +436,9 @@ def above_threshold(
     privacy = target.privacy(epsilon, None, None, "laplace")
     derived = agg.derive(queries, target.contributions, "the queries")
     scale = Fraction(1) if derived.sensitivity.denominator == 1 else SVT_SCALE / derived.sensitivity
-    exact_threshold = Fraction(int(threshold) if isinstance(threshold, np.integer) else threshold if isinstance(
-        threshold, (int, Fraction)) else float(threshold))
+    # Exactly (a float is a binary fraction): it is scaled with the answers.
+    exact_threshold = threshold if isinstance(threshold, Fraction) else Fraction(
+        int(threshold) if isinstance(threshold, (int, np.integer)) else float(threshold))
     noise = SVTNoise.calibrate(privacy.epsilon, int(derived.sensitivity * scale), c, derived.monotonic)
     answers = agg.Answers(protected, queries)  # the row-wise part: argument errors here, before the charge
     scaled = "" if scale == 1 else "; answers and threshold scaled by 2^16/Δ to integers"

@@ -306,9 +306,11 @@ def choose(
     src = _buffered(current_source() if source is None else source)
     if mechanism == "report_noisy_max":
         if not isinstance(scores, np.ndarray):
-            # Floating-point noise anyway: the gaps to the best (argmax is shift-invariant) as floats.
+            # Floating-point noise anyway: the gaps to the best (argmax is shift-invariant) as floats, clipped
+            # as the float scores are (1-Lipschitz) so that they convert.
             best = max(scores)
-            scores = np.array([float(score - best) for score in scores], dtype=np.float64)
+            lowest = -Fraction(_SCORE_CLIP)
+            scores = np.array([float(max(score - best, lowest)) for score in scores], dtype=np.float64)
         return sample_laplace_noisy_max(scores, sensitivity, epsilon, monotonic, size, src)
     deficits = Deficits.of(scores, sensitivity, epsilon, monotonic)
     if mechanism == "exponential":
