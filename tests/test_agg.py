@@ -80,6 +80,7 @@ def test_monotonicity() -> None:
     assert agg.minimum(count, up).monotonicity == "non-decreasing"
     assert agg.maximum(count, down).monotonicity == "neither"
     assert agg.clip(-count, 0, 9).monotonicity == "non-increasing"
+    assert agg.clip(count, 2, 2).monotonicity == "constant"
 
 
 def test_arithmetic_keeps_a_readable_normal_form() -> None:

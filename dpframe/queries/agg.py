@@ -416,12 +416,13 @@ class Aggregate(Expr):
     def _names_used(self) -> set[str]:
         return _names(self.where)
 
-    def _fields(self) -> dict[str, Any]:
+    def _init_fields(self) -> dict[str, Any]:
+        """The constructor's arguments but ``constants``."""
         return {"where": self.where}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, **self._fields(),
-                "constants": {name: _encode(value) for name, value in self.constants}}
+        fields = {name: list(value) if type(value) is tuple else value for name, value in self._init_fields().items()}
+        return {"op": self.op, **fields, "constants": {name: _encode(value) for name, value in self.constants}}
 
     def _arguments(self) -> list[str]:
         return ([] if self.where is None else [f"where={self.where!r}"]) + [
@@ -435,9 +436,6 @@ class Aggregate(Expr):
             return self
         constants = tuple((n, v) for n, v in self.constants if n != CANDIDATE) + ((CANDIDATE, candidate),)
         return type(self)(**{**self._init_fields(), "constants": constants})
-
-    def _init_fields(self) -> dict[str, Any]:
-        return {"where": self.where}
 
     def _leaves(self) -> Iterator[Aggregate]:
         yield self
@@ -497,9 +495,6 @@ class Clipped(Aggregate):
 
     def _names_used(self) -> set[str]:
         return _names(self.where) | _names(self.value)
-
-    def _fields(self) -> dict[str, Any]:
-        return {"value": self.value, "bounds": list(self.bounds), "where": self.where}
 
     def _init_fields(self) -> dict[str, Any]:
         return {"value": self.value, "bounds": self.bounds, "where": self.where}
@@ -595,6 +590,14 @@ class Linear(Expr):
     constant: Number = 0
     op: ClassVar[str] = "linear"
 
+    def __post_init__(self) -> None:
+        if type(self.terms) is not tuple or not all(
+                type(t) is tuple and len(t) == 2 and isinstance(t[1], Expr) and not isinstance(t[1], Linear)
+                for t in self.terms):
+            raise TypeError("a Linear expression's terms are (number, expression) pairs: build it with + - * /")
+        object.__setattr__(self, "terms", tuple((_number(a, "a coefficient"), term) for a, term in self.terms))
+        object.__setattr__(self, "constant", _number(self.constant, "a constant"))
+
     @property
     def _moves(self) -> tuple[bool, bool]:
         rises = falls = False
@@ -614,14 +617,6 @@ class Linear(Expr):
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "terms": [[a, term.to_dict()] for a, term in self.terms], "constant": self.constant}
-
-    def __post_init__(self) -> None:
-        if type(self.terms) is not tuple or not all(
-                type(t) is tuple and len(t) == 2 and isinstance(t[1], Expr) and not isinstance(t[1], Linear)
-                for t in self.terms):
-            raise TypeError("a Linear expression's terms are (number, expression) pairs: build it with + - * /")
-        object.__setattr__(self, "terms", tuple((_number(a, "a coefficient"), term) for a, term in self.terms))
-        object.__setattr__(self, "constant", _number(self.constant, "a constant"))
 
     def __repr__(self) -> str:
         parts = [(a, repr(term) if abs(a) == 1 else f"{abs(a)!r} * {term!r}") for a, term in self.terms]
@@ -792,7 +787,7 @@ class Clip(Expr):
 
     @property
     def _moves(self) -> tuple[bool, bool]:
-        return self.of._moves
+        return (False, False) if self.lower is not None and self.lower == self.upper else self.of._moves
 
     def _sensitivity(self, contributions: int) -> Fraction:
         inner = self.of._sensitivity(contributions)
