@@ -36,7 +36,7 @@ to at most k of them, as every dpframe query keeps it:
 
 ``@name`` in ``where`` and ``value`` refers to the caller's variable ``name``
 as in pandas, read when the expression is made: its value (a number, text,
-True/False/None, a date, time or duration, or a list of them) is stored in
+True/False/None, a date, timestamp or duration, or a list of them) is stored in
 the expression (``@`` values of any other kind are refused: they could not
 travel as JSON, and pandas would run their own code against the data).
 ``@candidate`` is the exception: ``p.dp.select`` binds it to each candidate
@@ -186,7 +186,7 @@ def _constant(value: Any, name: str, depth: int = 0) -> Constant:
         return tuple(_constant(item, name, 1) for item in items)
     raise TypeError(
         f"@{name} is a {kind.__name__}: an aggregate query stores its @ values, which must be numbers, text, "
-        "True/False/None, dates, times or durations, or a list of them (a set: pass sorted(s))"
+        "True/False/None, dates, timestamps or durations, or a list of them (a set: pass sorted(s))"
     )
 
 
@@ -237,7 +237,7 @@ def _decode(data: Any, name: str) -> Constant:
             stamp = pd.Timestamp(data["$timestamp"])
             return stamp if data["tz"] is None else stamp.tz_convert(data["tz"])
     except (TypeError, ValueError, KeyError) as error:
-        raise ValueError(f"@{name}: {data!r} is not a valid date, time or duration ({error})") from None
+        raise ValueError(f"@{name}: {data!r} is not a valid date, timestamp or duration ({error})") from None
     raise ValueError(f"@{name}: {data!r} is not an encoded @ value (see dpframe.agg's documentation, JSON)")
 
 
