@@ -5,6 +5,7 @@
     import pandas as pd, dpframe
     p = df.dp.protect(epsilon=1.0, delta=1e-6)     # a ProtectedFrame (or dpframe.protect(df, ...))
     p["age"].dp.mean(bounds=(0, 125), epsilon=0.2)
+    p.dp.select(["Oslo", "Rome"], score=dpframe.agg.count(where="city == @candidate"), epsilon=0.1)
     p.dp.budget
 """
 
@@ -24,6 +25,7 @@ from dpframe.errors import (
     RefusedError,
 )
 from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
+from dpframe.queries import agg
 from dpframe.results import OTHER, Clipping, DPFloat, DPInt, Release
 
 register()
@@ -52,6 +54,7 @@ __all__ = [
     "RefusedError",
     "Release",
     "__version__",
+    "agg",
     "anonymity",
     "attacks",
     "concat",

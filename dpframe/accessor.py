@@ -10,7 +10,7 @@ cost from the schema and arguments alone), and hands it to
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -21,7 +21,7 @@ from dpframe.accounting.budget import Budget, LedgerLike
 from dpframe.protection import protect as protect_data
 from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries, refuse_protected
 from dpframe.protection.protect import poisson_sample, unprotected
-from dpframe.queries import local_sensitivity, partitioned, scalar, temporal
+from dpframe.queries import agg, local_sensitivity, partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.covariance import covariance
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
@@ -428,76 +428,60 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         return GroupBy(Target.of(frame), names if isinstance(by, (list, tuple)) else names[0], keys)
 
     def above_threshold(
-        self,
-        queries: Any,
-        threshold: float,
-        epsilon: float,
-        sensitivity: int = 1,
-        c: int = 1,
-        *,
-        monotonic: bool = False,
+        self, queries: Sequence[agg.Expr], *, threshold: float, epsilon: float, c: int = 1
     ) -> int | None | list[int]:
         """Sparse vector: the index of the first query whose answer is above ``threshold`` (indices if ``c > 1``).
 
-        ``queries`` is a list of callables ``f(frame) -> number``, evaluated in
-        order on the rows in use (each privacy unit limited to
-        max_contributions rows), each changing by at most the integer
-        ``sensitivity`` when one unit is added or removed -- your promise; the
-        guarantee holds only if it is true. Costs ``epsilon`` once, however
-        many queries are examined; None (or fewer than ``c`` indices) if none
-        is found. See :func:`dpframe.selection.svt.frame_above_threshold`.
+        ``queries`` is a list of aggregate queries of :mod:`dpframe.agg`
+        (``agg.count(where=...)``, clipped ``agg.sum``/``agg.mean`` and
+        arithmetic on them), answered exactly in order on the rows in use
+        (each privacy unit limited to max_contributions rows); their
+        sensitivity and monotonicity are derived from them. Costs
+        ``epsilon`` once, however many queries are examined; None (or fewer
+        than ``c`` indices) if none is found. See
+        :func:`dpframe.queries.select.above_threshold`.
 
         >>> import pandas as pd, dpframe
+        >>> from dpframe import agg
         >>> from dpframe.testing import seeded_noise
         >>> p = pd.DataFrame({"age": [25, 35, 45, 55, 65] * 200}).dp.protect(epsilon=1.0)
-        >>> queries = [lambda f, a=a: (f["age"] >= a).sum() for a in range(100, 0, -10)]
+        >>> queries = [agg.count(where="age >= @a") for a in range(100, 0, -10)]
         >>> with seeded_noise(0):
         ...     p.dp.above_threshold(queries, threshold=500, epsilon=0.5)  # first age with >= 500 people at or above it
         6
         >>> p.dp.budget.spent.epsilon.exact
         Fraction(1, 2)
         """
-        from dpframe.selection.svt import frame_above_threshold
-
-        return frame_above_threshold(
-            self._target(), queries, threshold=threshold, epsilon=epsilon, sensitivity=sensitivity, c=c,
-            monotonic=monotonic,
-        )
+        return selection.above_threshold(self._obj, queries, threshold=threshold, epsilon=epsilon, c=c)
 
     def select(
         self,
         candidates: Any,
         *,
-        score: Any,
-        sensitivity: float,
+        score: agg.Expr | Callable[[Any], agg.Expr],
         epsilon: float | None = None,
         rho: float | None = None,
         mechanism: str = "permute_and_flip",
-        monotonic: bool = False,
     ) -> DPChoice:
-        """Privately choose the public candidate with a (nearly) highest ``score(frame, candidate)``.
+        """Privately choose the public candidate with a (nearly) highest score, an aggregate query.
 
-        ``score`` runs once per candidate on the rows in use (each privacy unit
-        limited to max_contributions rows); ``sensitivity`` is your bound on
-        how much any score changes when one unit is added or removed -- the
-        guarantee holds only if it is true. ``mechanism``: ``"permute_and_flip"``
+        ``score`` is an aggregate query of :mod:`dpframe.agg` in which
+        ``@candidate`` stands for each candidate, or a function of the
+        (public) candidate that returns one; dpframe derives the scores'
+        sensitivity and monotonicity. ``mechanism``: ``"permute_and_flip"``
         (default), ``"exponential"`` or ``"report_noisy_max"``.
         See :func:`dpframe.queries.select.select`.
 
         >>> import pandas as pd, dpframe
+        >>> from dpframe import agg
         >>> from dpframe.testing import seeded_noise
         >>> p = pd.DataFrame({"day": ["Mon"] * 50 + ["Fri"] * 150}).dp.protect(epsilon=1.0)
         >>> with seeded_noise(0):
-        ...     busiest = p.dp.select(["Mon", "Fri", "Sun"], score=lambda f, d: (f["day"] == d).sum(),
-        ...                           sensitivity=1, epsilon=0.5)
+        ...     busiest = p.dp.select(["Mon", "Fri", "Sun"], score=agg.count(where="day == @candidate"), epsilon=0.5)
         >>> busiest.value, busiest.mechanism
         ('Fri', 'permute-and-flip')
         """
-        return selection.select(
-            self._target(), candidates, score, sensitivity, epsilon=epsilon, rho=rho, mechanism=mechanism,
-            monotonic=monotonic,
-        )
-
+        return selection.select(self._obj, candidates, score, epsilon=epsilon, rho=rho, mechanism=mechanism)
 
     def describe(
         self,

@@ -136,7 +136,9 @@ def test_a_pandas_query_without_a_dask_path_says_so_and_costs_nothing() -> None:
     p = dd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1).dp.protect(
         epsilon=1.0, name="no dask path", ledger=dpframe.Ledger.in_memory())
     with pytest.raises(NotImplementedError, match=r"\.dp\.select has no Dask path yet"):
-        p.dp.select([1, 2], score=lambda f, t: 0, sensitivity=1, epsilon=0.5)
+        p.dp.select([1, 2], score=dpframe.agg.count(where="a < @candidate"), epsilon=0.5)
+    with pytest.raises(NotImplementedError, match=r"\.dp\.above_threshold has no Dask path yet"):
+        p.dp.above_threshold([dpframe.agg.count(where="a > 1")], threshold=1, epsilon=0.5)
     with pytest.raises(AttributeError):
         p.dp.no_such_query  # noqa: B018
     assert p.dp.budget.ledger.empty

@@ -289,11 +289,12 @@ def test_a_process_killed_after_the_charge_keeps_it(tmp_path: Path) -> None:
     ledger = tmp_path / "l.sqlite"
     code = textwrap.dedent("""
         import time, pandas as pd, dpframe
+        from dpframe.queries import kernels
         p = pd.DataFrame({"x": range(100)}).dp.protect(epsilon=1.0, name="killed")
-        def slow(f):
+        def slow(*args, **kwargs):
             time.sleep(600)   # the release reads the data only after the charge: killed here
-            return 0
-        p.dp.above_threshold([slow], threshold=1, epsilon=0.5)
+        kernels.moment_sums = slow
+        p.dp.above_threshold([dpframe.agg.sum("x", bounds=(0, 100))], threshold=1, epsilon=0.5)
     """)
     env = {**os.environ, "DPFRAME_LEDGER": str(ledger), "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen([sys.executable, "-c", code], env=env)

@@ -576,19 +576,6 @@ def test_argument_errors_come_before_the_charge(query: Callable[[ProtectedFrame]
     assert p.dp.budget.spent.epsilon.exact == 0 and len(p.dp.budget.ledger) == 0
 
 
-def test_a_raising_sparse_vector_query_counts_as_below_the_threshold(seeded: None) -> None:
-    p = pd.DataFrame({"x": [1, 2, 3] * 100 + [999]}).dp.protect(epsilon=10.0)
-
-    def reveals_999(frame: pd.DataFrame) -> int:
-        if (frame["x"] == 999).any():
-            raise ValueError("999 is in the data")
-        return 0
-
-    queries = [reveals_999, lambda f: "not a number", lambda f: int((f["x"] >= 2).sum())]
-    assert p.dp.above_threshold(queries, threshold=100, epsilon=5.0) == 2
-    assert len(p.dp.budget.ledger) == 1
-
-
 def test_seeded_noise_does_not_reach_other_threads(people: pd.DataFrame) -> None:
     p = people.dp.protect(epsilon=100.0)
     started, release = threading.Event(), threading.Event()
@@ -777,7 +764,6 @@ def test_a_custom_base_exception_does_not_escape_a_user_function() -> None:
 
     p = pd.DataFrame({"x": [1.0, 42.0]}).dp.protect(epsilon=1e9)
     assert p["x"].map(leaky).astype("float64").dp.count(epsilon=1e6) == 1
-    assert p.dp.select([1, 2], score=lambda f, c: leaky(f["x"].iloc[-1]), sensitivity=1, epsilon=1.0).value in (1, 2)
 
 
 @pytest.mark.parametrize("arguments", [dict(epsilon=1, delta=0.8), dict(epsilon=1e-12), dict(rho=1e-30),

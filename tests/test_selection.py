@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from fractions import Fraction
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 from scipy import integrate
 from scipy.stats import beta, chi2
 
-from dpframe import Ledger
+from dpframe import Ledger, agg
 import dpframe
 from dpframe.selection import exponential as em
 from dpframe.selection import quantile as qm
@@ -28,6 +29,7 @@ from dpframe.selection.exponential import (
     report_noisy_max,
     top_k,
 )
+from dpframe.testing import NotPrivateWarning, seeded_noise
 
 ALPHA = 1e-6
 
@@ -479,56 +481,137 @@ def test_mode_on_user_level_data_bounds_each_user(seeded: None) -> None:
     p3 = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="user", max_contributions=3)
     p3["word"].dp.mode(keys=["spam", "ham"], epsilon=0.5)
     assert "sensitivity 3" in p3.dp.budget.ledger["noise"].iloc[-1]
-    scored = p.dp.select(["spam", "ham"], score=lambda f, w: (f["word"] == w).sum(), sensitivity=1, epsilon=0.5)
+    scored = p.dp.select(["spam", "ham"], score=agg.count(where="word == @candidate"), epsilon=0.5)
     assert scored.value == "ham"
 
 
-def test_select_runs_the_score_on_bounded_unprotected_rows(seeded: None) -> None:
+# --- select: the scores are aggregate queries, their sensitivity derived ------------------------------------
+
+
+def test_select_scores_the_rows_in_use_exactly(seeded: None) -> None:
     df = pd.DataFrame({"user": [0] * 50 + [1, 2], "x": [1.0] * 52})
-    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, privacy_unit="user", max_contributions=2)
-    seen: list[tuple[int, bool]] = []
-
-    def score(frame: pd.DataFrame, c: int) -> float:
-        seen.append((len(frame), frame.dp.is_protected))
-        return float(c)
-
-    choice = p.dp.select([1, 2, 300], score=score, sensitivity=1.0, epsilon=1.0)
-    assert choice.value == 300 and choice.position == 2
-    assert seen == [(4, False)] * 3  # user 0 kept to 2 rows; a plain frame
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=100.0, privacy_unit="user", max_contributions=2)
+    # The count is 4 (user 0 kept to 2 rows): wrong picks have probability below 2 e^-50.
+    choice = p.dp.select([2, 4, 52], score=lambda c: -abs(agg.count() - c), epsilon=100.0)
+    assert choice.value == 4 and choice.position == 1
     assert isinstance(choice, dpframe.queries.select.DPChoice) and math.isnan(choice.std)
-    assert "within" in choice.release.note and "DPChoice(300" in repr(choice)
+    assert "within" in choice.release.note and "DPChoice(4" in repr(choice)
+    line = p.dp.budget.ledger.iloc[-1]
+    assert line["noise"] == ("3 candidates, sensitivity 2 derived from the scores: the largest, "
+                             "-abs(agg.count() - 2), is a linear combination: Σ|aᵢ|Δᵢ = 2")
+    assert line["mechanism"] == "permute-and-flip" and line["rule"] == "one ε-DP selection"
 
 
-def test_select_treats_failing_scores_as_lowest(seeded: None) -> None:
-    p = pd.DataFrame({"x": [0.0] * 10}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
-
-    def score(frame: pd.DataFrame, c: str) -> Any:
-        if c == "boom":
-            raise ZeroDivisionError(f"secret {frame['x'].iloc[0]}")
-        return {"nan": float("nan"), "text": "abc", "good": 100.0}[c]
-
+def test_select_binds_candidate_and_says_when_the_scores_are_monotone(seeded: None) -> None:
+    p = pd.DataFrame({"c": ["a"] * 30 + ["b"] * 10}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     for mechanism in ["permute_and_flip", "exponential", "report_noisy_max"]:
-        assert p.dp.select(["boom", "nan", "text", "good"], score=score, sensitivity=1,
-                           epsilon=0.2, mechanism=mechanism).value == "good"
+        p.dp.select(["a", "b"], score=agg.count(where="c == @candidate"), epsilon=0.1, mechanism=mechanism)
+    assert all("sensitivity 1 (monotone: all non-decreasing) derived" in text for text in p.dp.budget.ledger["noise"])
+    p.dp.select(["a", "b"], score=agg.count(where="c == @candidate") - agg.count(where="c != @candidate"),
+                epsilon=0.1)
+    assert "monotone" not in p.dp.budget.ledger["noise"].iloc[-1]
 
 
-def test_select_argument_errors_cost_nothing() -> None:
-    p = pd.DataFrame({"x": [1.0, 2.0]}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
-    ok = dict(score=lambda f, c: 0.0, sensitivity=1.0, epsilon=0.5)
-    with pytest.raises(ValueError, match="candidates is empty"):
-        p.dp.select([], **ok)
-    with pytest.raises(TypeError, match="list of public candidates"):
-        p.dp.select("abc", **ok)
-    with pytest.raises(TypeError, match="score must be a function"):
-        p.dp.select([1], score=3, sensitivity=1.0, epsilon=0.5)
-    with pytest.raises(ValueError, match="sensitivity must be > 0"):
-        p.dp.select([1], score=lambda f, c: 0.0, sensitivity=0, epsilon=0.5)
-    with pytest.raises(ValueError, match="mechanism must be one of"):
-        p.dp.select([1], mechanism="best", **ok)
-    with pytest.raises(ValueError, match="pass epsilon="):
-        p.dp.select([1], score=lambda f, c: 0.0, sensitivity=1.0)
+def test_select_calls_a_score_function_on_the_public_candidates_before_the_charge() -> None:
+    p = pd.DataFrame({"w": ["x", "y"] * 20}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    calls: list[tuple[Any, int]] = []
+
+    def score(word: Any) -> Any:
+        calls.append((word, len(p.dp.budget.ledger)))
+        return agg.count(where=f"w == {word!r}")
+
+    p.dp.select(["x", "y", "z"], score=score, epsilon=0.5)
+    assert calls == [("x", 0), ("y", 0), ("z", 0)] and len(p.dp.budget.ledger) == 1
+
+    class Stop(BaseException):
+        pass
+
+    def raising(word: Any) -> Any:
+        raise Stop(word)  # the public candidate: an argument error, passed on
+
+    with pytest.raises(Stop):
+        p.dp.select(["x"], score=raising, epsilon=0.5)
+    assert len(p.dp.budget.ledger) == 1
+
+
+class Lenient(agg.Count):
+    """A subclass could override what dpframe derives: refused by exact type."""
+
+    def _sensitivity(self, contributions: int) -> Fraction:
+        return Fraction(1, 10**6)
+
+
+@pytest.mark.parametrize(("arguments", "error", "match"), [
+    (dict(candidates=[]), ValueError, "candidates is empty"),
+    (dict(candidates="abc"), TypeError, "list of public candidates"),
+    (dict(candidates=[object()]), dpframe.RefusedError, "not a plain value"),
+    (dict(candidates=[b"x"]), TypeError, "@candidate is a bytes"),
+    (dict(score=3), TypeError, "score must be an aggregate query"),
+    (dict(score=lambda c: 3), TypeError, r"score\('a'\) returned a int"),
+    (dict(score=lambda f, c: 0.0), TypeError, "missing 1 required positional argument"),
+    (dict(score=Lenient(where="w == 'a'")), TypeError, "score must be an aggregate query"),
+    (dict(score=agg.count(where="nocolumn == @candidate")), NameError, "not a column"),
+    (dict(score=agg.sum("w", bounds=(0, 1))), TypeError, "needs a numeric column"),
+    (dict(score=agg.count() * 0 + 1), ValueError, "do not depend on the data"),
+    (dict(mechanism="best"), ValueError, "mechanism must be one of"),
+    (dict(epsilon=None), ValueError, "pass epsilon="),
+    (dict(epsilon=5.0), dpframe.BudgetExceededError, None),
+    (dict(sensitivity=1), TypeError, "unexpected keyword argument 'sensitivity'"),
+    (dict(monotonic=True), TypeError, "unexpected keyword argument 'monotonic'"),
+])
+def test_select_refuses_before_charging(arguments: dict[str, Any], error: type[Exception], match: str | None) -> None:
+    p = pd.DataFrame({"w": ["a", "b"] * 5}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    call = {"candidates": ["a", "b"], "score": agg.count(where="w == @candidate"), "epsilon": 0.5, **arguments}
+    with pytest.raises(error, match=match):
+        p.dp.select(call.pop("candidates"), **call)
+    assert p.dp.budget.spent.epsilon.exact == 0 and len(p.dp.budget.ledger) == 0
+
+
+def test_select_and_above_threshold_are_refused_under_bounded_dp() -> None:
+    p = pd.DataFrame({"w": ["a", "b"] * 5}).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, neighbours="replace")
+    with pytest.raises(dpframe.RefusedError, match="bounded DP"):
+        p.dp.select(["a"], score=agg.count(where="w == @candidate"), epsilon=0.5)
+    with pytest.raises(dpframe.RefusedError, match="bounded DP"):
+        p.dp.above_threshold([agg.count()], threshold=1, epsilon=0.5)
+    assert p.dp.budget.ledger["query"].tolist() == ["bounded DP"]
+
+
+def test_select_with_count_scores_picks_the_mode_at_the_theoretical_rate(seeded: None) -> None:
+    counts = [30, 20, 10]
+    df = pd.DataFrame({"c": np.repeat(["a", "b", "c"], counts)})
+    n, epsilon = 1000, 0.1  # the non-monotone rate is rejected with probability 1 - 4e-11
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=n * epsilon)
+    chosen = [p.dp.select(["a", "b", "c"], score=agg.count(where="c == @candidate"), epsilon=epsilon).position
+              for _ in range(n)]
+    observed = np.bincount(chosen, minlength=3)
+    # Counts are monotone (Δ = 1): permute-and-flip stops at r with probability exp(ε (q_r − q*) / Δ), which is the
+    # non-monotone formula with Δ/2.
+    assert chi_square_ok(observed, em.exact_probabilities(counts, 0.5, epsilon, "permute_and_flip"))
+    assert not chi_square_ok(observed, em.exact_probabilities(counts, 1.0, epsilon, "permute_and_flip"))
+
+
+def test_a_score_of_1e12_for_the_true_value_moves_by_its_derived_sensitivity(seeded: None) -> None:
+    """The adversarial review's attack: a score of 1e12 for a person's true salary, at ε = 0.01."""
+    salaries = [41_000, 52_000, 61_000, 75_000]
+    df = pd.DataFrame({"name": [f"p{i}" for i in range(99)] + ["ann"], "salary": salaries * 25})
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=10.0)
+    attack = agg.count(where="name == 'ann' and salary == @candidate") * 1e12
+    runs = 400
+    picks = [p.dp.select(salaries, score=attack, epsilon=0.01).value for _ in range(runs)]
+    assert "sensitivity 1000000000000 (monotone: all non-decreasing) derived from the scores" in \
+        p.dp.budget.ledger["noise"].iloc[-1]
+    # ann's true salary (75,000) scores 1e12, the others 0; with Δ = 1e12 the pick is nearly uniform (the old
+    # trust-me form took sensitivity=1 and picked it every time). Uniform: 100 of 400; 200 is 11 sigma away.
+    assert picks.count(75_000) < 200
+    truth = attack.bind(75_000)
+    with_ann, without_ann = agg.Answers(p, [truth])(truth), agg.Answers(p[p["name"] != "ann"], [truth])(truth)
+    assert with_ann - without_ann == truth.sensitivity(1) == 10**12  # the most one person moves it
+
+
+def test_top_k_argument_errors_cost_nothing() -> None:
+    p = pd.Series(["a"], name="c").dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(ValueError, match="exceeds the number of candidates"):
-        pd.Series(["a"], name="c").dp.protect(ledger=Ledger.in_memory(), epsilon=1.0).dp.top_k(3, keys=["a", "b"], epsilon=0.1)
+        p.dp.top_k(3, keys=["a", "b"], epsilon=0.1)
     assert p.dp.budget.spent.epsilon.exact == 0
 
 
@@ -556,3 +639,21 @@ def test_results_carry_releases_not_budgets(seeded: None, people: pd.DataFrame) 
         assert not result.dp.is_protected
     median = p["age"].dp.median(bounds=(0, 125), epsilon=0.5)
     assert median.cost.epsilon == Fraction(1, 2) and len(p.dp.budget.ledger) == 4
+
+
+@pytest.mark.parametrize("mechanism", ["permute_and_flip", "exponential"])
+def test_exact_scores_select_as_their_floats_do(mechanism: str) -> None:
+    """Scores that floats hold exactly are quantised alike on both paths: the same draws, the same choices."""
+    scores = [3, 10, 7, 10, -4]
+    picks = []
+    for given in (np.array(scores, dtype=np.float64), [Fraction(s) for s in scores]):
+        with warnings.catch_warnings(), seeded_noise(7):
+            warnings.simplefilter("ignore", NotPrivateWarning)
+            picks.append(em.choose(given, Fraction(1), Fraction(1, 2), mechanism, False, size=300).tolist())  # type: ignore[arg-type]
+    assert picks[0] == picks[1]
+
+
+def test_exact_scores_far_apart_select_without_overflow(seeded: None) -> None:
+    huge = [Fraction(10**400), Fraction(0), Fraction(-(10**400))]
+    for mechanism in ("permute_and_flip", "exponential", "report_noisy_max"):
+        assert em.choose(huge, Fraction(1), Fraction(1), mechanism, False)[0] == 0  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from dpframe import BudgetExceededError
+from dpframe import BudgetExceededError, agg
 from dpframe.noise.discrete import sample_discrete_laplace
 from dpframe.selection.svt import SparseVector, SVTNoise, above_threshold, sparse
 from dpframe.testing import NotPrivateWarning, seeded_noise
@@ -158,26 +158,28 @@ def ages() -> pd.DataFrame:
     return pd.DataFrame({"age": np.repeat(np.arange(18, 90), 20)})
 
 
-def _count_at_least(a: int) -> Any:
-    return lambda f: int((f["age"] >= a).sum())
+def _count_at_least(a: int) -> agg.Expr:
+    return agg.count(where="age >= @a")
 
 
 @pytest.mark.usefixtures("seeded")
 @pytest.mark.parametrize("n_queries", [3, 30, 3000])
-def test_accessor_cost_does_not_grow_with_queries(ages: pd.DataFrame, n_queries: int) -> None:
+def test_accessor_cost_does_not_grow_with_queries(ages: pd.DataFrame, n_queries: int,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     p = ages.dp.protect(epsilon=1.0)
-    calls = []
+    # 1440 people: only the last query is near the threshold (the others are a million below it).
+    queries = [agg.count() - (0 if i == n_queries - 1 else 10**6) for i in range(n_queries)]
+    answered: list[int] = []
+    answer = agg.Answers.__call__
 
-    def query(i: int) -> Any:
-        def f(frame: pd.DataFrame) -> int:
-            calls.append(i)
-            return 10**6 if i == n_queries - 1 else 0
+    def recording(self: agg.Answers, expression: agg.Expr) -> Fraction:
+        answered.append(len(p.dp.budget.ledger))  # the number of ledger lines when each answer is read
+        return answer(self, expression)
 
-        return f
-
-    index = p.dp.above_threshold([query(i) for i in range(n_queries)], threshold=1000, epsilon=0.3)
+    monkeypatch.setattr(agg.Answers, "__call__", recording)
+    index = p.dp.above_threshold(queries, threshold=1000, epsilon=0.3)
     assert index == n_queries - 1
-    assert len(calls) == n_queries
+    assert answered == [1] * n_queries  # each answered once, after the one charge
     ledger = p.dp.budget.ledger
     assert len(ledger) == 1
     assert ledger.loc[0, "query"] == "above_threshold" and ledger.loc[0, "mechanism"] == "sparse vector"
@@ -186,27 +188,53 @@ def test_accessor_cost_does_not_grow_with_queries(ages: pd.DataFrame, n_queries:
 
 
 @pytest.mark.usefixtures("seeded")
+def test_queries_are_answered_lazily_in_order(ages: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = ages.dp.protect(epsilon=10.0)
+    answered: list[agg.Expr] = []
+    answer = agg.Answers.__call__
+
+    def recording(self: agg.Answers, expression: agg.Expr) -> Fraction:
+        answered.append(expression)
+        return answer(self, expression)
+
+    monkeypatch.setattr(agg.Answers, "__call__", recording)
+    queries = [_count_at_least(a) for a in (100, 90, 20, 18, 50)]  # 0, 0, 1400, 1440, 800
+    assert p.dp.above_threshold(queries, threshold=1000, epsilon=5.0) == 2
+    assert answered == queries[:3]  # stopped at the first positive
+
+
+@pytest.mark.usefixtures("seeded")
 def test_accessor_answers(ages: pd.DataFrame) -> None:
     p = ages.dp.protect(epsilon=10.0)
     queries = [_count_at_least(a) for a in range(100, 0, -5)]  # counts grow: 0, ..., 1440
     assert p.dp.above_threshold(queries, threshold=690, epsilon=5.0) == 9  # age >= 55: 700 people
-    found = p.dp.above_threshold(queries, threshold=200, epsilon=2.0, c=3, monotonic=True)
+    found = p.dp.above_threshold(queries, threshold=200, epsilon=2.0, c=3)
     assert isinstance(found, list) and len(found) == 3 and found == sorted(found) and found[0] >= 5
     assert p.dp.above_threshold(queries, threshold=10**6, epsilon=1.0) is None
+    assert "monotonic queries" in p.dp.budget.ledger["noise"].iloc[-1]  # counts: derived monotone
 
 
 @pytest.mark.usefixtures("seeded")
-def test_accessor_sees_contribution_bounded_rows() -> None:
+def test_accessor_answers_on_contribution_bounded_rows() -> None:
     df = pd.DataFrame({"user": np.repeat(np.arange(100), 10), "x": 1})
-    p = df.dp.protect(epsilon=1.0, privacy_unit="user", max_contributions=2)
-    sizes: list[int] = []
+    p = df.dp.protect(epsilon=10.0, privacy_unit="user", max_contributions=2)
+    # 200 rows in use; Δ = 2. At ε = 3, the noise is beyond 150 with probability below 1e-9.
+    assert p.dp.above_threshold([agg.count()], threshold=50, epsilon=3.0) == 0
+    assert p.dp.above_threshold([agg.count()], threshold=350, epsilon=3.0) is None
+    assert "Δ=2," in p.dp.budget.ledger["noise"].iloc[-1]
 
-    def size(frame: pd.DataFrame) -> int:
-        sizes.append(len(frame))
-        return len(frame)
 
-    p.dp.above_threshold([size], threshold=0, epsilon=0.5, sensitivity=2)
-    assert sizes == [200]
+@pytest.mark.usefixtures("seeded")
+def test_a_fractional_sensitivity_is_scaled_to_integers() -> None:
+    # Means of values in [0, 1]: Δ = 1/2 (k = 1). Rounded down without scaling, 0.3 and 0.7 would both be 0.
+    df = pd.DataFrame({"g": ["a"] * 500 + ["b"] * 500, "x": [0.3] * 500 + [0.7] * 500})
+    p = df.dp.protect(epsilon=10**6)
+    queries = [agg.mean("x", bounds=(0, 1), where="g == @g") for g in ("a", "b")]
+    assert p.dp.above_threshold(queries, threshold=0.5, epsilon=10**5) == 1
+    assert p.dp.above_threshold(queries, threshold=0.25, epsilon=10**5) == 0
+    noise = p.dp.budget.ledger["noise"].iloc[-1]
+    assert "scaled by 2^16/Δ" in noise and "Δ=65536," in noise and "sensitivity 0.5 derived from the queries" in noise
+    assert "monotonic" not in noise
 
 
 def test_accessor_zcdp_budget(ages: pd.DataFrame) -> None:
@@ -223,13 +251,18 @@ def test_accessor_zcdp_budget(ages: pd.DataFrame) -> None:
     [
         (lambda p: p.dp.above_threshold([], threshold=1, epsilon=0.1), TypeError),
         (lambda p: p.dp.above_threshold("abc", threshold=1, epsilon=0.1), TypeError),
-        (lambda p: p.dp.above_threshold([len, 3], threshold=1, epsilon=0.1), TypeError),
-        (lambda p: p.dp.above_threshold([len], threshold=float("nan"), epsilon=0.1), ValueError),
-        (lambda p: p.dp.above_threshold([len], threshold=1, epsilon=-1), ValueError),
-        (lambda p: p.dp.above_threshold([len], threshold=1, epsilon=0.1, sensitivity=0.5), ValueError),
-        (lambda p: p.dp.above_threshold([len], threshold=1, epsilon=0.1, c=0), ValueError),
-        (lambda p: p.dp.above_threshold([len], threshold=1, epsilon=5.0), BudgetExceededError),
-        (lambda p: p.dp.above_threshold([len], threshold=1, epsilon=0.1, delta=1e-6), TypeError),
+        (lambda p: p.dp.above_threshold([lambda f: 1], threshold=1, epsilon=0.1), TypeError),
+        (lambda p: p.dp.above_threshold([agg.count(), 3], threshold=1, epsilon=0.1), TypeError),
+        (lambda p: p.dp.above_threshold([agg.count()], threshold=float("nan"), epsilon=0.1), ValueError),
+        (lambda p: p.dp.above_threshold([agg.count()], threshold=1, epsilon=-1), ValueError),
+        (lambda p: p.dp.above_threshold([agg.count()], threshold=1, epsilon=0.1, c=0), ValueError),
+        (lambda p: p.dp.above_threshold([agg.count()], threshold=1, epsilon=5.0), BudgetExceededError),
+        (lambda p: p.dp.above_threshold([agg.count()], threshold=1, epsilon=0.1, delta=1e-6), TypeError),
+        (lambda p: p.dp.above_threshold([agg.count()], threshold=1, epsilon=0.1, sensitivity=1), TypeError),
+        (lambda p: p.dp.above_threshold([agg.count(where="height > 1")], threshold=1, epsilon=0.1), NameError),
+        (lambda p: p.dp.above_threshold([agg.count(where="age > @candidate")], threshold=1, epsilon=0.1),
+         ValueError),
+        (lambda p: p.dp.above_threshold([agg.count() * 0 + 1], threshold=1, epsilon=0.1), ValueError),
     ],
 )
 def test_accessor_refuses_before_charging(ages: pd.DataFrame, call: Any, error: type[Exception]) -> None:

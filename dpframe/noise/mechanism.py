@@ -351,6 +351,16 @@ def _power_of_two_at_most(value: float) -> Fraction:
     return Fraction(2) ** (math.frexp(value)[1] - 1)
 
 
+def _data_grid(lo: float, hi: float) -> tuple[Fraction, int]:
+    """The data step of a sum of values clipped to ``[lo, hi]`` (a power of two, 2^-30 of the larger bound's
+    octave) and the most grid steps one value can hold."""
+    magnitude = max(abs(lo), abs(hi))
+    if magnitude == 0:
+        raise ValueError("bounds (0, 0) leave nothing to sum; widen them")
+    data_step = _power_of_two_at_most(magnitude) / 2**_DATA_GRID_BITS
+    return data_step, max(abs(round(Fraction(lo) / data_step)), abs(round(Fraction(hi) / data_step)))
+
+
 @dataclass(frozen=True)
 class SumGrid:
     """How a bounded sum is computed exactly and released on a data-independent grid.
@@ -397,10 +407,7 @@ class SumGrid:
         [737281, 589825, 737281]
         """
         magnitude = max(abs(lo), abs(hi))
-        if magnitude == 0:
-            raise ValueError("bounds (0, 0) leave nothing to sum; widen them")
-        data_step = _power_of_two_at_most(magnitude) / 2**_DATA_GRID_BITS
-        data_bound = max(abs(round(Fraction(lo) / data_step)), abs(round(Fraction(hi) / data_step)))
+        data_step, data_bound = _data_grid(lo, hi)
         # Rounding to the grid is monotone, so values in [lo, hi] land within [round(lo), round(hi)] steps.
         spread = round(Fraction(hi) / data_step) - round(Fraction(lo) / data_step)
         change = {"": data_bound, "present": spread, "any": max(spread, data_bound)}[replace]
@@ -420,6 +427,20 @@ class SumGrid:
                 "the column or use a larger epsilon"
             )
         return grid
+
+    @classmethod
+    def exact(cls, lo: float, hi: float, contributions: int) -> SumGrid:
+        """The data grid alone, for exact sums that a mechanism reads but does not release with noise itself.
+
+        No release grid (``shift`` 0): ``sensitivity`` is the exact sum's, in data steps, when a unit adds or
+        removes ``contributions`` values. Bounds as :func:`~dpframe.queries.plan.check_bounds` accepts them.
+
+        >>> grid = SumGrid.exact(0.0, 100.0, 2)
+        >>> grid.data_step == Fraction(1, 2**24), grid.sensitivity * grid.data_step
+        (True, Fraction(200, 1))
+        """
+        data_step, data_bound = _data_grid(lo, hi)
+        return cls(lo, hi, data_step, data_bound, 0, contributions * data_bound)
 
     def to_release_grid(self, exact_sums: NDArray[np.int64]) -> NDArray[np.int64]:
         """Round exact data-grid sums to the release grid (half to even, in integers)."""

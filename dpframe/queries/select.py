@@ -1,4 +1,5 @@
-"""Selection queries on protected data: mode, top-k, a user-scored choice, quantiles and the median.
+"""Selection queries on protected data: mode, top-k, a choice scored by aggregate queries, the sparse vector,
+quantiles and the median.
 
 Each query follows the order of every dpframe query: validate from the schema
 and the arguments -> resolve the privacy -> a :class:`~dpframe.queries.plan.Plan`
@@ -15,7 +16,10 @@ Composition rules (in the ledger):
 * ``mode``: one selection over the categories' counts (sensitivity k =
   max_contributions, monotone), permute-and-flip by default.
 * ``top_k``: k selections at ε/k each, removing each winner (sequential).
-* ``select``: one selection over the user's scores with the declared sensitivity.
+* ``select``: one selection over the candidates' scores, aggregate queries of
+  :mod:`dpframe.agg` whose sensitivity dpframe derives.
+* ``above_threshold``: one sparse-vector run over aggregate queries, ε once
+  however many queries it examines.
 * ``quantile``: one exponential-mechanism selection per quantile, ε split
   equally (sequential); ``median`` is ``quantile(0.5)``.
 """
@@ -34,15 +38,15 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
-from dpframe.protection.analyst import passed_on
-from dpframe.protection.rowwise import quiet
-from dpframe.protection.units import UNIT_LEVEL, PandasObject
-from dpframe.queries import kernels
+from dpframe.protection.analyst import public_value
+from dpframe.protection.objects import ProtectedFrame
+from dpframe.queries import agg, kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note
 from dpframe.queries.partitioned import CellReader, Partitioning, release_counts, require_selection
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
+from dpframe.selection.svt import SparseVector, SVTNoise
 from dpframe.selection.quantile import (
     QuantileGrid,
     Window,
@@ -66,11 +70,11 @@ class DPChoice(_Released):
     """A privately selected candidate: ``.value``, its ``.position`` among the candidates, ``.release``.
 
     >>> import pandas as pd, dpframe
+    >>> from dpframe import agg
     >>> from dpframe.testing import seeded_noise
     >>> p = pd.DataFrame({"x": range(100)}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
-    ...     c = p.dp.select([10, 50, 90], score=lambda f, t: -abs((f["x"] < t).sum() - 50), sensitivity=1,
-    ...                     epsilon=1.0)
+    ...     c = p.dp.select([10, 50, 90], score=-abs(agg.count(where="x < @candidate") - 50), epsilon=1.0)
     >>> c.value, c.position, c.mechanism
     (50, 1, 'permute-and-flip')
     """
@@ -290,93 +294,164 @@ def top_k(
     return _categories("top_k", series, k, keys, epsilon, delta, rho, mechanism, read)
 
 
-# --- a user-scored selection -----------------------------------------------------------
+# --- selection and the sparse vector over aggregate queries ---------------------------------------
 
 
-def scoring_view(obj: PandasObject, mask: NDArray[np.bool_] | None) -> PandasObject:
-    """The contribution-bounded rows as a plain pandas object, for a user's function inside a mechanism.
+def _protected_frame(frame: Any, query: str) -> ProtectedFrame:
+    Target.of(frame)  # a clear error for data that is not protected
+    if not isinstance(frame, ProtectedFrame):
+        raise TypeError(f"{query} is asked of a protected frame: p.dp.{query}(...), with p from df.dp.protect(...)")
+    return frame
 
-    Only the mechanism sees it (the score or SVT query function runs on it,
-    and its answers are never released as they are). The privacy-unit record
-    is dropped from the index; a row-level frame keeps its row numbers.
-    """
-    view = obj.copy(deep=False) if mask is None else obj[mask]
-    if view.index.nlevels > 1:
-        view = view.droplevel(UNIT_LEVEL)
-    else:
-        view.index = pd.Index(view.index.to_numpy())
-    view.attrs = {}
-    return view
+
+def _scores(score: Any, options: list[Any]) -> list[agg.Expr]:
+    """Each candidate's score: ``score`` with ``@candidate`` bound to it, or what ``score(candidate)`` returns."""
+    if agg.is_expression(score):
+        return [score.bind(option) for option in options]
+    if not callable(score):
+        raise TypeError("score must be an aggregate query of dpframe.agg (with @candidate for the candidate), or a "
+                        f"function candidate -> aggregate query, got {type(score).__name__}")
+    scores = []
+    for option in options:
+        scored = score(option)  # the public candidate only: its errors are the caller's argument errors
+        if not agg.is_expression(scored):
+            raise TypeError(f"score({option!r}) returned a {type(scored).__name__}, not an aggregate query: "
+                            "build the score from dpframe.agg, e.g. lambda c: agg.count(where=f'city == {c!r}')")
+        scores.append(scored.bind(option))
+    return scores
 
 
 def select(
     frame: Any,
     candidates: Iterable[Any],
-    score: Callable[[Any, Any], float],
-    sensitivity: float,
+    score: Any,
     *,
     epsilon: float | None = None,
     rho: float | None = None,
     mechanism: str = "permute_and_flip",
-    monotonic: bool = False,
 ) -> DPChoice:
-    """The candidate with a (nearly) highest ``score(frame, candidate)``, privately selected.
+    """The public candidate with a (nearly) highest score, privately selected; the score is an aggregate query.
 
-    ``candidates`` are public (fixed before looking at the data). ``score`` is
-    called once per candidate on the protected rows, after each privacy unit
-    has been limited to max_contributions rows, with an unprotected view of
-    them. ``sensitivity`` is YOUR promise that, for every candidate, the score
-    changes by at most this much when one privacy unit -- up to
-    max_contributions rows -- is added or removed; the privacy guarantee holds
-    only if it is true (e.g. a count of rows: max_contributions). Pass
-    ``monotonic=True`` only if adding a unit never lowers any score (or never
-    raises any).
-
-    A score that raises an exception or is not a number counts as the lowest
-    score: an error message could reveal a record. Test your function on
-    public or synthetic data first.
+    ``candidates`` are public plain values (numbers, text, dates, ...), fixed
+    before looking at the data. ``score`` is an expression of
+    :mod:`dpframe.agg`, in which ``@candidate`` stands for each candidate in
+    turn, or a function ``candidate -> expression``, called on each candidate
+    before anything is charged (it sees the public candidate and nothing of
+    the data; its errors are yours; an ``@candidate`` in what it returns is
+    bound to that candidate too). The sensitivity is derived from the
+    scores -- the largest of theirs, for ``k = max_contributions`` -- and so is
+    monotonicity (when every score moves the same way as a unit is added,
+    the mechanism's noise is halved); the ledger line says which and why. The
+    exact scores go to ``mechanism``: ``"permute_and_flip"`` (default),
+    ``"exponential"`` or ``"report_noisy_max"`` (:mod:`dpframe.selection.exponential`).
 
     >>> import pandas as pd, dpframe
+    >>> from dpframe import agg
     >>> from dpframe.testing import seeded_noise
     >>> p = pd.DataFrame({"city": ["Oslo"] * 80 + ["Rome"] * 20}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
-    ...     c = select(p, ["Oslo", "Rome"], lambda f, c: (f["city"] == c).sum(), sensitivity=1, epsilon=0.5)
+    ...     c = select(p, ["Oslo", "Rome"], agg.count(where="city == @candidate"), epsilon=0.5)
     >>> c.value
     'Oslo'
+    >>> p.dp.budget.ledger["noise"].iloc[-1]
+    "2 candidates, sensitivity 1 (monotone: all non-decreasing) derived from the scores: the largest, \
+agg.count(where='city == @candidate', @candidate='Oslo'), is a count: k = 1"
     """
-    target = Target.of(frame)
-    frame = target.obj
+    protected = _protected_frame(frame, "select")
+    target = Target.of(protected)
+    target.refuse_unless_bounded_ok("select")
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Iterable):
         raise TypeError("candidates must be a list of public candidates")
-    options = list(candidates)
+    options = [public_value(option, "select") for option in candidates]
     if not options:
         raise ValueError("candidates is empty: give at least one candidate")
-    if not callable(score):
-        raise TypeError("score must be a function score(frame, candidate) -> number")
-    sens = em.check_sensitivity(sensitivity)
     chosen = em.check_mechanism(mechanism)
     privacy = pure_privacy(target, epsilon, None, rho, "select")
-    columns = tuple(map(str, frame.columns)) if isinstance(frame, pd.DataFrame) else (str(frame.name),)
+    scores = _scores(score, options)
+    derived = agg.derive(scores, target.contributions, "the scores")
+    sensitivity = derived.sensitivity
+    answers = agg.Answers(protected, scores)  # the row-wise part: argument errors here, before the charge
     plan = Plan(
-        "select", columns, target, privacy, mechanism_name=_NAMES[chosen],
-        detail=f"{len(options)} candidates, declared sensitivity {float(sens):.6g}{', monotone' if monotonic else ''}",
+        "select", tuple(map(str, protected.columns)), target, privacy, mechanism_name=_NAMES[chosen],
+        detail=f"{len(options)} candidates, {derived.reason}",
         rule="one ε-DP selection",
     )
     plan.charge()
-    view = scoring_view(frame, target.rows_in_use())
-    scores = np.empty(len(options))
-    with quiet():  # warnings from the score function could describe the data
-        for i, option in enumerate(options):
-            try:
-                scores[i] = float(score(view, option))
-            except BaseException as error:  # never let a data-dependent error escape
-                passed_on(error)
-                scores[i] = np.nan
-    values = em.as_scores(scores, strict=False)
-    position = int(em.choose(values, sens, privacy.epsilon, chosen, bool(monotonic))[0])
-    reach = _gap_reach(chosen, len(options), float(sens), float(privacy.epsilon), bool(monotonic))
+    exact = [answers(s) for s in scores]
+    position = int(em.choose(exact, sensitivity, privacy.epsilon, chosen, derived.monotonic)[0])
+    reach = _gap_reach(chosen, len(options), float(sensitivity), float(privacy.epsilon), derived.monotonic)
     note = f"the selected candidate's score is within {reach:.3g} of the best with probability {LEVEL:.0%}"
     return DPChoice(options[position], position, _selection_release("select", plan, note))
+
+
+# SVT needs integer answers and an integer sensitivity: a fractional one is scaled to this power of two.
+SVT_SCALE = 2**16
+
+
+def above_threshold(
+    frame: Any,
+    queries: Sequence[agg.Expr],
+    *,
+    threshold: float,
+    epsilon: float,
+    c: int = 1,
+) -> int | None | list[int]:
+    """Sparse vector over aggregate queries: the index of the first above ``threshold`` (indices if ``c > 1``).
+
+    ``queries`` is a non-empty list of :mod:`dpframe.agg` expressions. Their
+    sensitivity is derived -- the largest of theirs, for ``k =
+    max_contributions`` -- and so is monotonicity (when all move the same way
+    as a unit is added, the query noise is halved). The budget is charged
+    ``epsilon`` once, one ledger line, before any query is answered; the
+    queries are then answered exactly, lazily and in order, until ``c`` are
+    found above the threshold (Lyu et al. 2017, Alg. 1, with exact discrete
+    Laplace noise: :class:`~dpframe.selection.svt.SparseVector`). Returns
+    ``None`` (or fewer than ``c`` indices) when the queries run out first.
+
+    The noise is on integers: with an integer sensitivity Δ the exact answers
+    are rounded down (⌊a⌋ − ⌊b⌋ stays within Δ when a − b does); otherwise
+    every answer and the threshold are scaled by s = 2^16/Δ first and the
+    answers rounded down, with sensitivity 2^16 (|⌊as⌋ − ⌊bs⌋| ≤ 2^16 when
+    |a − b| ≤ Δ, 2^16 being an integer).
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe import agg
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"age": [25, 35, 45, 55, 65] * 200}).dp.protect(epsilon=1.0)
+    >>> queries = [agg.count(where="age >= @a") for a in (90, 80, 70, 60, 50)]   # 0, 0, 0, 200, 400
+    >>> with seeded_noise(0):
+    ...     above_threshold(p, queries, threshold=300, epsilon=0.5)
+    4
+    """
+    protected = _protected_frame(frame, "above_threshold")
+    target = Target.of(protected)
+    target.refuse_unless_bounded_ok("above_threshold")
+    if isinstance(queries, (str, bytes)) or not isinstance(queries, Sequence) or len(queries) == 0:
+        raise TypeError("queries must be a non-empty list of aggregate queries of dpframe.agg")
+    for query in queries:
+        if not agg.is_expression(query):
+            raise TypeError(f"every query must be an aggregate query of dpframe.agg (e.g. agg.count(where=...)), got "
+                            f"a {type(query).__name__}")
+    SparseVector.check_threshold(threshold)
+    privacy = target.privacy(epsilon, None, None, "laplace")
+    derived = agg.derive(queries, target.contributions, "the queries")
+    scale = Fraction(1) if derived.sensitivity.denominator == 1 else SVT_SCALE / derived.sensitivity
+    # Exactly (a float is a binary fraction): it is scaled with the answers.
+    exact_threshold = threshold if isinstance(threshold, Fraction) else Fraction(
+        int(threshold) if isinstance(threshold, (int, np.integer)) else float(threshold))
+    noise = SVTNoise.calibrate(privacy.epsilon, int(derived.sensitivity * scale), c, derived.monotonic)
+    answers = agg.Answers(protected, queries)  # the row-wise part: argument errors here, before the charge
+    scaled = "" if scale == 1 else "; answers and threshold scaled by 2^16/Δ to integers"
+    plan = Plan(
+        "above_threshold", (), target, privacy, mechanism_name="sparse vector",
+        detail=f"{len(queries)} queries, threshold {threshold!r}; {derived.reason}{scaled}; {noise.describe()}",
+    )
+    plan.charge()
+    run = SparseVector(exact_threshold * scale, noise.sensitivity, privacy.epsilon, noise.c, noise.monotonic)
+    found = run.positives(math.floor(answers(query) * scale) for query in queries)
+    if noise.c == 1:
+        return found[0] if found else None
+    return found
 
 
 # --- quantiles ------------------------------------------------------------------------

@@ -52,6 +52,10 @@ exactly, with no floating point in any random decision:
    :func:`~dpframe.noise.discrete.sample_bernoulli_exp` (Canonne, Kamath &
    Steinke 2020, Algorithm 1).
 
+Scores computed exactly (Fractions, e.g. by :mod:`dpframe.queries.agg`) are quantised exactly in step 1,
+never through floats: a float rounds a score of 2^80 to a multiple of 2^28, so a change of 1 at a
+rounding boundary would become a change of 2^28 -- far beyond Δ.
+
 The exponential mechanism is then rejection sampling: propose r uniformly
 (exact :func:`~dpframe.noise.random.uniform_below`), accept with probability
 exp(−N d_r/2^56); the first accepted proposal has exactly P(r) ∝ exp(−N d_r/2^56).
@@ -81,7 +85,7 @@ import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -100,6 +104,8 @@ __all__ = [
 ]
 
 SelectionMechanism = Literal["permute_and_flip", "exponential", "report_noisy_max"]
+# Validated float scores, or scores computed exactly (quantised exactly: module docstring).
+Scores: TypeAlias = "NDArray[np.float64] | Sequence[Fraction | int]"
 MECHANISMS: tuple[str, ...] = ("permute_and_flip", "exponential", "report_noisy_max")
 _NOISES = ("laplace", "gumbel", "exponential")
 
@@ -194,17 +200,26 @@ class Deficits:
     unit: int  # grid steps per unit of score (1/g), for display and tests
 
     @classmethod
-    def of(cls, scores: NDArray[np.float64], sensitivity: Fraction, epsilon: Fraction, monotonic: bool) -> Deficits:
-        """Quantise scores (already validated) on the data-independent grid and clamp their gaps."""
+    def of(cls, scores: Scores, sensitivity: Fraction, epsilon: Fraction, monotonic: bool) -> Deficits:
+        """Quantise scores (already validated, or exact) on the data-independent grid and clamp their gaps.
+
+        >>> Deficits.of([Fraction(2**80), Fraction(2**80 - 1)], Fraction(1), Fraction(1), False).gaps.tolist()
+        [0, 1048576]
+        """
         bits = max(_MIN_GRID_BITS, min(_GRID_BITS, 34 + _floor_log2(epsilon)))
         step = Fraction(2) ** (_floor_log2(sensitivity) - bits)
         sensitivity_steps = math.ceil(sensitivity / step) + 1
         rate = epsilon / (sensitivity_steps if monotonic else 2 * sensitivity_steps)
         numerator = min(math.floor(rate * _RATE_DEN), _PRODUCT_LIMIT)
         max_gap = min(_MAX_GAP, _PRODUCT_LIMIT // numerator) if numerator else 0
-        with np.errstate(over="ignore", invalid="ignore"):
-            scaled = np.floor(np.clip(scores * float(1 / step), -_SCORE_CLIP, _SCORE_CLIP))
-        gaps = np.minimum(scaled.max() - scaled, float(max_gap)).astype(np.int64)
+        if isinstance(scores, np.ndarray):
+            with np.errstate(over="ignore", invalid="ignore"):
+                scaled = np.floor(np.clip(scores * float(1 / step), -_SCORE_CLIP, _SCORE_CLIP))
+            gaps = np.minimum(scaled.max() - scaled, float(max_gap)).astype(np.int64)
+        else:
+            steps = [math.floor(score / step) for score in scores]
+            best = max(steps)
+            gaps = np.array([min(best - s, max_gap) for s in steps], dtype=np.int64)
         unit = int(1 / step) if step <= 1 else 0
         return cls(gaps, numerator, unit)
 
@@ -279,7 +294,7 @@ def sample_laplace_noisy_max(
 
 
 def choose(
-    scores: NDArray[np.float64],
+    scores: Scores,
     sensitivity: Fraction,
     epsilon: Fraction,
     mechanism: SelectionMechanism,
@@ -287,9 +302,15 @@ def choose(
     source: RandomSource | None = None,
     size: int = 1,
 ) -> NDArray[np.int64]:
-    """``size`` independent selections from validated scores (the shared core of every selection)."""
+    """``size`` independent selections from validated (or exact) scores (the shared core of every selection)."""
     src = _buffered(current_source() if source is None else source)
     if mechanism == "report_noisy_max":
+        if not isinstance(scores, np.ndarray):
+            # Floating-point noise anyway: the gaps to the best (argmax is shift-invariant) as floats, clipped
+            # as the float scores are (1-Lipschitz) so that they convert.
+            best = max(scores)
+            lowest = -Fraction(_SCORE_CLIP)
+            scores = np.array([float(max(score - best, lowest)) for score in scores], dtype=np.float64)
         return sample_laplace_noisy_max(scores, sensitivity, epsilon, monotonic, size, src)
     deficits = Deficits.of(scores, sensitivity, epsilon, monotonic)
     if mechanism == "exponential":

@@ -42,7 +42,9 @@ by ``Delta`` and ``2 Delta``, which the discrete Laplace allows for integer shif
 Non-integer answers are rounded down (``floor`` keeps an integer sensitivity
 valid: ``|floor(a) - floor(b)| <= Delta`` whenever ``|a - b| <= Delta``); to keep
 resolution, scale answers to an integer grid first (e.g. answer in cents and
-declare the sensitivity in cents). Answers are clamped to ``+-2**60`` (clamping
+declare the sensitivity in cents; ``p.dp.above_threshold`` scales aggregate
+queries whose derived sensitivity is not an integer:
+:func:`dpframe.queries.select.above_threshold`). Answers are clamped to ``+-2**60`` (clamping
 keeps the sensitivity too) and NaN answers count as never above. The
 threshold may be any real number. Noise scales are rounded up to a fraction
 with a power-of-two denominator, which only adds noise.
@@ -58,7 +60,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -71,7 +73,7 @@ from dpframe.noise.discrete import sample_discrete_laplace
 from dpframe.noise.mechanism import round_up
 from dpframe.noise.random import RandomSource
 
-__all__ = ["SVTNoise", "SparseVector", "above_threshold", "frame_above_threshold", "sparse"]
+__all__ = ["SVTNoise", "SparseVector", "above_threshold", "sparse"]
 
 # Answers are clamped to +-2**60 and the threshold-plus-noise level is kept
 # within +-2**61 on the fast path, so answer + noise never overflows int64.
@@ -245,7 +247,7 @@ class SparseVector:
 
     def __init__(
         self,
-        threshold: float,
+        threshold: float | Fraction,
         sensitivity: int,
         epsilon: float | Fraction,
         c: int = 1,
@@ -424,74 +426,3 @@ def sparse(
     """
     return SparseVector(threshold, sensitivity, epsilon, c, monotonic, source).positives(answers)
 
-
-def frame_above_threshold(
-    obj: Any,
-    queries: Sequence[Callable[[Any], Any]],
-    *,
-    threshold: float,
-    epsilon: float,
-    sensitivity: int = 1,
-    c: int = 1,
-    monotonic: bool = False,
-) -> int | None | list[int]:
-    """SVT over queries of a protected frame: the index of the first above ``threshold`` (indices if ``c > 1``).
-
-    Each query is a callable ``f(frame) -> number`` evaluated, lazily and in
-    order, on a plain view of the rows kept by contribution bounding (each
-    privacy unit at most ``max_contributions`` rows); ``sensitivity`` is the
-    caller's promise that adding or removing one unit changes any answer by
-    at most that integer (the guarantee holds only if it is true). The budget
-    is charged ``epsilon`` once -- one ledger line -- before any query runs,
-    whatever the number of queries examined. Returns ``None`` (or fewer than
-    ``c`` indices) when the queries run out first. Lyu et al. 2017, Alg. 1.
-
-    A query that raises, or returns something other than a real number, is
-    treated as below the threshold -- the same rule as a failing score in
-    ``select`` -- and its error is not shown: it could describe a record.
-    Warnings raised by the queries are silenced for the same reason. Test
-    the queries on public or synthetic data first.
-
-    >>> import pandas as pd, dpframe
-    >>> from dpframe.testing import seeded_noise
-    >>> p = pd.DataFrame({"age": [25, 35, 45, 55, 65] * 200}).dp.protect(epsilon=1.0)
-    >>> queries = [lambda f, a=a: (f["age"] >= a).sum() for a in (90, 80, 70, 60, 50)]
-    >>> with seeded_noise(0):
-    ...     frame_above_threshold(p, queries, threshold=300, epsilon=0.5)  # counts 0, 0, 0, 200, 400
-    4
-    """
-    from dpframe.protection.analyst import passed_on
-    from dpframe.protection.rowwise import quiet
-    from dpframe.queries.plan import Plan, Target
-    from dpframe.queries.select import scoring_view
-
-    target = Target.of(obj)
-    if isinstance(queries, (str, bytes)) or not isinstance(queries, Sequence) or len(queries) == 0:
-        raise TypeError("queries must be a non-empty list of callables f(frame) -> number")
-    if not all(callable(q) for q in queries):
-        raise TypeError("every query must be a callable f(frame) -> number")
-    SparseVector.check_threshold(threshold)
-    privacy = target.privacy(epsilon, None, None, "laplace")
-    noise = SVTNoise.calibrate(privacy.epsilon, sensitivity, c, monotonic)
-    plan = Plan(
-        "above_threshold", (), target, privacy, mechanism_name="sparse vector",
-        detail=f"{len(queries)} queries, threshold {threshold!r}; {noise.describe()}",
-    )
-    plan.charge()
-    frame = scoring_view(target.obj, target.rows_in_use())
-
-    def answer(query: Callable[[Any], Any]) -> Any:
-        try:
-            with quiet():
-                value = query(frame)
-            _as_integer(value)  # a value SVT cannot compare is a failure too
-            return value
-        except BaseException as error:  # never let a data-dependent error escape
-            passed_on(error)
-            return math.nan
-
-    run = SparseVector(threshold, noise.sensitivity, privacy.epsilon, noise.c, noise.monotonic)
-    found = run.positives(answer(query) for query in queries)
-    if noise.c == 1:
-        return found[0] if found else None
-    return found
