@@ -172,7 +172,7 @@ def test_units_on_the_cluster(client: Any, df: pd.DataFrame, case: Case) -> None
 
 def test_units_are_bounded_across_worker_partitions(client: Any, df: pd.DataFrame) -> None:
     _, on_dask = _both(df, privacy_unit="user", max_contributions=2)
-    kept = on_dask._data.compute().groupby("user").size()  # internal: the rows one read may use
+    kept = on_dask._rows_in_use.compute().groupby("user").size()  # internal: the rows one read may use
     assert kept.equals(df.groupby("user").size().clip(upper=2))
 
 

@@ -141,7 +141,7 @@ def test_unit_column_of_objects_is_refused_before_a_budget_exists() -> None:
     assert ledger.budgets().empty
     p = ddf.assign(user=ddf["user"].astype("float64")).dp.protect(
         epsilon=1.0, name="numbers", privacy_unit="user", ledger=ledger)
-    assert len(p._data.compute()) == 1  # internal: the rows one read may use
+    assert len(p._rows_in_use.compute()) == 1  # internal: the rows one read may use
 
 
 def test_the_number_of_partitions_is_not_shown() -> None:
@@ -183,5 +183,5 @@ def test_a_unit_typed_differently_in_two_partitions_is_still_bounded_as_one(type
     ddf = dd.from_delayed([delayed(first), delayed(second)] + [delayed(empty)] * 6, meta=empty, verify_meta=False)
     p = ddf.dp.protect(epsilon=1.0, name=f"unit typed {types}", privacy_unit="user", max_contributions=1,
                        ledger=dpframe.Ledger.in_memory())
-    kept = p._data.compute()  # internal: the rows one read may use
+    kept = p._rows_in_use.compute()  # internal: the rows one read may use
     assert len(kept) == 2 and kept.groupby(level=0).size().max() == 1

@@ -65,7 +65,7 @@ def test_same_synthetic_frame_and_ledger_as_pandas(ddf: Any, method: str, budget
     """Same seeded noise: the exact marginals are identical, so the model, the samples and the ledger are too."""
     pandas, on_dask = _both(ddf, **BUDGETS[budget])
     frames = []
-    reader = DaskReader(on_dask._data)
+    reader = DaskReader(on_dask._rows_in_use)
     for p in (pandas, on_dask):
         with seeded_noise(5), dask.config.set(scheduler="threads"):
             arguments = {"epsilon": None, "delta": None, "rho": None, "method": method, "progress": False,
@@ -180,7 +180,7 @@ def test_numeric_domains_found_privately_as_on_pandas(ddf: Any, method: str, bud
                                                       asked: dict[str, Any]) -> None:
     """Bounds, resolution and bins of undeclared numbers: the pandas histograms, counted on the partitions."""
     pandas, on_dask = _both(ddf, **budget)
-    reader = DaskReader(on_dask._data)
+    reader = DaskReader(on_dask._rows_in_use)
     frames = []
     arguments = {"epsilon": None, "delta": None, "rho": None, "method": method, "progress": False,
                  "columns": ["age", "income", "city"], "bins": 8, "categories": {"city": CITIES}, **asked}
@@ -202,7 +202,7 @@ def test_recoded_counts_are_the_in_memory_ones(ddf: Any) -> None:
     """Merging and dropping codes on the counts gives the counts of the recoded data, also when composed."""
     _, on_dask = _both(ddf, epsilon=1.0)
     frame = ddf.compute()
-    reader = DaskReader(on_dask._data)
+    reader = DaskReader(on_dask._rows_in_use)
     plan = plan_domains(frame, ["age", "sex", "city"], bounds={"age": (18, 90)}, categories={"city": CITIES}, bins=8)
     domains = list(plan.public_domains().values())
     coded = CodedData(tuple(d.encode(frame[d.name]).astype(np.int32) for d in domains),

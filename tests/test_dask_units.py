@@ -81,7 +81,7 @@ def test_no_unit_contributes_more_than_k_rows_across_partitions(k: int) -> None:
     df = _frame(users=50, rows=2000)
     _, on_dask = _protect_both(df, k, npartitions=7)
     for obj in (on_dask, on_dask[on_dask["g"] == "a"]):
-        used = obj._data.compute()  # internal: the rows one read may use
+        used = obj._rows_in_use.compute()  # internal: the rows one read may use
         kept = used.groupby("user").size()
         available = obj._rows.compute().groupby("user").size()
         # Every unit keeps min(its rows, k): bounded, and nothing dropped that the bound allows.
@@ -96,11 +96,11 @@ def test_the_choice_is_uniform_within_a_unit_and_keyed_by_the_library_source() -
     p = dd.from_pandas(df, npartitions=6).dp.protect(epsilon=1.0, name="uniform", privacy_unit="user",
                                                      ledger=dpframe.Ledger.in_memory())
     with seeded_noise(11):
-        chosen = p._data.compute()
+        chosen = p._rows_in_use.compute()
     with seeded_noise(11):
-        again = p._data.compute()
+        again = p._rows_in_use.compute()
     with seeded_noise(12):
-        other = p._data.compute()
+        other = p._rows_in_use.compute()
     assert chosen.sort_index()["x"].equals(again.sort_index()["x"])
     assert not chosen.sort_index()["x"].equals(other.sort_index()["x"])
     # 3000 draws of a uniform choice among 5: each value about 600 times (sd 22); 7 sd fails < 1e-6.
@@ -140,7 +140,7 @@ def test_read_parquet_gives_the_pandas_answer(tmp_path: Path) -> None:
         assert on_disk["x"].dp.mean(bounds=(0, 10), epsilon=1.0) == expected
     units = dpframe.dask.read_parquet(str(tmp_path / "*.parquet"), epsilon=5.0, name="disk units",
                                       privacy_unit="user", max_contributions=2, ledger=dpframe.Ledger.in_memory())
-    assert units._data.compute().groupby("user").size().max() <= 2
+    assert units._rows_in_use.compute().groupby("user").size().max() <= 2
 
 
 def test_read_csv_needs_every_dtype_and_reads_in_blocks(tmp_path: Path) -> None:

@@ -778,4 +778,4 @@ def test_synthesize_argument_errors_come_before_the_charge(arguments: dict[str, 
 
 def test_query_strings_cannot_reach_private_attributes(p: ProtectedFrame) -> None:
     with pytest.raises(ValueError, match="private attributes"):
-        p.eval("age._data.sum()")
+        p.eval("age._private.sum()")

@@ -64,7 +64,7 @@ class _Protected:
                                                "were the same frame)")
 
     @property
-    def _data(self) -> Any:
+    def _rows_in_use(self) -> Any:
         """The rows a query may use, read after its charge: all, or at most ``max_contributions`` per unit."""
         return units.in_use(self._rows, self._protection)
 
@@ -248,13 +248,13 @@ class DaskQueries:
     def _series(self, query: str) -> Any:
         if not isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError(f"{query} is about one column: ask it of a protected series, e.g. p['x'].dp")
-        return self._obj._data
+        return self._obj._rows_in_use
 
     def count(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
               mechanism: str | None = None) -> DPInt:
         """Noisy number of rows (frames) or non-missing values (series), as the pandas ``.dp.count``."""
         target = self._obj._target()
-        data = self._obj._data
+        data = self._obj._rows_in_use
         read = (lambda: int(computed(data.count()))) if isinstance(data, dd.Series) else (
             lambda: int(computed(data.map_partitions(len).sum())))
         return scalar.count(target, target.privacy(epsilon, delta, rho, mechanism), read)
@@ -299,7 +299,7 @@ class DaskQueries:
         target = self._obj._target()
         arguments = {"epsilon": epsilon, "delta": delta, "percentiles": percentiles, "bounds": bounds, "keys": keys,
                      "progress": progress}
-        data = self._obj._data
+        data = self._obj._rows_in_use
         if isinstance(data, dd.Series):
             if weights is not None or include != "all":
                 raise TypeError("weights= and include= describe the columns of a frame, not a series")
@@ -336,7 +336,7 @@ class DaskQueries:
         else:
             columns = list(target.obj.columns) if subset is None else list(subset)
         return tables.value_counts(
-            target, self._obj._data, columns, keys,
+            target, self._obj._rows_in_use, columns, keys,
             lambda selects: target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects),
             normalize, sort, dropna)
 
@@ -346,7 +346,7 @@ class DaskQueries:
         """Noisy contingency table of two columns, as the pandas ``p.dp.crosstab`` (column names)."""
         target = self._obj._target()
         return tables.crosstab(
-            target, self._obj._data, index, columns, keys,
+            target, self._obj._rows_in_use, index, columns, keys,
             lambda selects: target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects),
             normalize, margins)
 
@@ -354,12 +354,12 @@ class DaskQueries:
         """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared)."""
         if isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError("groupby is asked of a protected frame, e.g. p.dp.groupby('k')")
-        return tables.groupby(self._obj._target(), self._obj._data, by, keys)
+        return tables.groupby(self._obj._target(), self._obj._rows_in_use, by, keys)
 
     def _frame(self, query: str) -> Any:
         if isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError(f"{query} is asked of a protected frame, e.g. p.dp.{query}('c', ...)")
-        return self._obj._data
+        return self._obj._rows_in_use
 
     def mode(self, *, epsilon: float | None = None, keys: Any = None, delta: float | None = None,
              rho: float | None = None, mechanism: str | None = None) -> pd.Series[Any]:

@@ -240,16 +240,16 @@ def synthesize(obj: Any, reader: DaskReader | None = None, **arguments: Any) -> 
     if protection.max_contributions != 1 or protection.privacy_unit is not None:
         raise ValueError("synthesize on a Dask frame supports row-level protection only for now: synthesize "
                          "from a pandas frame protected by privacy unit")
-    meta = obj._data._meta
+    meta = obj._rows_in_use._meta
     wanted = arguments.get("columns")
     # Columns as pandas reads them; malformed ones are left to the pandas checks and their messages.
     names = list(meta.columns) if wanted is None else (
         [] if isinstance(wanted, (str, bytes)) or not isinstance(wanted, Iterable) else list(wanted))
     unknown = [str(c) for c in names if c in meta.columns and isinstance(meta[c].dtype, pd.CategoricalDtype)
-               and not obj._data[c].cat.known]
+               and not obj._rows_in_use[c].cat.known]
     if unknown:  # their _meta holds a placeholder, not the categories
         raise ValueError(
             f"the Dask columns {unknown} are categorical with unknown categories: make them known before protect() "
             "with ddf[column].cat.set_categories([...]) from the categories you know"
         )
-    return synthesize_frame(obj._target(), reader=DaskReader(obj._data) if reader is None else reader, **arguments)
+    return synthesize_frame(obj._target(), reader=DaskReader(obj._rows_in_use) if reader is None else reader, **arguments)

@@ -26,7 +26,7 @@ as on pandas, so the queries charge the same sensitivity and noise.
 >>> ddf = dd.from_pandas(pd.DataFrame({"user": [1, 1, 1, 2, 3, 3], "x": range(6)}), npartitions=3)
 >>> p = ddf.dp.protect(epsilon=1.0, name="units", privacy_unit="user", max_contributions=2,
 ...                    ledger=dpframe.Ledger.in_memory())
->>> int(p._data.compute().groupby("user").size().max())  # internal: the rows one read may use
+>>> int(p._rows_in_use.compute().groupby("user").size().max())  # internal: the rows one read may use
 2
 """
 

@@ -117,6 +117,8 @@ def plain(value: Any) -> Any:
 
 def _plain(value: Any, count: _Count, depth: int) -> Any:
     kind = type(value)
+    if kind is decimal.Decimal and value.is_nan():
+        return None  # a signaling NaN raises in isna(): only where it exists
     if kind in _SCALARS:
         return value
     if kind in _ZONED:
@@ -175,14 +177,55 @@ def _plain_builtin_subclass(value: Any, kind: type) -> Any:
 
 
 def _plain_zone(value: Any) -> Any:
-    """A datetime or time whose time zone is the standard library's; any other zone becomes a fixed offset."""
+    """A datetime or time whose time zone is a standard one (:func:`_known_zone`); any other becomes a fixed offset."""
     zone = value.tzinfo
-    if zone is None or type(zone) in _ZONES:
+    if zone is None:
         return value
+    known = _known_zone(zone)
+    if known is not None:
+        return value if known is zone else value.replace(tzinfo=known)
     offset = zone.utcoffset(value if type(value) is not datetime.time else None)
     if type(offset) is not datetime.timedelta:
         return None
     return value.replace(tzinfo=datetime.timezone(offset))
+
+
+def _known_zone(zone: Any) -> Any:
+    """The standard library's zone rebuilt from plain parts (:func:`_standard_zone`), or pytz's own zone object
+    (one its cache hands out, or one of its localised forms, as pandas 2 keeps them); None for any other."""
+    if type(zone) in _ZONES:
+        return _standard_zone(zone)
+    pytz: Any = sys.modules.get("pytz")  # a pytz zone exists only where pytz was imported
+    if pytz is not None and issubclass(type(zone), pytz.BaseTzInfo):
+        try:
+            canonical = pytz.timezone(str.__str__(zone.zone))
+            localised = getattr(canonical, "_tzinfos", {}).values()
+            if zone is canonical or any(zone is form for form in localised):
+                return zone
+        except Exception:  # noqa: BLE001 -- not pytz's own
+            pass
+    return None
+
+
+def _standard_zone(zone: datetime.timezone | zoneinfo.ZoneInfo) -> Any:
+    """The zone rebuilt from plain parts: a ``timezone`` can hold a subclass of ``timedelta`` (whose ``__eq__``
+    pandas' zone cache would run) and a ``ZoneInfo`` a subclass of ``str`` as its key.
+
+    >>> _standard_zone(datetime.timezone(datetime.timedelta(hours=2))) == datetime.timezone(datetime.timedelta(hours=2))
+    True
+    """
+    if type(zone) is zoneinfo.ZoneInfo:
+        key = zone.key
+        if key is None:  # made from a file: no name to rebuild it by
+            raise ValueError("a ZoneInfo read from a file has no key")
+        return zoneinfo.ZoneInfo(str.__str__(key))
+    if zone is datetime.timezone.utc:
+        return zone
+    utcoffset = zone.utcoffset(None)
+    if utcoffset is None:  # not for a timezone: its offset is fixed
+        raise ValueError("a timezone without an offset")
+    offset = datetime.timedelta(seconds=datetime.timedelta.total_seconds(utcoffset))
+    return datetime.timezone(offset, str.__str__(zone.tzname(None)))
 
 
 # -- running the analyst's functions -------------------------------------------------------------
@@ -435,14 +478,15 @@ def public_value(value: Any, operation: str, *, functions: bool = False) -> Any:
     dpframe.errors.RefusedError: == is refused on protected data: its argument object is not a plain value (numbers, text, dates, None, and lists, tuples, sets or dicts of them), and pandas would run its own code (__eq__, __hash__) against the private values. Instead: pass a built-in value, e.g. str(x), int(x) or a list of them.
     """
     kind = type(value)
+    if kind is decimal.Decimal and value.is_nan():
+        return float("nan")  # pandas' own missing marker (a signaling NaN would raise in isna)
     if kind in _SCALARS or kind is re.Pattern or kind is range:
         return value
     if kind is slice:
         return slice(*(public_value(part, operation) for part in (value.start, value.stop, value.step)))
     if kind in _ZONED:
-        if value.tzinfo is not None and type(value.tzinfo) not in _ZONES:
-            public_zone(value.tzinfo, operation)
-        return value
+        zone = public_zone(value.tzinfo, operation)
+        return value if zone is value.tzinfo else value.replace(tzinfo=zone)
     if issubclass(kind, (list, tuple)):
         base = list if issubclass(kind, list) else tuple
         return base(public_value(item, operation, functions=functions) for item in base.__iter__(value))
@@ -453,9 +497,9 @@ def public_value(value: Any, operation: str, *, functions: bool = False) -> Any:
                 for k, v in value.items()}
     if kind in _ARRAYS:
         return _public_array(value, operation)
-    if isinstance(value, (np.dtype, pd.api.extensions.ExtensionDtype)):
+    if issubclass(kind, (np.dtype, pd.api.extensions.ExtensionDtype)):
         return public_dtype(value, operation)
-    if isinstance(value, datetime.tzinfo):
+    if issubclass(kind, datetime.tzinfo):
         return public_zone(value, operation)
     if callable(value) and kind is not type:
         if functions:
@@ -561,7 +605,7 @@ def public_dtype(dtype: Any, operation: str) -> Any:
                                                        or dtype in _NUMPY_SCALARS or dtype in _PANDAS_DTYPES)):
         return dtype
     kind = type(dtype)
-    if isinstance(dtype, np.dtype):
+    if issubclass(kind, np.dtype):
         if dtype.fields is not None or dtype.subdtype is not None:
             _refuse(dtype, operation, "is a structured numpy dtype")
         return dtype
@@ -582,13 +626,9 @@ def public_zone(zone: Any, operation: str) -> Any:
     >>> public_zone("Europe/Oslo", "tz_localize"), public_zone(datetime.timezone.utc, "tz_localize")
     ('Europe/Oslo', datetime.timezone.utc)
     """
-    if type(zone) is str or zone is None or type(zone) in _ZONES:
+    if type(zone) is str or zone is None:
         return zone
-    pytz: Any = sys.modules.get("pytz")  # a pytz zone exists only where pytz was imported
-    if pytz is not None and isinstance(zone, pytz.BaseTzInfo):
-        try:
-            if pytz.timezone(str.__str__(zone.zone)) is zone:
-                return zone  # pytz's own zone object (the one its cache hands out)
-        except Exception:  # noqa: BLE001 -- not pytz's own: refused below
-            pass
+    known = _known_zone(zone)
+    if known is not None:
+        return known
     return _refuse(zone, operation, "is a time zone object of its own; pass the zone by name (e.g. 'Europe/Oslo')")

@@ -32,6 +32,7 @@ from dpframe.protection.objects import (
     ProtectedSeries,
     Rows,
     _user_levels,
+    flattened,
     level_dtypes,
     same_rows,
     with_levels,
@@ -120,13 +121,13 @@ def merge(
         raise refusal(f"merge(how={how!r})", "public_rows")
     if validate not in (None, "many_to_one", "m:1"):
         raise refusal(f"merge(validate={validate!r})", "exact", "it checks whether the protected keys repeat")
-    data = left._data
+    data = left._private
     levels, dtypes = list(data.index.names), level_dtypes(data)
     clash = [c for c in right.columns if c in levels]
     if clash or UNIT_LEVEL in right.index.names:
         raise ValueError(f"the public table has columns named like the protected row labels {clash or [UNIT_LEVEL]}; "
                          "rename them first")
-    flat = data.reset_index()
+    flat = flattened(data)
     if how != "cross":
         left_keys, right_keys = _keys(data, right, on, left_on, right_on)
         missing = [k for k in left_keys if k not in flat.columns or k == UNIT_LEVEL]
@@ -178,13 +179,13 @@ def _merge_protected(
                       f"the join must be on the privacy units ({lp.privacy_unit!r} and {rp.privacy_unit!r})")
     if how not in ("inner", "left"):
         raise refusal(f"merge(how={how!r})", "public_rows")
-    lunits = left._data.index.get_level_values(UNIT_LEVEL) if left._data.index.nlevels > 1 else left._data.index
-    runits = right._data.index.get_level_values(UNIT_LEVEL) if right._data.index.nlevels > 1 else right._data.index
+    lunits = left._private.index.get_level_values(UNIT_LEVEL) if left._private.index.nlevels > 1 else left._private.index
+    runits = right._private.index.get_level_values(UNIT_LEVEL) if right._private.index.nlevels > 1 else right._private.index
     if _key_kind(lunits.dtype) != _key_kind(runits.dtype):
         raise TypeError(f"the privacy units have different kinds ({lunits.dtype} and {runits.dtype})")
-    levels, dtypes = list(left._data.index.names), level_dtypes(left._data)
-    other = right._data.reset_index()
-    other = other.drop(columns=[*_user_levels(right._data), right_key], errors="ignore")
+    levels, dtypes = list(left._private.index.names), level_dtypes(left._private)
+    other = flattened(right._private)
+    other = other.drop(columns=[*_user_levels(right._private), right_key], errors="ignore")
     if how == "left":
         other = other.astype({c: widened(t) for c, t in other.dtypes.items() if c != UNIT_LEVEL})
 
@@ -192,7 +193,7 @@ def _merge_protected(
         joined = frame.merge(other, on=UNIT_LEVEL, how=how, suffixes=suffixes, indicator=indicator)
         return with_levels(joined, levels, dtypes)
 
-    flat = left._data.reset_index()
+    flat = flattened(left._private)
     template = probe(run, [flat], "ProtectedFrame.merge")
     with shielded("ProtectedFrame.merge"):
         merged = conform(run(flat), template.dtypes, template)
@@ -244,7 +245,7 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
     first: Protected = pieces[0]
     if any(o._protection.key != first._protection.key for o in pieces):
         raise refusal("concat of different protections", "mixing", "they come from different protect() calls")
-    datas = [o._data for o in pieces]
+    datas = [o._private for o in pieces]
     if axis in (1, "columns"):
         if not same_rows(pieces):
             raise refusal("concat(axis=1)", "mixing", "the pieces hold different rows")

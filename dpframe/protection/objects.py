@@ -48,13 +48,13 @@ from dpframe.protection.analyst import (
     sorting_key,
     unboxed,
 )
+from dpframe.protection.labels import labelled, values_of
 from dpframe.protection.rowwise import (
     common_dtype,
     constant,
     constant_dtype,
     convert,
     elementwise,
-    hashable_or_missing,
     holds_missing,
     is_constant,
     quiet,
@@ -105,9 +105,35 @@ def level_dtypes(data: Any) -> dict[Any, Any]:
     return {name: data.index.get_level_values(i).dtype for i, name in enumerate(data.index.names)}
 
 
+def flattened(data: pd.DataFrame, positions: Sequence[int] | None = None) -> pd.DataFrame:
+    """``data.reset_index()`` of the levels at ``positions`` (all by default), in front, named as pandas names
+    them, each row with the very value it had: pandas infers one type for all the values of an object level.
+    """
+    index = data.index
+    chosen: list[Any] = list(range(index.nlevels)) if positions is None else list(positions)
+    flat = (data.set_axis(pd.RangeIndex(len(data)), axis=0) if len(chosen) == index.nlevels
+            else data.droplevel(chosen)).copy(deep=False)
+    names = list(index.names)
+    for position in reversed(chosen):
+        values = values_of(index.get_level_values(position))
+        name = names[position] if names[position] is not None else (f"level_{position}" if index.nlevels > 1
+                                                                      else "index")
+        flat.insert(0, name, pd.Series(values, index=flat.index, dtype=values.dtype))
+    return flat
+
+
+def _level_of(column: pd.Series[Any]) -> pd.Index[Any]:
+    """A column as a level of row labels, of the column's dtype (:func:`~dpframe.protection.labels.labelled`)."""
+    level: pd.Index[Any] = pd.Index(column.array, dtype=column.dtype, name=column.name)
+    return labelled(level)
+
+
 def with_levels(frame: pd.DataFrame, names: list[Any], dtypes: Mapping[Any, Any]) -> pd.DataFrame:
-    """``frame.set_index(names)`` with each level of the given dtype (pandas infers object labels' type)."""
-    arrays = [pd.Index(frame[n], dtype=dtypes[n], name=n) for n in names]
+    """``frame.set_index(names)`` with each level of the given dtype (pandas infers object labels' type), and
+    object values kept apart by type (:mod:`dpframe.protection.labels`)."""
+    # The privacy unit stays as protect() made it: its values are compared by equality (1 and 1.0 are one unit).
+    arrays = [_level_of(convert(frame.loc[:, n], dtypes[n])) if n != UNIT_LEVEL
+              else pd.Index(convert(frame.loc[:, n], dtypes[n]), name=n) for n in names]
     out = frame.drop(columns=names)
     out.index = pd.MultiIndex.from_arrays(arrays, names=names) if len(arrays) > 1 else arrays[0]
     return out
@@ -133,7 +159,7 @@ def _no_inplace(operation: str, inplace: bool) -> None:
 class Protected:
     """What protected frames and series share (see the module docstring)."""
 
-    __slots__ = ("_data", "_protection", "_rows")
+    __slots__ = ("_private", "_protection", "_rows")
     # Binary operations with pandas objects defer to us, so a public Series + protected
     # column is refused with our message instead of being computed by pandas.
     __pandas_priority__ = 5000
@@ -141,7 +167,7 @@ class Protected:
     _kind: ClassVar[str] = "Protected"
     _pandas: ClassVar[type]
 
-    _data: Any
+    _private: Any
     _protection: Protection
     _rows: Rows
 
@@ -149,7 +175,7 @@ class Protected:
         if UNIT_LEVEL not in data.index.names:  # fail closed: no protected data without its unit record
             raise DPFrameError("this operation lost the record of whose rows these are, so it is refused; "
                                "report it as a dpframe bug")
-        object.__setattr__(self, "_data", plain_labels(data))
+        object.__setattr__(self, "_private", plain_labels(data))
         object.__setattr__(self, "_protection", protection)
         object.__setattr__(self, "_rows", rows)
 
@@ -165,7 +191,7 @@ class Protected:
 
     def _wrap(self, data: Any, rows: Rows | None = None, protection: Protection | None = None) -> Any:
         """``data`` as a protected object: the same rows unless ``rows`` says otherwise."""
-        if rows is None and not data.index.equals(self._data.index):
+        if rows is None and not data.index.equals(self._private.index):
             # Fail closed: an operation kept as row-wise changed the rows or their privacy units.
             raise DPFrameError("this operation changed which rows, or whose rows, the data holds, so it is "
                                "refused; report it as a dpframe bug")
@@ -190,14 +216,14 @@ class Protected:
             if aligned and value.ndim != self.ndim:
                 raise TypeError(f"{operation} between a protected frame and a protected series: combine the "
                                 "series with one column at a time, e.g. p['a'] + p['b']")
-            return value._data
+            return value._private
         return constant(value, operation)
 
     def _rowwise(
         self, func: Callable[..., Any], *others: Any, operation: str, widen: bool = False, dtypes: Any = None
     ) -> Any:
         """A row-wise operation on this object's data (and same-rows operands): same rows, typed by schema."""
-        operands = [self._data, *(self._operand(o, operation) for o in others)]
+        operands = [self._private, *(self._operand(o, operation) for o in others)]
         result: Any = elementwise(func, operands, operation=operation, widen=widen, dtypes=dtypes)
         return self._wrap(result)
 
@@ -218,7 +244,7 @@ class Protected:
             raise refusal(operation, "mixing", "a condition must be computed from the same protected rows, "
                                                "e.g. p[p['age'] >= 40]")
         self._same_rows(cond, operation)
-        data = cond._data
+        data = cond._private
         columns = [data] if isinstance(data, pd.Series) else [data[c] for c in data.columns]
         for column in columns:
             if not pd.api.types.is_bool_dtype(column.dtype):
@@ -230,14 +256,14 @@ class Protected:
             return data.fillna(False).astype(bool)
 
     def _filter(self: P, mask: Any) -> P:
-        selected: P = self._wrap(self._data[mask], self._rows.derived())
+        selected: P = self._wrap(self._private[mask], self._rows.derived())
         return selected
 
     # -- what protected objects are, and are not -----------------------------
     @property
     def ndim(self) -> int:
         """1 for a series, 2 for a frame."""
-        return int(self._data.ndim)
+        return int(self._private.ndim)
 
     def _refuse_attribute(self, name: str) -> NoReturn:
         if name.startswith("_"):
@@ -293,7 +319,7 @@ class Protected:
         raise refusal(f"'in' on a {self._kind}", "exact")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore, (type(self), self._data, self._protection, self._rows))
+        return (_restore, (type(self), self._private, self._protection, self._rows))
 
     def __copy__(self: P) -> P:
         return self.copy()
@@ -303,7 +329,7 @@ class Protected:
 
     def copy(self: P, deep: bool = True) -> P:
         """A copy with the same rows and budget (protected data is never changed in place, so it is cheap)."""
-        copied: P = self._wrap(self._data.copy(deep=False))
+        copied: P = self._wrap(self._private.copy(deep=False))
         return copied
 
     def to_pickle(self, path: str | Any, **kwargs: Any) -> None:
@@ -513,7 +539,7 @@ class Protected:
 
     def _per_column(self, func: Callable[[pd.Series[Any], Any], pd.Series[Any]], arguments: Any = None) -> Any:
         """Apply ``func(column, argument)`` to a series, or to each column of a frame (``arguments`` by column)."""
-        data = self._data
+        data = self._private
         if isinstance(data, pd.Series):
             return func(data, arguments)
         out = data.copy(deep=False)
@@ -538,7 +564,7 @@ class Protected:
         """
         if errors not in ("raise", "ignore"):
             raise ValueError(f"errors must be 'raise' or 'ignore', got {errors!r}")
-        data = self._data
+        data = self._private
         operation = f"{self._kind}.astype"
         if isinstance(dtype, Mapping):
             if isinstance(data, pd.Series):
@@ -570,12 +596,12 @@ class Protected:
             raise ValueError("fillna needs value= (a constant, a dict of constants by column, or same-rows values)")
         if isinstance(value, Protected):
             self._same_rows(value, operation)
-            if isinstance(value._data, pd.DataFrame):
+            if isinstance(value._private, pd.DataFrame):
                 raise TypeError("fillna with a protected frame: fill column by column")
-            filler = value._data
+            filler = value._private
             filled: P = self._wrap(self._per_column(lambda column, _: _where(column, column.notna(), filler)))
             return filled
-        if isinstance(value, Mapping) and isinstance(self._data, pd.Series):
+        if isinstance(value, Mapping) and isinstance(self._private, pd.Series):
             raise refusal(f"{operation}(dict) on a series", "mixing", "a dict would be matched to row labels")
         if isinstance(value, Mapping):
             value = {column: constant(v, operation) for column, v in value.items()}
@@ -614,7 +640,7 @@ class Protected:
             condition = keep if isinstance(keep, pd.Series) else keep[column.name]
             return _where(column, condition, filler)
 
-        if isinstance(keep, pd.DataFrame) and isinstance(self._data, pd.Series):
+        if isinstance(keep, pd.DataFrame) and isinstance(self._private, pd.Series):
             raise TypeError(f"{operation} on a series needs a condition series, not a frame")
         result: P = self._wrap(self._per_column(column_where))
         return result
@@ -645,10 +671,10 @@ class Protected:
         """
         operation = f"{self._kind}.replace"
         _no_inplace(operation, inplace)
-        if isinstance(self._data, pd.DataFrame) and isinstance(to_replace, Mapping) and value is None and all(
+        if isinstance(self._private, pd.DataFrame) and isinstance(to_replace, Mapping) and value is None and all(
             isinstance(v, Mapping) for v in to_replace.values()
         ):
-            unknown = [c for c in to_replace if c not in self._data.columns]
+            unknown = [c for c in to_replace if c not in self._private.columns]
             if unknown:
                 raise KeyError(f"replace given columns {unknown} that the frame does not have")
             per_column = {c: _replacement_pairs(m, None) for c, m in to_replace.items()}
@@ -668,7 +694,7 @@ class Protected:
             raise refusal(f"{operation}(<protected values>)", "private_values",
                           "the set of values would come from other people's rows")
         if isinstance(values, Mapping):
-            if isinstance(self._data, pd.Series):
+            if isinstance(self._private, pd.Series):
                 raise TypeError("isin on a series takes a list of values")
             values = {k: _public_values(v, operation) for k, v in values.items()}
         else:
@@ -684,17 +710,17 @@ class Protected:
         if axis not in (0, "index", "rows"):
             raise refusal(f"{operation}(axis=1)", "private_values", "which columns stay would depend on the data")
         options: dict[str, Any] = {}
-        if isinstance(self._data, pd.DataFrame):
+        if isinstance(self._private, pd.DataFrame):
             if how is not None:
                 options["how"] = how
             if thresh is not None:
                 options["thresh"] = thresh
             if subset is not None:
                 options["subset"] = subset
-            rowwise.probe(lambda d: d.dropna(**options), [self._data], operation)
+            rowwise.probe(lambda d: d.dropna(**options), [self._private], operation)
         elif how is not None or thresh is not None or subset is not None:
             raise TypeError("a series' dropna takes no how=, thresh= or subset=")
-        data = self._data.dropna(**options)
+        data = self._private.dropna(**options)
         result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
         return result
 
@@ -708,19 +734,19 @@ class Protected:
             raise TypeError("sorting protected data sorts rows (axis=0)")
         options: dict[str, Any] = dict(ascending=ascending, kind=kind, na_position=na_position,
                                        key=None if key is None else sorting_key(key))
-        if isinstance(self._data, pd.DataFrame):
+        if isinstance(self._private, pd.DataFrame):
             if by is None:
                 raise TypeError("sort_values needs by= on a frame")
             options["by"] = by
-        rowwise.probe(lambda d: d.sort_values(**options), [self._data], operation)
+        rowwise.probe(lambda d: d.sort_values(**options), [self._private], operation)
         try:
             with quiet():
-                data = self._data.sort_values(**options)
+                data = self._private.sort_values(**options)
         except BaseException as error:
             passed_on(error)
             # Row order is never observable through a protected object, so failing to
             # sort (e.g. mixed types) must not show: keep the order.
-            data = self._data.copy(deep=False)
+            data = self._private.copy(deep=False)
         result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
         return result
 
@@ -731,13 +757,13 @@ class Protected:
         _no_inplace(operation, inplace)
         options: dict[str, Any] = dict(level=level, ascending=ascending, kind=kind, na_position=na_position,
                                        sort_remaining=sort_remaining)
-        rowwise.probe(lambda d: d.sort_index(**options), [self._data], operation)
+        rowwise.probe(lambda d: d.sort_index(**options), [self._private], operation)
         try:
             with quiet():
-                data = self._data.sort_index(**options)
+                data = self._private.sort_index(**options)
         except BaseException as error:
             passed_on(error)
-            data = self._data.copy(deep=False)  # as sort_values: a failure to sort must not show
+            data = self._private.copy(deep=False)  # as sort_values: a failure to sort must not show
         result: P = self._wrap(data, self._rows.derived())
         return result
 
@@ -745,16 +771,16 @@ class Protected:
         """One row per element of list-like values; each person's rows are bounded per query."""
         operation = f"{self._kind}.explode"
         data: Any
-        if isinstance(self._data, pd.DataFrame):
-            if not _is_label(column) or column not in self._data.columns:
+        if isinstance(self._private, pd.DataFrame):
+            if not _is_label(column) or column not in self._private.columns:
                 # Several columns explode together only if each row's lists have equal lengths,
                 # so whether it fails would depend on the data.
                 raise TypeError("explode takes one column of the frame; explode several one after the other")
             with shielded(operation):
-                data = structural(lambda d: d.explode(column), [self._data], operation)
+                data = structural(lambda d: d.explode(column), [self._private], operation)
         else:
             with shielded(operation):
-                data = structural(lambda d: d.explode(), [self._data], operation)
+                data = structural(lambda d: d.explode(), [self._private], operation)
         result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
         return result
 
@@ -824,6 +850,14 @@ def _parse_numbers(column: pd.Series[Any], target: Any) -> pd.Series[Any]:
     """
 
     def parse(part: pd.Series[Any]) -> pd.Series[Any]:
+        values = part.to_numpy(dtype=object)
+        if any(issubclass(kind, (complex, np.complexfloating)) for kind in set(map(type, values))):
+            # Complex values are no real numbers; and pandas' to_numeric, meeting one, leaves the entries it
+            # cannot parse after it uninitialised -- memory that may hold other rows' values.
+            complex_values = np.array([issubclass(type(v), (complex, np.complexfloating)) for v in values], dtype=bool)
+            values = values.copy()
+            values[complex_values] = None
+            part = pd.Series(values, index=part.index, dtype="object")
         numbers = pd.to_numeric(part, errors="coerce").astype(np.float64)
         if pd.api.types.is_integer_dtype(target):
             whole = np.isfinite(numbers) & (numbers == np.trunc(numbers))
@@ -951,11 +985,13 @@ class _Loc:
             return frame
         if callable(columns):
             columns = columns(frame)
-        return frame._wrap(frame._data[column_key(frame._data.columns, columns, "p.loc[rows, columns]")])
+        return frame._wrap(frame._private[column_key(frame._private.columns, columns, "p.loc[rows, columns]")])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rows, column = self._split(key)
         frame = self._frame
+        if callable(column) and not isinstance(column, type):  # as pandas: called with the (protected) frame
+            column = column(frame)
         if not isinstance(column, Hashable) or isinstance(column, slice):
             raise TypeError("p.loc[rows, column] = value sets one column")
         everywhere = isinstance(rows, slice) and rows == slice(None)
@@ -966,7 +1002,7 @@ class _Loc:
             return
         keep = ~frame._condition(rows, "p.loc[rows, column] = value")
         filler = frame._operand(value, "p.loc[rows, column] = value", aligned=False)
-        data = frame._data
+        data = frame._private
         if column in data.columns:
             new = _where(data[column], keep, filler)
         else:
@@ -998,7 +1034,7 @@ class _ILoc:
     def __getitem__(self, key: Any) -> Any:
         if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], slice) and key[0] == slice(None)):
             raise refusal("p.iloc[rows]", "positional")
-        columns = self._frame._data.columns[key[1]]
+        columns = self._frame._private.columns[key[1]]
         if isinstance(columns, pd.Index):
             return self._frame[list(columns)]
         return self._frame[columns]
@@ -1044,7 +1080,7 @@ class ProtectedFrame(Protected):
     __slots__ = ()
     _kind = "ProtectedFrame"
     _pandas = pd.DataFrame
-    _data: pd.DataFrame
+    _private: pd.DataFrame
 
     @property
     def dp(self) -> DataFrameAccessor:
@@ -1057,43 +1093,43 @@ class ProtectedFrame(Protected):
     @property
     def columns(self) -> pd.Index[Any]:
         """The column labels."""
-        return self._data.columns
+        return self._private.columns
 
     @property
     def dtypes(self) -> pd.Series[Any]:
         """The dtype of each column."""
-        return self._data.dtypes
+        return self._private.dtypes
 
     def keys(self) -> pd.Index[Any]:
         """The column labels, as ``DataFrame.keys``."""
-        return self._data.columns
+        return self._private.columns
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._data.columns)
+        return iter(self._private.columns)
 
     def __contains__(self, column: Any) -> bool:
-        return column in self._data.columns
+        return column in self._private.columns
 
     def __dir__(self) -> list[str]:
-        names = [c for c in self._data.columns if isinstance(c, str) and c.isidentifier()]
+        names = [c for c in self._private.columns if isinstance(c, str) and c.isidentifier()]
         return sorted(set(super().__dir__()) | set(names))
 
     def __repr__(self) -> str:
-        dtypes = ", ".join(f"{c}: {t}" for c, t in self._data.dtypes.items())
+        dtypes = ", ".join(f"{c}: {t}" for c, t in self._private.dtypes.items())
         return f"ProtectedFrame({dtypes}; rows hidden)\n{self._budget_line()}"
 
     def _repr_html_(self) -> str:
         import html
 
         cells = "".join(f"<tr><td>{html.escape(str(c))}</td><td>{html.escape(str(t))}</td></tr>"
-                        for c, t in self._data.dtypes.items())
+                        for c, t in self._private.dtypes.items())
         return (f"<p><b>ProtectedFrame</b>: rows hidden; {html.escape(self._budget_line())}</p>"
                 f"<table><tr><th>column</th><th>dtype</th></tr>{cells}</table>")
 
     def __getattr__(self, name: str) -> ProtectedSeries:  # a column, as p.age (as pandas-stubs types it)
         if not name.startswith("_"):
             try:
-                columns = object.__getattribute__(self, "_data").columns
+                columns = object.__getattribute__(self, "_private").columns
             except AttributeError:
                 raise AttributeError(name) from None
             if name in columns:
@@ -1102,9 +1138,9 @@ class ProtectedFrame(Protected):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "columns":
-            renamed = self._data.copy(deep=False)
+            renamed = self._private.copy(deep=False)
             renamed.columns = value
-            object.__setattr__(self, "_data", plain_labels(renamed))
+            object.__setattr__(self, "_private", plain_labels(renamed))
             return
         super().__setattr__(name, value)
 
@@ -1113,7 +1149,7 @@ class ProtectedFrame(Protected):
         # In arithmetic and comparisons (only), a list of constants, one per column, applies
         # column by column, as pandas broadcasts it (p[["a", "b"]] == [1, "x"]).
         if (isinstance(other, (list, tuple, np.ndarray)) and np.ndim(other) == 1
-                and len(other) == len(self._data.columns) and all(is_constant(v) for v in other)):
+                and len(other) == len(self._private.columns) and all(is_constant(v) for v in other)):
             values = [constant(v, f"{self._kind} {name}") for v in other]
 
             def run(a: Any) -> Any:
@@ -1152,10 +1188,17 @@ class ProtectedFrame(Protected):
             return self._filter(self._condition(key, "p[cond]"))
         if isinstance(key, slice):
             raise refusal("p[i:j]", "positional")
-        selected: pd.DataFrame | pd.Series[Any] = self._data[column_key(self._data.columns, key, "p[key]")]
+        selected: pd.DataFrame | pd.Series[Any] = self._private[column_key(self._private.columns, key, "p[key]")]
         return self._wrap(selected)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if callable(key) and not isinstance(key, (type, Protected)):  # as pandas: called with the (protected) frame
+            key = key(self)
+        if not (_is_label(key) or (isinstance(key, list) and all(_is_label(k) for k in key))):
+            raise refusal("p[key] = value", "mixing", f"a {type(key).__name__} key is neither a column label nor "
+                                                      "a list of them",
+                          instead="set rows where a condition holds with p.loc[cond, column] = value, or "
+                                  "p[column] = p[column].where(cond, other)")
         if callable(value) and not isinstance(value, Protected):
             value = value(self)
         operand = self._operand(value, f"p[{key!r}] = value", aligned=False)
@@ -1170,13 +1213,15 @@ class ProtectedFrame(Protected):
         self._set_column(key, operand)
 
     def _set_column(self, key: Any, value: Any) -> None:
-        data = self._data.copy(deep=False)
+        if callable(key):  # pandas would call it with the private rows (its key may be a function of the frame)
+            raise TypeError(f"a column label cannot be a function, got {key!r}")
+        data = self._private.copy(deep=False)
         with quiet():
             data[key] = value
-        object.__setattr__(self, "_data", plain_labels(data))
+        object.__setattr__(self, "_private", plain_labels(data))
 
     def __delitem__(self, key: Any) -> None:
-        object.__setattr__(self, "_data", self._data.drop(columns=[key]))
+        object.__setattr__(self, "_private", self._private.drop(columns=[key]))
 
     def query(self, expr: str, *, inplace: bool = False, local_dict: Mapping[str, Any] | None = None,
               **kwargs: Any) -> ProtectedFrame:
@@ -1222,7 +1267,7 @@ class ProtectedFrame(Protected):
         if index is not None or (mapper is not None and axis not in (1, "columns")):
             raise refusal("renaming row labels", "positional", "row labels are private")
         renames = columns if columns is not None else mapper
-        return self._wrap(self._data.rename(columns=renames, level=level, errors=errors))
+        return self._wrap(self._private.rename(columns=renames, level=level, errors=errors))
 
     def drop(self, labels: Any = None, *, axis: Any = 0, index: Any = None, columns: Any = None, level: Any = None,
              inplace: bool = False, errors: Literal["ignore", "raise"] = "raise") -> ProtectedFrame:
@@ -1231,20 +1276,20 @@ class ProtectedFrame(Protected):
         if index is not None or (labels is not None and axis not in (1, "columns")):
             raise refusal("dropping rows by label", "positional", "row labels are private; filter instead")
         dropped = columns if columns is not None else labels
-        data: pd.DataFrame = self._data.drop(columns=dropped, level=level, errors=errors)
+        data: pd.DataFrame = self._private.drop(columns=dropped, level=level, errors=errors)
         return self._wrap(data)
 
     def add_prefix(self, prefix: str) -> ProtectedFrame:
         """Prefix the column labels."""
-        return self._wrap(self._data.add_prefix(prefix, axis=1))
+        return self._wrap(self._private.add_prefix(prefix, axis=1))
 
     def add_suffix(self, suffix: str) -> ProtectedFrame:
         """Suffix the column labels."""
-        return self._wrap(self._data.add_suffix(suffix, axis=1))
+        return self._wrap(self._private.add_suffix(suffix, axis=1))
 
     def select_dtypes(self, include: Any = None, exclude: Any = None) -> ProtectedFrame:
         """The columns of the given dtypes."""
-        data: pd.DataFrame = self._data.select_dtypes(include=include, exclude=exclude)
+        data: pd.DataFrame = self._private.select_dtypes(include=include, exclude=exclude)
         return self._wrap(data)
 
     def filter(self, items: Any = None, like: str | None = None, regex: str | None = None,
@@ -1252,7 +1297,7 @@ class ProtectedFrame(Protected):
         """Columns by name (``items``, ``like``, ``regex``); filtering rows by label is refused."""
         if axis not in (None, 1, "columns"):
             raise refusal("filter(axis=0)", "positional", "row labels are private")
-        return self._wrap(self._data.filter(items=items, like=like, regex=regex, axis=1))
+        return self._wrap(self._private.filter(items=items, like=like, regex=regex, axis=1))
 
     # -- row-wise reductions across columns -----------------------------------------------------
     def _across(self, name: str, axis: Any, **kwargs: Any) -> ProtectedSeries:
@@ -1304,7 +1349,7 @@ class ProtectedFrame(Protected):
             raise refusal("ProtectedFrame.apply(axis=0)", "cross_row")
         if isinstance(func, str):
             raise attribute_refusal(self._kind, func)
-        template = pd.Series([], index=self._data.index[:0], dtype=object)
+        template = pd.Series([], index=self._private.index[:0], dtype=object)
 
         def run(d: pd.DataFrame) -> pd.Series[Any]:
             if len(d) == 0:
@@ -1319,7 +1364,7 @@ class ProtectedFrame(Protected):
     def map(self, func: Callable[[Any], Any], na_action: Literal["ignore"] | None = None, *, dtype: Any = None,
             **kwargs: Any) -> ProtectedFrame:
         """``func`` applied to every value: plain values of object dtype, or ``dtype`` (see :meth:`ProtectedSeries.map`)."""
-        dtypes = pd.Series(np.dtype(object), index=self._data.columns)
+        dtypes = pd.Series(np.dtype(object), index=self._private.columns)
         boxed = boxing(func)
 
         def run(d: pd.DataFrame) -> pd.DataFrame:
@@ -1338,7 +1383,7 @@ class ProtectedFrame(Protected):
         _no_inplace("ProtectedFrame.set_index", inplace)
         if verify_integrity:
             raise refusal("set_index(verify_integrity=True)", "exact", "whether labels repeat is private")
-        data = self._data
+        data = self._private
         keys_list = keys if isinstance(keys, list) else [keys]
         for key in keys_list:
             if not (_is_label(key) and key in data.columns):
@@ -1348,34 +1393,35 @@ class ProtectedFrame(Protected):
         names = list(data.index.names)
         current = {name: data.index.get_level_values(i) for i, name in enumerate(names)}
         kept = [name for name in names if append and name != UNIT_LEVEL]
-        # The new labels keep their column's dtype: pandas would infer the type of object labels from
-        # the values (and reset_index would show it).
-        # Unhashable values (lists) become missing labels: an error from one of them would show it exists.
-        new: list[pd.Series[Any]] = [hashable_or_missing(data.loc[:, k]) for k in keys_list]
-        arrays = [*(current[n] for n in kept), *(pd.Index(c, dtype=data[k].dtype, name=k) for c, k in zip(new, keys_list)),
+        # The new labels keep their column's dtype, and object values their own types (labels.py).
+        arrays = [*(current[n] for n in kept),
+                  *(_level_of(data.loc[:, k]) for k in keys_list),
                   current[UNIT_LEVEL]]
         keyed = data.drop(columns=keys_list) if drop else data.copy(deep=False)
-        with shielded("ProtectedFrame.set_index"):  # e.g. unhashable values in the new labels
+        with shielded("ProtectedFrame.set_index"):
             keyed.index = pd.MultiIndex.from_arrays(arrays, names=[*kept, *keys_list, UNIT_LEVEL])
         return self._wrap(keyed, self._rows.derived())
 
     def reset_index(self, level: Any = None, *, drop: bool = False, inplace: bool = False) -> ProtectedFrame:
-        """Move row labels (set by ``set_index`` or given at ``protect()``) back into columns, or drop them."""
+        """Move row labels (set by ``set_index`` or given at ``protect()``) back into columns, or drop them.
+
+        Each row gets back the very value it had: pandas would infer one type for all the values of an
+        object level (``[1, 1.5]`` as floats), so that one row's value changed another's.
+        """
         _no_inplace("ProtectedFrame.reset_index", inplace)
-        user = _user_levels(self._data)
+        data = self._private
+        names = list(data.index.names)
+        user: list[Any] = [i for i, name in enumerate(names) if name != UNIT_LEVEL]
         if level is None:
             chosen = user
         else:
-            chosen = list(level) if isinstance(level, (list, tuple)) else [level]
-            if UNIT_LEVEL in chosen or any(c not in user for c in chosen):
-                raise KeyError(f"reset_index: the row labels are {user}")
+            wanted = list(level) if isinstance(level, (list, tuple)) else [level]
+            chosen = [i for i in user if names[i] in wanted or i in wanted]
+            if len(chosen) != len(wanted):
+                raise KeyError(f"reset_index: the row labels are {[names[i] for i in user]}")
         if not chosen:
             return self.copy()
-        dtypes = level_dtypes(self._data)
-        flat = self._data.reset_index(level=chosen, drop=drop)
-        if not drop:
-            for name in chosen:  # as labels had them: pandas would infer the type of object labels
-                flat[name] = convert(flat[name], dtypes[name])
+        flat = data.droplevel(chosen) if drop else flattened(data, chosen)
         return self._wrap(flat, self._rows.derived())
 
     def melt(self, id_vars: Any = None, value_vars: Any = None, var_name: Any = None, value_name: Any = "value",
@@ -1386,7 +1432,7 @@ class ProtectedFrame(Protected):
                           col_level=col_level, ignore_index=False)
 
         with shielded("ProtectedFrame.melt"):
-            data: pd.DataFrame = structural(run, [self._data], "ProtectedFrame.melt")
+            data: pd.DataFrame = structural(run, [self._private], "ProtectedFrame.melt")
         return self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
 
     def stack(self) -> ProtectedSeries:
@@ -1396,7 +1442,7 @@ class ProtectedFrame(Protected):
             return stacked.reorder_levels(_unit_last(stacked.index.names))
 
         with shielded("ProtectedFrame.stack"):
-            stacked = structural(run, [self._data], "ProtectedFrame.stack")
+            stacked = structural(run, [self._private], "ProtectedFrame.stack")
         result: ProtectedSeries = self._wrap(stacked, self._rows.derived())
         return result
 
@@ -1431,7 +1477,7 @@ class _AccessorProxy:
 
     def __init__(self, series: ProtectedSeries) -> None:
         self._series = series
-        empty = series._data.iloc[:0]
+        empty = series._private.iloc[:0]
         try:
             self._empty_accessor = getattr(empty, self._name)
         except AttributeError as error:
@@ -1472,10 +1518,30 @@ class _AccessorProxy:
             if accessor == "dt" and name == "to_period" and not args and kwargs.get("freq") is None:
                 raise refusal(f"{operation}() without freq", "private_values",
                               "pandas would infer the frequency from the values", instead="pass freq=")
+            if accessor == "str" and name == "get" and series.dtype == object:
+                return series._rowwise(lambda d: _elements(d, *args, **kwargs), operation=operation, widen=widen)
             return series._rowwise(lambda d: getattr(getattr(d, accessor), name)(*args, **kwargs),
                                    operation=operation, widen=widen)
 
         return method
+
+
+class _Opaque:
+    """A value no type inference can convert (see :func:`_elements`)."""
+
+
+def _elements(column: pd.Series[Any], i: Any) -> pd.Series[Any]:
+    """``column.str.get(i)`` of an object column, each row's element of its own type.
+
+    pandas infers one type for the elements it gets: with a missing one, everybody's ``1`` becomes ``1.0``,
+    so one row would change another's. A row of its own, ``{i: <an opaque object>}``, keeps the result an
+    object column; it is taken out again.
+    """
+    values = np.empty(len(column) + 1, dtype=object)
+    values[:-1] = column.to_numpy(dtype=object)
+    values[-1] = {i: _Opaque()}
+    got = pd.Series(values, dtype=object).str.get(i)
+    return pd.Series(got.to_numpy(dtype=object)[:-1], index=column.index, name=column.name, dtype=object)
 
 
 class _StringMethods(_AccessorProxy):
@@ -1506,7 +1572,7 @@ class ProtectedSeries(Protected):
     __slots__ = ()
     _kind = "ProtectedSeries"
     _pandas = pd.Series
-    _data: pd.Series[Any]
+    _private: pd.Series[Any]
 
     @property
     def dp(self) -> SeriesAccessor:
@@ -1518,17 +1584,17 @@ class ProtectedSeries(Protected):
     @property
     def name(self) -> Hashable:
         """The column's name."""
-        return self._data.name
+        return self._private.name
 
     @property
     def dtype(self) -> Any:
         """The column's dtype."""
-        return self._data.dtype
+        return self._private.dtype
 
     @property
     def dtypes(self) -> Any:
         """The column's dtype (as ``Series.dtypes``)."""
-        return self._data.dtype
+        return self._private.dtype
 
     def __repr__(self) -> str:
         return f"ProtectedSeries({self.name!r}: {self.dtype}; rows hidden)\n{self._budget_line()}"
@@ -1550,11 +1616,11 @@ class ProtectedSeries(Protected):
         _no_inplace("ProtectedSeries.rename", inplace)
         if kwargs or not _is_label(index) or pd.api.types.is_dict_like(index) or callable(index):
             raise refusal("renaming row labels", "positional", "row labels are private")
-        return self._wrap(self._data.rename(index))
+        return self._wrap(self._private.rename(index))
 
     def to_frame(self, name: Any = None) -> ProtectedFrame:
         """A one-column protected frame."""
-        data = self._data.to_frame() if name is None else self._data.to_frame(name)
+        data = self._private.to_frame() if name is None else self._private.to_frame(name)
         result: ProtectedFrame = self._wrap(data)
         return result
 
@@ -1680,7 +1746,7 @@ def refuse_protected(obj: Any, operation: str) -> None:
 def parts(obj: Any) -> tuple[Any, Protection, SampleAccount | None] | None:
     """The pandas data, protection and sample account of a protected object (None for anything else)."""
     if isinstance(obj, Protected):
-        return obj._data, obj._protection, obj._rows.sample
+        return obj._private, obj._protection, obj._rows.sample
     return None
 
 

@@ -32,6 +32,7 @@ from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
 from dpframe.protection.analyst import plain_column, public_value
+from dpframe.protection.labels import labelled, plain_index
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
 from dpframe.protection.units import BOUNDED_LINE, UNIT_LEVEL, Protection, unit_codes, unit_ids
@@ -306,7 +307,7 @@ def _with_units(data: Any, units: Any) -> Any:
         # The default index carries no information: the unit record replaces it.
         marked.index = unit_index
     else:
-        levels = [original.get_level_values(i) for i in range(original.nlevels)]
+        levels = [labelled(original.get_level_values(i)) for i in range(original.nlevels)]
         marked.index = pd.MultiIndex.from_arrays([*levels, unit_index], names=[*original.names, UNIT_LEVEL])
     marked.attrs = {}
     return marked
@@ -363,7 +364,8 @@ def unprotected(obj: Protected) -> Any:
     protection.budget._charge(Cost(), query="unprotected", mechanism="none: exact data", noise="none",
                               rule="not a release: the trusted curator's exact copy; nothing derived from it is private")
     if data.index.nlevels > 1:
-        plain = data.droplevel(UNIT_LEVEL)
+        dropped = data.droplevel(UNIT_LEVEL)
+        plain = dropped.set_axis(plain_index(dropped.index), axis=0)
     elif protection.privacy_unit is None:
         # Row numbers, as before protect(); a RangeIndex stays one, so the fingerprint of the same rows
         # matches their budget again if the mark is lost.

@@ -34,7 +34,7 @@ import decimal
 import numbers
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -65,9 +65,18 @@ def quiet() -> Iterator[None]:
     ...     float(np.float64(1.0) / np.float64(0.0))
     inf
     """
-    with interruptible(), warnings.catch_warnings(), np.errstate(all="ignore"):
+    with interruptible(), warnings.catch_warnings(), np.errstate(all="ignore"), _no_silent_downcasting():
         warnings.simplefilter("ignore")
         yield
+
+
+def _no_silent_downcasting() -> AbstractContextManager[Any]:
+    """pandas 2's ``where``, ``fillna`` and ``replace`` infer a narrower type for an object result from *all*
+    its values (``[1, 'a']`` with 'a' replaced by 2.5 becomes floats: 1 -> 1.0), so one row would change
+    another's; pandas 3 no longer does (and deprecates the option that stops it)."""
+    if pd.__version__ >= "3":
+        return nullcontext()
+    return pd.option_context("future.no_silent_downcasting", True)
 
 
 @contextmanager
@@ -97,8 +106,9 @@ def is_constant(value: Any) -> bool:
     >>> is_constant(3), is_constant("x"), is_constant(None), is_constant([1, 2]), is_constant(pd.Series([1]))
     (True, True, True, False, False)
     """
-    return value is None or value is pd.NA or value is pd.NaT or isinstance(
-        value,
+    # The real type, not isinstance: an object's __class__ property could claim to be text.
+    return value is None or value is pd.NA or value is pd.NaT or issubclass(
+        type(value),
         (numbers.Number, str, bytes, np.generic, datetime.date, datetime.time, datetime.timedelta,
          pd.Timestamp, pd.Timedelta, pd.Period, pd.Interval, decimal.Decimal),
     )
@@ -196,10 +206,21 @@ def missing_value(dtype: Any) -> Any:
 
 
 def empty_like(operand: Any) -> Any:
-    """A pandas operand with no rows (same dtypes, columns and index levels); other operands as they are."""
-    if isinstance(operand, (pd.DataFrame, pd.Series)):
-        return operand.iloc[:0]
-    return operand
+    """A pandas operand with no rows (same dtypes, columns and index levels); other operands as they are.
+
+    A sliced MultiIndex keeps every value of its levels, used or not: they are dropped, so that an operation
+    on the levels (sorting them) meets no value.
+
+    >>> index = pd.MultiIndex.from_arrays([pd.Index(["a", 1], dtype=object), [0, 1]])
+    >>> empty_like(pd.Series([1, 2], index=index)).index.levels[0].tolist()
+    []
+    """
+    if not isinstance(operand, (pd.DataFrame, pd.Series)):
+        return operand
+    empty = operand.iloc[:0]
+    if isinstance(empty.index, pd.MultiIndex):
+        empty = empty.set_axis(empty.index.remove_unused_levels(), axis=0)
+    return empty
 
 
 def _dtypes(result: PandasObject) -> Dtypes:
@@ -351,20 +372,42 @@ def _missing_rows(template: PandasObject, dtypes: Dtypes, index: pd.Index[Any]) 
 
 
 def conform(result: Any, dtypes: Dtypes, template: Any = None) -> Any:
-    """``result`` converted to ``dtypes`` (per column for frames), without raising on any value."""
+    """``result`` converted to ``dtypes`` (per column for frames), without raising on any value.
+
+    A missing value of an object column is None, however pandas wrote it: pandas writes None or nan
+    depending on the *other* values (``.str`` methods, ``explode``, ``melt``), so the marker in one row would
+    tell about another.
+
+    >>> conform(pd.Series(["a", float("nan"), None], dtype=object), np.dtype(object)).tolist()
+    ['a', None, None]
+    """
     if isinstance(result, pd.DataFrame):
         if template is not None and not result.columns.equals(template.columns):
             raise DPFrameError("a row-wise operation produced columns that depend on the data; it is refused")
         out = result.copy(deep=False)
         for position, dtype in enumerate(dtypes):
             column = out.iloc[:, position]
-            if column.dtype != dtype:
+            converted = one_missing(convert(column, dtype))
+            if converted is not column:
                 # A Series keeps its dtype; an array would be re-inferred (pandas-stubs list no Series here).
-                out.isetitem(position, convert(column, dtype))  # type: ignore[arg-type]
+                out.isetitem(position, converted)  # type: ignore[arg-type]
         return out
     if isinstance(template, pd.Series):
         result = result.rename(template.name)
-    return convert(result, dtypes)
+    return one_missing(convert(result, dtypes))
+
+
+def one_missing(series: pd.Series[Any]) -> pd.Series[Any]:
+    """An object column whose missing values are all None (other columns as they are; see :func:`conform`)."""
+    if series.dtype != object:
+        return series
+    values = series.to_numpy(dtype=object)
+    missing = pd.isna(values)
+    if not missing.any() or all(v is None for v in values[missing]):
+        return series
+    values = values.copy()
+    values[missing] = None
+    return pd.Series(values, index=series.index, name=series.name, dtype=object)
 
 
 def convert(series: pd.Series[Any], dtype: Any) -> pd.Series[Any]:

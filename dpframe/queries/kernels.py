@@ -191,8 +191,10 @@ def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
             return codes
         table = np.append(keys.get_indexer(series.cat.categories), -1)  # table[-1] = -1 keeps missing
         return table[codes]
+    # An object column stays one: pandas would infer a type from the values (all Timestamps: dates).
+    values = pd.Index(series.to_numpy(dtype=object), dtype=object) if series.dtype == object else pd.Index(series)
     try:
-        codes = keys.get_indexer(pd.Index(series))
+        codes = keys.get_indexer(values)
     except TypeError:
         codes = keys.get_indexer(pd.Index(hashable_or_missing(series)))
     return codes.astype(np.int64, copy=False)

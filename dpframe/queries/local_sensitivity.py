@@ -80,6 +80,7 @@ from dpframe.noise.discrete import MAX_LAPLACE_SCALE, _bern_exp_int, sample_bern
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
 from dpframe.noise.random import RandomSource, _buffered, current_source, random_bits, uniform_below
 from dpframe.protection.analyst import guarded
+from dpframe.protection.labels import plain_index
 from dpframe.protection.rowwise import quiet
 from dpframe.protection.units import UNIT_LEVEL, unit_codes, unit_ids
 from dpframe.queries import kernels
@@ -646,7 +647,8 @@ def _block_output(func: Callable[[pd.DataFrame], Any], block: pd.DataFrame, name
 def _plain(obj: pd.DataFrame) -> pd.DataFrame:
     """The frame without its unit record, as the analyst's function sees a block."""
     if obj.index.nlevels > 1:
-        return obj.droplevel(UNIT_LEVEL)
+        dropped = obj.droplevel(UNIT_LEVEL)
+        return dropped.set_axis(plain_index(dropped.index), axis=0)
     return obj.reset_index(drop=True)
 
 

@@ -1,0 +1,99 @@
+"""Row labels made from values: equal values of different types stay apart, and each row keeps its own.
+
+pandas builds a level of row labels by factorising its values, and equal values of different types --
+``1``, ``1.0``, ``True``, ``Decimal(1)`` -- become one label, in the type of whichever row came first;
+reading the labels back (``reset_index``) infers one type for all of them (``[1, 1.5]`` comes back as
+``[1.0, 1.5]``). Either lets one person's value change another person's row: a later
+``map(lambda v: type(v) is float)`` and a count would add that up over everybody.
+
+So a protected object keeps every level of object dtype as :class:`Label` objects: a label is equal only
+to a label of the same type and value, so factorising (``set_index``, ``merge``, ``concat``) keeps them
+apart, and reading them back (:func:`values_of`) gives each row the very value it had. Levels of other
+dtypes hold one type, and stay as pandas makes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpframe.protection.analyst import plain_column
+
+
+class Label:
+    """One row's label value, equal only to a label of the same type and value (missing values: same type).
+
+    >>> Label(1) == Label(1), Label(1) == Label(1.0), Label(float("nan")) == Label(float("nan"))
+    (True, False, True)
+    """
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        missing = type(value) not in (tuple, frozenset, dict) and bool(pd.isna(value))  # plain values only
+        self._key = (type(value), None if missing else value)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Label and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __lt__(self, other: Label) -> bool:  # sort_index: as the values sort (mixed types fail, as in pandas)
+        return bool(self.value < other.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Label, (self.value,))
+
+
+def labelled(level: pd.Index[Any]) -> pd.Index[Any]:
+    """A level of row labels as a protected object keeps it: object values as :class:`Label` objects.
+
+    Values that cannot be hashed (a dict) become missing labels: an error from one would show it exists.
+
+    >>> labelled(pd.Index([1, 1.0], dtype=object)).nunique(), labelled(pd.Index([1, 2])).dtype
+    (2, dtype('int64'))
+    """
+    if level.dtype != object:
+        return level
+    values = plain_column(pd.Series(level.to_numpy(dtype=object), dtype=object)).to_numpy()
+    labels = np.empty(len(values), dtype=object)
+    for position, value in enumerate(values):  # a Python loop, as pandas' own hashing of object labels
+        try:
+            labels[position] = Label(value)
+            hash(labels[position])
+        except TypeError:  # plain values raise only TypeError (unhashable)
+            labels[position] = Label(None)
+    return pd.Index(labels, dtype=object, name=level.name)
+
+
+def values_of(level: pd.Index[Any]) -> pd.Index[Any]:
+    """The values of a level of row labels: the :class:`Label` objects opened, without inferring a type.
+
+    >>> values_of(labelled(pd.Index([1, 1.5], dtype=object))).tolist()
+    [1, 1.5]
+    """
+    if level.dtype != object:
+        return level
+    values = np.empty(len(level), dtype=object)
+    for position, label in enumerate(level.to_numpy(dtype=object)):
+        values[position] = label.value if type(label) is Label else label
+    return pd.Index(values, dtype=object, name=level.name)
+
+
+def plain_index(index: pd.Index[Any]) -> pd.Index[Any]:
+    """An index with the values of its levels (:func:`values_of`), for the curator or the analyst's function.
+
+    >>> plain_index(pd.MultiIndex.from_arrays([labelled(pd.Index([1, "a"], dtype=object)), [0, 1]])).tolist()
+    [(1, 0), ('a', 1)]
+    """
+    levels = [values_of(index.get_level_values(i)) for i in range(index.nlevels)]
+    if index.nlevels == 1:
+        return levels[0]
+    return pd.MultiIndex.from_arrays(levels, names=index.names)
