@@ -14,6 +14,7 @@ dtypes hold one type, and stay as pandas makes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -84,7 +85,38 @@ def values_of(level: pd.Index[Any]) -> pd.Index[Any]:
     values = np.empty(len(level), dtype=object)
     for position, label in enumerate(level.to_numpy(dtype=object)):
         values[position] = label.value if type(label) is Label else label
-    return pd.Index(values, dtype=object, name=level.name)
+    return pd.Index(values, dtype=object, name=level.name, tupleize_cols=False)
+
+
+def index_of(levels: Sequence[pd.Index[Any]], names: Sequence[Any] | None = None) -> pd.Index[Any]:
+    """One index from the values of its levels, as ``pd.MultiIndex.from_arrays`` makes it, but without its
+    categorical step, which reads a level of tuples of one length as a second dimension and raises -- only
+    for such values, so the error would depend on them. A single level stays a flat index.
+
+    >>> index_of([pd.Index([(1, 2), (3, 4)], dtype=object, tupleize_cols=False), pd.Index(["a", "b"])]).tolist()
+    [((1, 2), 'a'), ((3, 4), 'b')]
+    """
+    names = [level.name for level in levels] if names is None else list(names)
+    if len(levels) == 1:
+        return levels[0].rename(names[0])
+    factorised = [pd.factorize(level, use_na_sentinel=True) for level in levels]
+    uniques: Any = [unique for _, unique in factorised]  # pandas-stubs take levels for plain sequences only
+    codes: Any = [code for code, _ in factorised]
+    return pd.MultiIndex(levels=uniques, codes=codes, names=names, verify_integrity=False)
+
+
+def product_index(keys: Sequence[pd.Index[Any]], names: Sequence[Any]) -> pd.Index[Any]:
+    """Every combination of ``keys`` (each unique), as ``pd.MultiIndex.from_product`` makes it (see :func:`index_of`).
+
+    >>> product_index([pd.Index([(1, 2), (3, 4)], dtype=object, tupleize_cols=False), pd.Index(["a"])],
+    ...               ["t", "c"]).tolist()
+    [((1, 2), 'a'), ((3, 4), 'a')]
+    """
+    if len(keys) == 1:
+        return keys[0].rename(names[0])
+    grid: Any = list(np.indices([len(k) for k in keys]).reshape(len(keys), -1))
+    levels: Any = list(keys)
+    return pd.MultiIndex(levels=levels, codes=grid, names=list(names), verify_integrity=False)
 
 
 def plain_index(index: pd.Index[Any]) -> pd.Index[Any]:
@@ -93,7 +125,4 @@ def plain_index(index: pd.Index[Any]) -> pd.Index[Any]:
     >>> plain_index(pd.MultiIndex.from_arrays([labelled(pd.Index([1, "a"], dtype=object)), [0, 1]])).tolist()
     [(1, 0), ('a', 1)]
     """
-    levels = [values_of(index.get_level_values(i)) for i in range(index.nlevels)]
-    if index.nlevels == 1:
-        return levels[0]
-    return pd.MultiIndex.from_arrays(levels, names=index.names)
+    return index_of([values_of(index.get_level_values(i)) for i in range(index.nlevels)], index.names)

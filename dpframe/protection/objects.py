@@ -48,7 +48,7 @@ from dpframe.protection.analyst import (
     sorting_key,
     unboxed,
 )
-from dpframe.protection.labels import labelled, values_of
+from dpframe.protection.labels import index_of, labelled, values_of
 from dpframe.protection.rowwise import (
     common_dtype,
     constant,
@@ -135,7 +135,7 @@ def with_levels(frame: pd.DataFrame, names: list[Any], dtypes: Mapping[Any, Any]
     arrays = [_level_of(convert(frame.loc[:, n], dtypes[n])) if n != UNIT_LEVEL
               else pd.Index(convert(frame.loc[:, n], dtypes[n]), name=n) for n in names]
     out = frame.drop(columns=names)
-    out.index = pd.MultiIndex.from_arrays(arrays, names=names) if len(arrays) > 1 else arrays[0]
+    out.index = index_of(arrays, names)
     return out
 
 
@@ -1399,7 +1399,7 @@ class ProtectedFrame(Protected):
                   current[UNIT_LEVEL]]
         keyed = data.drop(columns=keys_list) if drop else data.copy(deep=False)
         with shielded("ProtectedFrame.set_index"):
-            keyed.index = pd.MultiIndex.from_arrays(arrays, names=[*kept, *keys_list, UNIT_LEVEL])
+            keyed.index = index_of(arrays, [*kept, *keys_list, UNIT_LEVEL])
         return self._wrap(keyed, self._rows.derived())
 
     def reset_index(self, level: Any = None, *, drop: bool = False, inplace: bool = False) -> ProtectedFrame:

@@ -32,7 +32,7 @@ from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
 from dpframe.protection.analyst import plain_column, public_value
-from dpframe.protection.labels import labelled, plain_index
+from dpframe.protection.labels import index_of, labelled, plain_index
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
 from dpframe.protection.units import BOUNDED_LINE, UNIT_LEVEL, Protection, unit_codes, unit_ids
@@ -184,11 +184,12 @@ def _plain_objects(data: Any) -> Any:
             out.isetitem(position, converted)  # type: ignore[arg-type]
     index = out.index
     levels = [index.get_level_values(i) for i in range(index.nlevels)]
-    plain_levels = [pd.Index(plain_column(pd.Series(level, dtype=object)), dtype=object, name=level.name)
+    plain_levels = [pd.Index(plain_column(pd.Series(level, dtype=object)), dtype=object, name=level.name,
+                             tupleize_cols=False)
                     if level.dtype == object else level for level in levels]
     if any(new is not old for new, old in zip(plain_levels, levels)):
         out = out.copy(deep=False) if out is frame else out
-        out.index = pd.MultiIndex.from_arrays(plain_levels) if index.nlevels > 1 else plain_levels[0]
+        out.index = index_of(plain_levels, index.names)
     return out if isinstance(data, pd.DataFrame) else out.iloc[:, 0]
 
 
@@ -308,7 +309,7 @@ def _with_units(data: Any, units: Any) -> Any:
         marked.index = unit_index
     else:
         levels = [labelled(original.get_level_values(i)) for i in range(original.nlevels)]
-        marked.index = pd.MultiIndex.from_arrays([*levels, unit_index], names=[*original.names, UNIT_LEVEL])
+        marked.index = index_of([*levels, unit_index], [*original.names, UNIT_LEVEL])
     marked.attrs = {}
     return marked
 

@@ -44,6 +44,7 @@ from pandas.core.dtypes.cast import find_common_type  # type: ignore[attr-define
 
 from dpframe.errors import DPFrameError
 from dpframe.protection.analyst import interruptible, passed_on, public_value
+from dpframe.protection.labels import index_of
 from dpframe.protection.rules import refusal
 
 PandasObject = pd.DataFrame | pd.Series
@@ -322,7 +323,7 @@ def conform_labels(result: Any, template: Any) -> Any:
         levels.append(level)
     if not changed:
         return result
-    labels = pd.MultiIndex.from_arrays(levels) if len(levels) > 1 else levels[0]
+    labels = index_of(levels)
     return result.set_axis(labels, axis=0)
 
 

@@ -219,7 +219,7 @@ def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
     elif series.dtype == object:
         tagged = series.map(_tagged, na_action="ignore")
         codes, uniques = _factorize(tagged)
-        return codes, pd.Index([value for _, value in uniques], dtype=object)
+        return codes, pd.Index([value for _, value in uniques], dtype=object, tupleize_cols=False)
     return _factorize(series)
 
 

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
+from dpframe.protection.labels import index_of, product_index
 from dpframe.queries import kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note, pure_share, query_share
 from dpframe.queries.grouped import ColumnGroupBy, aggregate, parts_of
@@ -82,7 +83,7 @@ class Partitioning:
         for level, (column, keys) in enumerate(zip(self.columns, self.keys)):
             if keys is None:
                 values = cells if cells.nlevels == 1 else cells.get_level_values(level)
-                target.protection.remember_categories(column, pd.Index(values.unique()))
+                target.protection.remember_categories(column, pd.Index(values.unique(), tupleize_cols=False))
 
     @property
     def public(self) -> bool:
@@ -99,7 +100,7 @@ class Partitioning:
         keys = [k for k in self.keys if k is not None]
         if len(keys) == 1:
             return keys[0].rename(self.columns[0])
-        return pd.MultiIndex.from_product(keys, names=list(self.columns))
+        return product_index(keys, list(self.columns))
 
     def column_codes(self, target: Target) -> tuple[list[kernels.Codes], list[int], list[pd.Index[Any]]]:
         """After charging: each column's codes, its number of keys, and its keys (observed if not public)."""
@@ -129,11 +130,7 @@ class Partitioning:
         out[combined >= 0] = compact
         positions = np.unravel_index(used, sizes)
         arrays = [keys[pos] for keys, pos in zip(observed, positions)]
-        cells: pd.Index[Any]
-        if len(arrays) == 1:
-            cells = pd.Index(arrays[0], name=self.columns[0])
-        else:
-            cells = pd.MultiIndex.from_arrays(arrays, names=list(self.columns))
+        cells = index_of(arrays, list(self.columns))
         # In order of first appearance, which is private: callers put the cells they
         # release in public_order (after selection, so unreleased keys play no part).
         return out, cells
@@ -475,9 +472,8 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
     if counts.threshold is not None:
         note = f"{selected}; the others are not shown"
     if counts.remainder is not None:
-        label: Any = OTHER if cells.nlevels == 1 else (OTHER,) * cells.nlevels
-        cells = cells.append(pd.Index([label], tupleize_cols=False) if cells.nlevels == 1
-                             else pd.MultiIndex.from_tuples([label], names=cells.names))
+        cells = index_of([cells.get_level_values(i).append(pd.Index([OTHER], dtype=object))
+                          for i in range(cells.nlevels)], cells.names)
         values = np.r_[values, counts.remainder.count]
         stds = np.r_[stds, counts.remainder.noise.std]
         halves = np.r_[halves, counts.remainder.noise.halfwidth(LEVEL)]

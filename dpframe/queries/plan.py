@@ -341,7 +341,7 @@ def public_keys(series: pd.Series[Any], declared: Iterable[Any] | None) -> pd.In
     if declared is not None:
         if isinstance(declared, (str, bytes)):
             raise TypeError(f"keys for {series.name!r} must be a list of values, got a string")
-        keys: pd.Index[Any] = pd.Index(public_value(list(declared), f"keys for {series.name!r}"))
+        keys: pd.Index[Any] = pd.Index(public_value(list(declared), f"keys for {series.name!r}"), tupleize_cols=False)
         if len(keys) == 0:
             raise ValueError(f"the declared keys for {series.name!r} are empty")
         if not keys.is_unique:
