@@ -1286,3 +1286,154 @@ def test_bug_12_keys_made_of_tuples_of_one_length() -> None:
 
     without, with_target = both(frame_of, shapes, delta=1e-3)
     assert without == with_target, (without, with_target)
+
+
+# -- an independent adversarial review's findings (after the bugs above were fixed), as regression tests ------
+
+
+def others(frame_of_rows: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Everybody else's values of the protected result (curator's view, type and value), in row order."""
+    def observe(p: Any) -> Any:
+        values = frame_of_rows(p).dp.unprotected()
+        column = values if isinstance(values, pd.Series) else values.iloc[:, -1]
+        return [(type(v).__name__, repr(v)) for v in column.tolist()[:3]]
+    return observe
+
+
+def test_review_a_fraction_subclass_is_no_epsilon() -> None:
+    """A Fraction subclass as epsilon= ran its own arithmetic inside dpframe: the noise's scale (zero) and the
+    amount charged (nothing). Privacy parameters are read by exact type."""
+    from fractions import Fraction
+
+    from dpframe.accounting.costs import Amount
+
+    class Sly(Fraction):
+        def __rtruediv__(self, other: Any) -> Any:
+            return Fraction(0)
+
+    p = salaries(True).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(TypeError, match="Sly"):
+        p.dp.count(epsilon=Sly(1, 1000))
+    forged = Amount(Fraction(1, 10))
+    object.__setattr__(forged, "exact", Sly(1, 10))
+    with pytest.raises(TypeError, match="Sly"):
+        p.dp.count(epsilon=forged)
+    assert p.dp.budget.spent.epsilon.exact == 0 and len(p.dp.budget.ledger) == 0
+
+
+def test_review_agg_subclasses_inside_an_expression_are_refused() -> None:
+    """An analyst's subclass of agg.Count inside 2 * ... or agg.maximum(...) set its own sensitivity."""
+    from dpframe import agg
+
+    class Whisper(type(agg.count())):  # type: ignore[misc]
+        def _sensitivity(self, contributions: int) -> Any:
+            from fractions import Fraction
+            return Fraction(1, 10**9)
+
+    whisper = Whisper(where="n > 50")
+    p = salaries(True).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    for make in (lambda: 2 * whisper, lambda: agg.maximum(whisper, 0), lambda: abs(whisper),
+                 lambda: agg.clip(whisper, 0, 1)):
+        with pytest.raises(TypeError):
+            make()
+    with pytest.raises(TypeError):
+        p.dp.above_threshold([whisper], threshold=1, epsilon=0.1)
+    assert len(p.dp.budget.ledger) == 0
+
+
+def test_review_explode_and_melt_keep_each_rows_type() -> None:
+    """pandas converts an object column whose values are all datetimes to Timestamps (explode, melt): one other
+    value from the target kept everybody's datetime.datetime."""
+    def marked(p: Any) -> Any:
+        return p.assign(m=p["n"].map(lambda v: 0 if v == TARGET_N else datetime.datetime(2020, 1, 1)))
+
+    for operation in (lambda p: marked(p).explode("m")["m"], lambda p: marked(p).melt(id_vars=["n"])["value"]):
+        without, with_target = both(salaries, others(operation))
+        assert without == with_target, (without, with_target)
+    with pytest.raises(RefusedError, match="sparse"):
+        marked(salaries(True).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory()))["m"].astype(
+            "Sparse[object]")
+
+
+def test_review_row_reductions_over_objects_are_per_row() -> None:
+    """mean(axis=1) over object columns gave all rows one type: one complex mean made every mean complex."""
+    def means(p: Any) -> Any:
+        v = p["n"].map(lambda s: complex(1, 1) if s == TARGET_N else (1 if s % 2 else 2.5))
+        return p.assign(a=v, b=v)[["a", "b"]].mean(axis=1)
+
+    without, with_target = both(salaries, others(means))
+    assert without == with_target, (without, with_target)
+
+
+def test_review_sorting_labels_and_merge_keys_of_mixed_types_never_raise() -> None:
+    """A numpy scalar and a tuple among object labels made set_index raise (their comparison gives an array);
+    merge(sort=True) raised on keys of mixed types -- both only when such values existed."""
+    public = pd.DataFrame({"k": pd.Series([(1, 2), 3], dtype=object), "w": [1.0, 2.0]})
+
+    def labels(p: Any) -> Any:
+        z = p.assign(k=p["n"].map(lambda v: (1, 2) if v == TARGET_N else np.float64(v)))
+        return [list(z.set_index("k").sort_index().reset_index().dtypes.astype(str)),
+                list(z.merge(public, on="k", sort=True).dtypes.astype(str))]
+
+    without, with_target = both(salaries, labels)
+    assert without == with_target, (without, with_target)
+
+
+def test_review_text_methods_of_bytes_and_text_parsing_are_per_row() -> None:
+    """pandas refuses .str.upper on a column of bytes only, and (pandas 2) parses a column of integer texts
+    exactly and any other one with a less exact parser: the target's value changed everybody else's."""
+    def upper(p: Any) -> Any:
+        return p["n"].map(lambda v: "a" if v == TARGET_N else b"x").str.upper()
+
+    def parsed(p: Any) -> Any:
+        return p["n"].map(lambda v: "x" if v == TARGET_N else "5258986265376043509").astype("float64")
+
+    for operation in (upper, parsed):
+        without, with_target = both(salaries, others(operation))
+        assert without == with_target, (without, with_target)
+
+
+def test_review_decimal_keys_and_canonical_labels() -> None:
+    """A Decimal('1e1000000') made private key selection raise (normalize overflowed) only where it existed; and
+    a group of equal values was released with its first row's label ((True,) or (1,), frozenset({-0.0})...)."""
+    def frame_of(with_target: bool) -> pd.DataFrame:
+        return pd.DataFrame({"n": ([TARGET_N] if with_target else []) + [41, 52, 63] * 100})
+
+    def keys(p: Any) -> Any:
+        released = []
+        for make in (lambda v: (True,) if v == TARGET_N else (1,), lambda v: frozenset({-0.0 if v == TARGET_N else 0.0}),
+                     lambda v: decimal.Decimal("1e1000000") if v == TARGET_N else decimal.Decimal("-0")):
+            with seeded_noise(0):
+                counts = p["n"].map(make).dp.value_counts(epsilon=2.0, delta=1e-3)
+            released.append([repr(k) for k in counts.index])
+        return released
+
+    without, with_target = both(frame_of, keys, delta=1e-2)
+    assert without == with_target, (without, with_target)
+
+
+def test_review_categorical_mappings_and_ufuncs_of_functions_give_plain_values() -> None:
+    """map(<a categorical Series of the analyst's objects>) put those objects in the rows (pandas 2), and a ufunc
+    made by np.frompyfunc ran the analyst's function unguarded: its generators made explode raise."""
+    class Sly(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            return str.__eq__(self, other)
+
+    mapping = pd.Series(pd.Categorical([Sly("x"), Sly("y")]), index=[41, 52])
+    p = salaries(True).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    assert {type(v) for v in p["n"].map(mapping).dp.unprotected().dropna()} == {str}
+    gen = np.frompyfunc(lambda v: (t for t in [v]) if v == TARGET_N else [v], 1, 1)
+    without, with_target = both(salaries, lambda p: p["n"].apply(gen).explode().dtype)
+    assert without == with_target
+
+
+def test_review_values_cannot_be_written_through_a_function() -> None:
+    """A dict value was the very object in the protected column: a function could write another row's facts into
+    it. Dicts are FrozenDicts now; writing raises inside the function, whose result is then missing."""
+    p = salaries(True).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    d = p["n"].map(lambda v: {"seen": 0})
+    written = d.map(lambda m: m.__setitem__("seen", 1) or "written")
+    assert written.dp.unprotected().isna().all()
+    assert [m["seen"] for m in d.dp.unprotected()] == [0, 0, 0, 0]

@@ -17,10 +17,9 @@ format with ``:.2f``, convert with ``float()`` and serialise to JSON.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -69,25 +68,38 @@ def exact(value: object, name: str, *, allow_zero: bool = False) -> Fraction:
     ...
     ValueError: epsilon must be > 0, got -1
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if isinstance(value, Amount):
-        result = value.exact
-    elif isinstance(value, Fraction):
-        result = value
-    elif isinstance(value, numbers.Integral):
-        result = Fraction(int(value))
-    else:
-        as_float = float(value)
+    # By exact type: a subclass of Fraction (or an Amount whose exact value is one) would run its own
+    # arithmetic inside dpframe -- the noise's scale and the amount charged.
+    number: Any = value
+    kind = type(number)
+    if kind is Amount:
+        number = number.exact
+        kind = type(number)
+    if kind is Fraction:
+        if type(number.numerator) is not int or type(number.denominator) is not int:
+            raise TypeError(f"{name} must be a number; this Fraction holds {type(number.numerator).__name__} parts")
+        result = Fraction(number.numerator, number.denominator)
+    elif kind is int or (issubclass(kind, np.integer) and kind in _NUMPY_NUMBERS):
+        result = Fraction(int(number))
+    elif issubclass(kind, int) and kind is not bool:  # an IntEnum: its int, read by int's own slot
+        result = Fraction(int.__int__(number))
+    elif kind is float or (issubclass(kind, np.floating) and kind in _NUMPY_NUMBERS) or issubclass(kind, float):
+        as_float = float.__float__(number) if issubclass(kind, float) else float(number)
         if not math.isfinite(as_float):
             raise ValueError(f"{name} must be finite, got {value!r}; pass a positive number such as 0.1")
         result = Fraction(as_float)
         if result > 0:
             result = simplest_within(result, READING_TOLERANCE)
+    else:
+        raise TypeError(f"{name} must be a number (an int, a float or a Fraction), got {kind.__name__}")
     if result < 0 or (result == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {bound}, got {value!r}")
     return result
+
+
+# numpy's own number types (a class deriving from one is the analyst's).
+_NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values()) if issubclass(t, (np.integer, np.floating)))
 
 
 class Amount(float):

@@ -19,7 +19,9 @@ that difference costs no budget at all. Three rules close these channels.
    ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``Decimal``, dates,
    times and durations (Python's, numpy's and pandas'), numpy scalars;
    lists, tuples, numpy arrays and Series become tuples, sets become
-   frozensets and dicts become dicts, of such values, at most
+   frozensets and dicts become :class:`FrozenDict` (a dict that cannot be changed:
+   a function given one row's value must not write another row's facts into
+   it), of such values, at most
    :data:`MAX_ITEMS` values and :data:`MAX_DEPTH` levels in all. Subclasses of
    the built-in types are converted to the built-in value through the base
    type's own slots (``str.__str__(v)``), which run none of the subclass's
@@ -99,6 +101,46 @@ class _Count:
             raise _TooLarge
 
 
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict that cannot be changed: the plain form of a mapping.
+
+    Values of protected data are handed to the analyst's functions; a function
+    given one row's dict could write into it, and the value lives on in the data
+    -- one person's row would then carry another's (a dict merged from a public
+    table is one object in many rows). Reading works as for any dict
+    (``.str.get(key)``, ``d["k"]``); it is hashable, as a key or a row label.
+
+    >>> d = FrozenDict({"k": 1})
+    >>> d["k"], d == {"k": 1}, hash(d) == hash(FrozenDict({"k": 1}))
+    (1, True, True)
+    >>> d["k"] = 2
+    Traceback (most recent call last):
+    ...
+    TypeError: a value of protected data cannot be changed: make a new one, e.g. dict(d) | {...}
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, items: Any = ()) -> FrozenDict:
+        made = dict.__new__(cls)
+        dict.update(made, items)
+        return made
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # filled by __new__; calling it again changes nothing
+        pass
+
+    def _unchangeable(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a value of protected data cannot be changed: make a new one, e.g. dict(d) | {...}")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _unchangeable
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
 def plain(value: Any) -> Any:
     """``value`` as a plain built-in value, or None (missing) when it has no plain form (module docstring, 1).
 
@@ -107,6 +149,8 @@ def plain(value: Any) -> Any:
 
     >>> plain(np.float64(1.5)), plain([1, "a", (2, None)]), plain({"k": [1, 2]})
     (np.float64(1.5), (1, 'a', (2, None)), {'k': (1, 2)})
+    >>> type(plain({"k": 1})).__name__
+    'FrozenDict'
     >>> class Sneaky(str):
     ...     def __hash__(self): raise ValueError(self)
     >>> type(plain(Sneaky("x"))).__name__, plain(v for v in [1]), plain(object())
@@ -140,13 +184,13 @@ def _plain(value: Any, count: _Count, depth: int) -> Any:
         return frozenset(_plain(item, count, depth + 1) for item in items)
     if issubclass(kind, dict):
         count.take(dict.__len__(value))
-        out = {}
+        pairs = []
         for key, item in dict.items(value):
             plain_key = _plain(key, count, depth + 1)
             if plain_key is None and key is not None:
                 return None  # a key with no plain form: the mapping has none either
-            out[plain_key] = _plain(item, count, depth + 1)
-        return out
+            pairs.append((plain_key, _plain(item, count, depth + 1)))
+        return FrozenDict(pairs)
     if kind is np.ndarray:
         count.take(int(value.size))
         return _plain(value.tolist() if value.ndim else [value.item()], count, depth)
@@ -379,13 +423,55 @@ _OPEN = np.frompyfunc(_open, 1, 1)
 
 
 def unboxed(series: pd.Series[Any]) -> pd.Series[Any]:
-    """An object column of the plain values in the boxes of ``series`` (what pandas left alone, as it is).
+    """An object column of the plain values in the boxes of ``series`` (what pandas left alone, as it is);
+    a column of another dtype as it is.
 
     >>> unboxed(pd.Series([_Boxed(1), _Boxed(None), float("nan")], dtype=object)).tolist()
     [1, None, nan]
     """
+    if series.dtype != object:
+        return series
     values = np.asarray(_OPEN(series.to_numpy(dtype=object)), dtype=object).reshape(len(series))
     return pd.Series(values, index=series.index, name=series.name, dtype=object)
+
+
+def boxed(series: pd.Series[Any], *, elements: bool = False) -> pd.Series[Any]:
+    """An object column's values in boxes (``elements``: a list-like value as a tuple of its boxed elements, for
+    ``explode``), so that a structural operation moves them without pandas inferring a type from all of them
+    (a column whose values are all datetimes would come back as Timestamps, one made of anything else would
+    not). Open them with :func:`unboxed`; other columns are returned as they are.
+
+    >>> unboxed(boxed(pd.Series([(1, 2), "a"], dtype=object), elements=True).explode()).tolist()
+    [1, 2, 'a']
+    """
+    if series.dtype != object:
+        return series
+    out = np.empty(len(series), dtype=object)
+    for position, value in enumerate(series.to_numpy(dtype=object)):
+        if elements and type(value) in (tuple, frozenset, dict):  # the list-likes among plain values
+            out[position] = tuple(_Boxed(item) for item in value)
+        else:
+            out[position] = _Boxed(value)
+    return pd.Series(out, index=series.index, name=series.name, dtype=object)
+
+
+_PLAIN_KINDS = _SCALARS | {tuple, frozenset, FrozenDict}
+
+
+def _is_plain(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` is already what :func:`plain` makes (checked without rebuilding it).
+
+    >>> _is_plain((1, ("a", None))), _is_plain((1, [2])), _is_plain(FrozenDict({"k": (1,)}))
+    (True, False, True)
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if depth >= MAX_DEPTH or kind not in _PLAIN_KINDS or len(value) > MAX_ITEMS:
+        return False
+    if kind is FrozenDict:
+        return all(_is_plain(k, depth + 1) and _is_plain(v, depth + 1) for k, v in dict.items(value))
+    return all(_is_plain(item, depth + 1) for item in value)
 
 
 def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
@@ -402,7 +488,8 @@ def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
     if series.dtype != object:
         return series
     values = series.to_numpy(dtype=object)
-    if _SCALARS.issuperset(map(type, values)):
+    kinds = set(map(type, values))
+    if _SCALARS.issuperset(kinds) or (_PLAIN_KINDS.issuperset(kinds) and all(map(_is_plain, values))):
         return series
     out = np.empty(len(values), dtype=object)
     convert = guarded(lambda v: v)
@@ -489,12 +576,11 @@ def public_value(value: Any, operation: str, *, functions: bool = False) -> Any:
         return value if zone is value.tzinfo else value.replace(tzinfo=zone)
     if issubclass(kind, (list, tuple)):
         base = list if issubclass(kind, list) else tuple
-        return base(public_value(item, operation, functions=functions) for item in base.__iter__(value))
+        return base(_public_item(item, operation, functions) for item in base.__iter__(value))
     if kind in (set, frozenset):
-        return kind(public_value(item, operation) for item in value)
+        return kind(_public_item(item, operation, False) for item in value)
     if kind is dict:
-        return {public_value(k, operation): public_value(v, operation, functions=functions)
-                for k, v in value.items()}
+        return {_public_item(k, operation, False): _public_item(v, operation, functions) for k, v in value.items()}
     if kind in _ARRAYS:
         return _public_array(value, operation)
     if issubclass(kind, (np.dtype, pd.api.extensions.ExtensionDtype)):
@@ -516,13 +602,24 @@ def public_value(value: Any, operation: str, *, functions: bool = False) -> Any:
     return converted
 
 
-def _refuse(value: Any, operation: str, why: str = "") -> Any:
+def _public_item(item: Any, operation: str, functions: bool) -> Any:
+    """An item of an argument's list, tuple, set or dict: a container in it takes its plain, unchangeable form
+    (tuple, frozenset, :class:`FrozenDict`), as ``map({1: [2, 3]})`` would put that very object in many rows."""
+    converted = public_value(item, operation, functions=functions)
+    if type(converted) in (list, tuple, set, frozenset, dict):
+        return plain(converted)
+    return converted
+
+
+_DTYPE_INSTEAD = "use one of numpy's or pandas' own dtypes, e.g. 'float64', 'Int64', 'string' or pd.CategoricalDtype([...])"
+
+
+def _refuse(value: Any, operation: str, why: str = "",
+            instead: str = "pass a built-in value, e.g. str(x), int(x) or a list of them") -> Any:
     detail = why or ("is not a plain value (numbers, text, dates, None, and lists, tuples, sets or dicts of "
                      "them), and pandas would run its own code (__eq__, __hash__) against the private values")
-    raise RefusedError(
-        f"{operation} is refused on protected data: its argument {type(value).__name__} {detail}. Instead: pass "
-        "a built-in value, e.g. str(x), int(x) or a list of them."
-    )
+    raise RefusedError(f"{operation} is refused on protected data: its argument {type(value).__name__} {detail}. "
+                       f"Instead: {instead}.")
 
 
 # pandas' and numpy's own arrays: their methods are pandas' code; only their object values can be the analyst's.
@@ -531,11 +628,16 @@ _ARRAYS: frozenset[type] = frozenset({np.ndarray, pd.Series, pd.Index, pd.RangeI
 
 
 def _public_array(value: Any, operation: str) -> Any:
-    public_dtype(value.dtype, operation)
+    dtype = public_dtype(value.dtype, operation)
+    # Categories of the analyst's were made plain in the dtype: its values are rebuilt from their codes.
     if type(value) is pd.Series:
         index = public_value(value.index, operation)
-        if index is not value.index:
-            value = pd.Series(value.to_numpy(), index=index, name=value.name, dtype=value.dtype)
+        if index is not value.index or dtype is not value.dtype:
+            values = value.to_numpy() if dtype is value.dtype else pd.Categorical.from_codes(value.cat.codes,
+                                                                                              dtype=dtype)
+            value = pd.Series(values, index=index, name=value.name, dtype=dtype)
+    elif dtype is not value.dtype:
+        value = pd.CategoricalIndex(pd.Categorical.from_codes(value.codes, dtype=dtype), name=value.name)
     if value.dtype != object:
         return value
     converted = [public_value(item, operation) for item in value.ravel().tolist()] if type(value) is np.ndarray \
@@ -607,14 +709,18 @@ def public_dtype(dtype: Any, operation: str) -> Any:
     kind = type(dtype)
     if issubclass(kind, np.dtype):
         if dtype.fields is not None or dtype.subdtype is not None:
-            _refuse(dtype, operation, "is a structured numpy dtype")
+            _refuse(dtype, operation, "is a structured numpy dtype", _DTYPE_INSTEAD)
         return dtype
     if kind not in _PANDAS_DTYPES:
-        _refuse(dtype, operation, "is not one of numpy's or pandas' own dtypes")
+        _refuse(dtype, operation, "is not one of numpy's or pandas' own dtypes", _DTYPE_INSTEAD)
     if kind is pd.CategoricalDtype and dtype.categories is not None:
         categories = _public_array(dtype.categories, operation)
         if categories is not dtype.categories:  # object categories, made plain
             return pd.CategoricalDtype(categories, ordered=dtype.ordered)
+    if kind is pd.SparseDtype and np.dtype(dtype.subtype).kind not in "biufc":
+        # pandas infers a type for a sparse column of objects from all its values
+        _refuse(dtype, operation, "is a sparse dtype of objects (pandas infers their type from all the values)",
+                "keep the column dense, or make it sparse of numbers or booleans")
     if kind is pd.DatetimeTZDtype:
         public_zone(dtype.tz, operation)
     return dtype
@@ -631,4 +737,5 @@ def public_zone(zone: Any, operation: str) -> Any:
     known = _known_zone(zone)
     if known is not None:
         return known
-    return _refuse(zone, operation, "is a time zone object of its own; pass the zone by name (e.g. 'Europe/Oslo')")
+    return _refuse(zone, operation, "is a time zone object of its own",
+                   "pass the zone by name (e.g. 'Europe/Oslo'), or a datetime.timezone or zoneinfo.ZoneInfo")

@@ -96,7 +96,6 @@ def merge(
     right_on: Any,
     left_index: bool,
     right_index: bool,
-    sort: bool,
     suffixes: tuple[str | None, str | None],
     indicator: Any,
     validate: Validate | None,
@@ -146,7 +145,8 @@ def merge(
         right = right.astype({c: widened(t) for c, t in right.dtypes.items() if c not in right_keys})
 
     def run(frame: pd.DataFrame) -> pd.DataFrame:
-        merged = frame.merge(right, how=how, on=on, left_on=left_on, right_on=right_on, sort=sort,
+        # Never sorted: sorting keys of mixed types fails, and only for such keys.
+        merged = frame.merge(right, how=how, on=on, left_on=left_on, right_on=right_on, sort=False,
                              suffixes=suffixes, indicator=indicator, validate=validate)
         return with_levels(merged, levels, dtypes)
 

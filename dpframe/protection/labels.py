@@ -43,8 +43,13 @@ class Label:
     def __hash__(self) -> int:
         return hash(self._key)
 
-    def __lt__(self, other: Label) -> bool:  # sort_index: as the values sort (mixed types fail, as in pandas)
-        return bool(self.value < other.value)
+    def __lt__(self, other: Label) -> bool:
+        """As the values sort; values that do not sort together raise TypeError, whatever they are (a numpy
+        scalar against a tuple gives an array, whose truth raises ValueError), so that pandas keeps its order."""
+        try:
+            return bool(self.value < other.value)
+        except Exception:  # noqa: BLE001 -- plain values only: no code of the analyst's runs here
+            raise TypeError("these labels do not sort together") from None
 
     def __repr__(self) -> str:
         return repr(self.value)

@@ -39,6 +39,7 @@ from dpframe.accounting.amplification import SampleAccount
 from dpframe.errors import DPFrameError, RefusedError
 from dpframe.protection import rowwise
 from dpframe.protection.analyst import (
+    boxed,
     boxing,
     guarded,
     passed_on,
@@ -776,11 +777,19 @@ class Protected:
                 # Several columns explode together only if each row's lists have equal lengths,
                 # so whether it fails would depend on the data.
                 raise TypeError("explode takes one column of the frame; explode several one after the other")
+            def run(d: pd.DataFrame) -> pd.DataFrame:
+                # The values in boxes: pandas would infer one type for the exploded values from all of them.
+                values = d.copy(deep=False)
+                values.isetitem(d.columns.get_loc(column), boxed(d[column], elements=True))  # type: ignore[arg-type]
+                exploded = values.explode(column)
+                exploded.isetitem(exploded.columns.get_loc(column), unboxed(exploded[column]))  # type: ignore[arg-type]
+                return exploded
+
             with shielded(operation):
-                data = structural(lambda d: d.explode(column), [self._private], operation)
+                data = structural(run, [self._private], operation)
         else:
             with shielded(operation):
-                data = structural(lambda d: d.explode(), [self._private], operation)
+                data = structural(lambda d: unboxed(boxed(d, elements=True).explode()), [self._private], operation)
         result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
         return result
 
@@ -807,11 +816,13 @@ def _public_values(values: Any, operation: str) -> list[Any]:
 
 def _checked_astype(source: Any, dtype: Any, name: Any) -> Any:
     """The pandas dtype asked for, refused where it would be inferred from or fail on the data."""
-    dtype = public_dtype(dtype, "astype")
     try:
-        target = pd.api.types.pandas_dtype(dtype)
+        target = pd.api.types.pandas_dtype(public_dtype(dtype, "astype"))
+    except RefusedError:
+        raise
     except TypeError as error:
         raise TypeError(f"astype: {error}") from None
+    target = public_dtype(target, "astype")  # a dtype named by a string, as pandas reads it
     if isinstance(target, pd.CategoricalDtype) and target.categories is None:
         raise refusal("astype('category')", "private_values", "its categories would be the values found")
     text = source is not None and (pd.api.types.is_object_dtype(source) or pd.api.types.is_string_dtype(source))
@@ -845,20 +856,23 @@ def _converted(column: pd.Series[Any], target: Any, operation: str) -> pd.Series
 def _parse_numbers(column: pd.Series[Any], target: Any) -> pd.Series[Any]:
     """Text to numbers, each value on its own and in one vectorised pass: unparsable values become missing.
 
-    Every value is read as a float64 (as ``float(text)`` would), whatever the other values are, then
+    Every value is read as a float64 by pandas' parser, the same way whatever the other values are, then
     converted to ``target``; for integer targets a value that is not a whole number becomes missing.
     """
 
     def parse(part: pd.Series[Any]) -> pd.Series[Any]:
-        values = part.to_numpy(dtype=object)
+        # A last row "0.5" of its own: pandas 2 parses a column of integer texts exactly, and any other with a
+        # less exact float parser -- one row's text would change how another's is read.
+        values = np.empty(len(part) + 1, dtype=object)
+        values[:-1] = part.to_numpy(dtype=object)
+        values[-1] = "0.5"
         if any(issubclass(kind, (complex, np.complexfloating)) for kind in set(map(type, values))):
             # Complex values are no real numbers; and pandas' to_numeric, meeting one, leaves the entries it
             # cannot parse after it uninitialised -- memory that may hold other rows' values.
             complex_values = np.array([issubclass(type(v), (complex, np.complexfloating)) for v in values], dtype=bool)
-            values = values.copy()
             values[complex_values] = None
-            part = pd.Series(values, index=part.index, dtype="object")
-        numbers = pd.to_numeric(part, errors="coerce").astype(np.float64)
+        parsed = pd.to_numeric(pd.Series(values, dtype="object"), errors="coerce").to_numpy(dtype=np.float64)
+        numbers = pd.Series(parsed[:-1], index=part.index, name=part.name)
         if pd.api.types.is_integer_dtype(target):
             whole = np.isfinite(numbers) & (numbers == np.trunc(numbers))
             numbers = numbers.where(whole)
@@ -1303,8 +1317,22 @@ class ProtectedFrame(Protected):
     def _across(self, name: str, axis: Any, **kwargs: Any) -> ProtectedSeries:
         if axis not in (1, "columns"):
             raise attribute_refusal(self._kind, name)
-        result: ProtectedSeries = self._rowwise(lambda d: getattr(d, name)(axis=1, **kwargs),
-                                                operation=f"ProtectedFrame.{name}(axis=1)")
+        operation = f"ProtectedFrame.{name}(axis=1)"
+        if name in ("sum", "mean", "min", "max") and (self._private.dtypes == object).any():
+            # Over object columns pandas gives all rows one type, inferred from all the results (one complex
+            # mean makes every mean complex): each row is reduced on its own, its result plain.
+            reduce_row: Any = boxing(lambda row: getattr(row, name)(**kwargs))
+            template = pd.Series([], index=self._private.index[:0], dtype=object)
+
+            def run(d: pd.DataFrame) -> pd.Series[Any]:
+                if len(d) == 0:
+                    return template
+                boxes = d.apply(reduce_row, axis=1, result_type="reduce")
+                return unboxed(pd.Series(boxes.to_numpy(dtype=object), index=d.index, dtype=object))
+
+            by_row: ProtectedSeries = self._rowwise(run, operation=operation, dtypes=np.dtype(object))
+            return by_row
+        result: ProtectedSeries = self._rowwise(lambda d: getattr(d, name)(axis=1, **kwargs), operation=operation)
         return result
 
     def all(self, axis: Any = 0, bool_only: bool = False, skipna: bool = True) -> ProtectedSeries:
@@ -1428,8 +1456,15 @@ class ProtectedFrame(Protected):
              col_level: Any = None, ignore_index: bool = True) -> ProtectedFrame:
         """Unpivot columns into rows; each person's rows are bounded per query."""
         def run(d: pd.DataFrame) -> pd.DataFrame:
-            return d.melt(id_vars=id_vars, value_vars=value_vars, var_name=var_name, value_name=value_name,
-                          col_level=col_level, ignore_index=False)
+            # Object values in boxes: pandas would infer one type for a melted column from all its values.
+            values = d.copy(deep=False)
+            for position in range(values.shape[1]):
+                values.isetitem(position, boxed(values.iloc[:, position]))  # type: ignore[arg-type]
+            melted = values.melt(id_vars=id_vars, value_vars=value_vars, var_name=var_name, value_name=value_name,
+                                 col_level=col_level, ignore_index=False)
+            for position in range(melted.shape[1]):
+                melted.isetitem(position, unboxed(melted.iloc[:, position]))  # type: ignore[arg-type]
+            return melted
 
         with shielded("ProtectedFrame.melt"):
             data: pd.DataFrame = structural(run, [self._private], "ProtectedFrame.melt")
@@ -1458,12 +1493,14 @@ class ProtectedFrame(Protected):
         merge with another protected frame unless both share one ``Budget``
         and a declared ``privacy_unit`` and the join is on that unit. With
         ``how='left'``, the public table's columns become nullable (their type
-        must not show whether a row found no match).
+        must not show whether a row found no match). ``sort`` changes nothing:
+        row order is never released (and sorting keys of mixed types would
+        fail only for such keys).
         """
         from dpframe.protection.combine import merge
 
         return merge(self, right, how=how, on=on, left_on=left_on, right_on=right_on, left_index=left_index,
-                     right_index=right_index, sort=sort, suffixes=suffixes, indicator=indicator, validate=validate)
+                     right_index=right_index, suffixes=suffixes, indicator=indicator, validate=validate)
 
 
 # -- series ------------------------------------------------------------------------------------------
@@ -1518,30 +1555,38 @@ class _AccessorProxy:
             if accessor == "dt" and name == "to_period" and not args and kwargs.get("freq") is None:
                 raise refusal(f"{operation}() without freq", "private_values",
                               "pandas would infer the frequency from the values", instead="pass freq=")
-            if accessor == "str" and name == "get" and series.dtype == object:
-                return series._rowwise(lambda d: _elements(d, *args, **kwargs), operation=operation, widen=widen)
-            return series._rowwise(lambda d: getattr(getattr(d, accessor), name)(*args, **kwargs),
-                                   operation=operation, widen=widen)
+            def run(d: pd.Series[Any]) -> Any:
+                return getattr(getattr(d, accessor), name)(*args, **kwargs)
+
+            if accessor == "str" and series.dtype == object:
+                key = (args[0] if args else kwargs.get("i")) if name == "get" else 0
+                return series._rowwise(lambda d: _text_method(d, run, key), operation=operation, widen=widen)
+            return series._rowwise(run, operation=operation, widen=widen)
 
         return method
 
 
 class _Opaque:
-    """A value no type inference can convert (see :func:`_elements`)."""
+    """A value no type inference can convert (see :func:`_text_method`)."""
 
 
-def _elements(column: pd.Series[Any], i: Any) -> pd.Series[Any]:
-    """``column.str.get(i)`` of an object column, each row's element of its own type.
+def _text_method(column: pd.Series[Any], method: Callable[[pd.Series[Any]], Any], key: Any) -> Any:
+    """A ``.str`` method of an object column, each row's result as if the column held anything.
 
-    pandas infers one type for the elements it gets: with a missing one, everybody's ``1`` becomes ``1.0``,
-    so one row would change another's. A row of its own, ``{i: <an opaque object>}``, keeps the result an
-    object column; it is taken out again.
+    pandas decides from *all* the values whether it applies a method (to a column of bytes only, ``upper``
+    is refused; with one other value it is applied to the bytes) and which type the results get (``get``
+    of ``(1,)`` and ``()`` gives ``1.0``): one row would change another's. A row of its own,
+    ``{key: <an opaque object>}`` -- no text, no number, an element ``get(key)`` returns -- makes every column
+    one of mixed values; it is taken out again. Not in the probe (no rows): the result's type is the method's
+    on an empty column.
     """
+    if len(column) == 0:
+        return method(column)
     values = np.empty(len(column) + 1, dtype=object)
     values[:-1] = column.to_numpy(dtype=object)
-    values[-1] = {i: _Opaque()}
-    got = pd.Series(values, dtype=object).str.get(i)
-    return pd.Series(got.to_numpy(dtype=object)[:-1], index=column.index, name=column.name, dtype=object)
+    values[-1] = {key: _Opaque()}
+    result = method(pd.Series(values, name=column.name, dtype=object)).iloc[:-1]
+    return result.set_axis(column.index, axis=0)
 
 
 class _StringMethods(_AccessorProxy):

@@ -43,7 +43,7 @@ import pandas as pd
 from pandas.core.dtypes.cast import find_common_type  # type: ignore[attr-defined]
 
 from dpframe.errors import DPFrameError
-from dpframe.protection.analyst import interruptible, passed_on, public_value
+from dpframe.protection.analyst import interruptible, passed_on, plain_column, public_value
 from dpframe.protection.labels import index_of
 from dpframe.protection.rules import refusal
 
@@ -399,9 +399,14 @@ def conform(result: Any, dtypes: Dtypes, template: Any = None) -> Any:
 
 
 def one_missing(series: pd.Series[Any]) -> pd.Series[Any]:
-    """An object column whose missing values are all None (other columns as they are; see :func:`conform`)."""
+    """An object column of plain values whose missing values are all None (other columns as they are).
+
+    Plain (:func:`~dpframe.protection.analyst.plain_column`): pandas' own methods return lists (``str.split``),
+    and a ufunc of ``np.frompyfunc`` whatever its function returns. Missing values: see :func:`conform`.
+    """
     if series.dtype != object:
         return series
+    series = plain_column(series)
     values = series.to_numpy(dtype=object)
     missing = pd.isna(values)
     if not missing.any() or all(v is None for v in values[missing]):

@@ -100,7 +100,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 from types import FrameType
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 import numpy as np
 import pandas as pd
@@ -592,7 +592,7 @@ class Linear(Expr):
 
     def __post_init__(self) -> None:
         if type(self.terms) is not tuple or not all(
-                type(t) is tuple and len(t) == 2 and isinstance(t[1], Expr) and not isinstance(t[1], Linear)
+                type(t) is tuple and len(t) == 2 and _is_part(t[1]) and type(t[1]) is not Linear
                 for t in self.terms):
             raise TypeError("a Linear expression's terms are (number, expression) pairs: build it with + - * /")
         object.__setattr__(self, "terms", tuple((_number(a, "a coefficient"), term) for a, term in self.terms))
@@ -636,11 +636,16 @@ class Linear(Expr):
         return builtins.sum((Fraction(a) * term._answer(leaves) for a, term in self.terms), Fraction(self.constant))
 
 
+def _is_part(value: Any) -> bool:
+    """An expression of this module, by exact type (a subclass could override what dpframe derives)."""
+    return type(value) in EXPRESSIONS
+
+
 def _terms(part: Expr | Number) -> tuple[tuple[tuple[Number, Expr], ...], Number]:
-    if isinstance(part, Linear):
+    if type(part) is Linear:
         return part.terms, part.constant
-    if isinstance(part, Expr):
-        return ((1, part),), 0
+    if _is_part(part):
+        return ((1, cast(Expr, part)),), 0
     return (), _number(part, "a number added to an aggregate query")
 
 
@@ -673,7 +678,7 @@ def _scaled(expr: Expr, scale: Callable[[Number], Number]) -> Expr:
 
 
 def _as_expr(value: Expr | Number, what: str) -> Expr:
-    return value if isinstance(value, Expr) else Linear((), _number(value, what))
+    return cast(Expr, value) if _is_part(value) else Linear((), _number(value, what))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -684,7 +689,7 @@ class Abs(Expr):
     op: ClassVar[str] = "abs"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.of, Expr):
+        if not _is_part(self.of):
             raise TypeError(f"abs takes an aggregate query, got {type(self.of).__name__}")
 
     @property
@@ -720,7 +725,7 @@ class Extremum(Expr):
     of: tuple[Expr, ...]
 
     def __post_init__(self) -> None:
-        if type(self.of) is not tuple or len(self.of) < 2 or not all(isinstance(e, Expr) for e in self.of):
+        if type(self.of) is not tuple or len(self.of) < 2 or not all(_is_part(e) for e in self.of):
             raise TypeError(f"agg.{self.op} takes two or more aggregate queries or numbers")
 
     @property
@@ -774,7 +779,7 @@ class Clip(Expr):
     op: ClassVar[str] = "clip"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.of, Expr):
+        if not _is_part(self.of):
             raise TypeError(f"agg.clip takes an aggregate query, got {type(self.of).__name__}")
         lower = None if self.lower is None else _number(self.lower, "lower")
         upper = None if self.upper is None else _number(self.upper, "upper")
@@ -826,12 +831,21 @@ EXPRESSIONS: frozenset[type] = frozenset({Count, Sum, Mean, Linear, Abs, Minimum
 
 
 def is_expression(value: Any) -> bool:
-    """True for an expression of this module, by exact type.
+    """True for an expression of this module, by exact type -- and every part of it.
 
-    >>> is_expression(count()), is_expression(lambda c: count())
-    (True, False)
+    >>> is_expression(count()), is_expression(lambda c: count()), is_expression(2 * count() + 1)
+    (True, False, True)
     """
-    return type(value) in EXPRESSIONS
+    if not _is_part(value):
+        return False
+    parts: tuple[Any, ...] = ()
+    if type(value) is Linear:
+        parts = tuple(term for _, term in value.terms)
+    elif type(value) in (Abs, Clip):
+        parts = (value.of,)
+    elif type(value) in (Minimum, Maximum):
+        parts = value.of if type(value.of) is tuple else (None,)
+    return all(is_expression(part) for part in parts)
 
 
 # -- the public constructors -------------------------------------------------------------------------------
@@ -964,6 +978,8 @@ def derive(expressions: Sequence[Expr], contributions: int, what: str) -> Derive
     "sensitivity 2 (monotone: all non-decreasing) derived from the scores: the largest, 2 * agg.count(where='x > 2'), \
 is a linear combination: Σ|aᵢ|Δᵢ = 2"
     """
+    if not all(is_expression(e) for e in expressions):  # checked when made; again, as it decides the noise
+        raise TypeError(f"{what} must be aggregate queries of dpframe.agg, by their own types")
     widest = max(expressions, key=lambda e: e._sensitivity(contributions))
     sensitivity = widest._sensitivity(contributions)
     if sensitivity == 0:
@@ -1001,6 +1017,8 @@ class Answers:
     def __init__(self, frame: ProtectedFrame, expressions: Sequence[Expr]) -> None:
         if not isinstance(frame, ProtectedFrame):
             raise TypeError("aggregate queries are asked of a protected frame, e.g. p.dp.select(...)")
+        if not all(is_expression(e) for e in expressions):  # their own reads are what is answered
+            raise TypeError("aggregate queries must be of dpframe.agg, by their own types")
         self.expressions = list(expressions)
         contributions = Target.of(frame).contributions
         filtered: dict[tuple[str, str], ProtectedFrame] = {}

@@ -83,7 +83,8 @@ class Partitioning:
         for level, (column, keys) in enumerate(zip(self.columns, self.keys)):
             if keys is None:
                 values = cells if cells.nlevels == 1 else cells.get_level_values(level)
-                target.protection.remember_categories(column, pd.Index(values.unique(), tupleize_cols=False))
+                target.protection.remember_categories(column, pd.Index(values.unique(), dtype=values.dtype,
+                                                                       tupleize_cols=False))
 
     @property
     def public(self) -> bool:
