@@ -192,13 +192,16 @@ def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
             return codes
         table = np.append(keys.get_indexer(series.cat.categories), -1)  # table[-1] = -1 keeps missing
         return table[codes]
-    # An object column stays one: pandas would infer a type from the values (all Timestamps: dates).
-    values = pd.Index(series.to_numpy(dtype=object), dtype=object) if series.dtype == object else pd.Index(series)
+    if series.dtype != object:
+        return keys.get_indexer(pd.Index(series)).astype(np.int64, copy=False)
+    # Each distinct value looked up once, as an object: pandas would infer a type for an index of all of them
+    # (all Timestamps: dates). Unhashable values (a dict) are missing.
     try:
-        codes = keys.get_indexer(values)
+        codes, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
     except TypeError:
-        codes = keys.get_indexer(pd.Index(hashable_or_missing(series)))
-    return codes.astype(np.int64, copy=False)
+        codes, uniques = pd.factorize(hashable_or_missing(series).to_numpy(dtype=object), use_na_sentinel=True)
+    table = np.append(keys.get_indexer(pd.Index(uniques, dtype=object, tupleize_cols=False)), -1)  # -1: missing
+    return table[codes].astype(np.int64, copy=False)
 
 
 def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
