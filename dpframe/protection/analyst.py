@@ -277,10 +277,6 @@ def _standard_zone(zone: datetime.timezone | zoneinfo.ZoneInfo) -> Any:
 _INTERRUPTS = threading.local()
 
 
-def _watching() -> bool:
-    return bool(getattr(_INTERRUPTS, "depth", 0))
-
-
 def interrupted() -> bool:
     """True when the user pressed Ctrl-C while :func:`interruptible` code ran in this thread."""
     return bool(getattr(_INTERRUPTS, "seen", False))
