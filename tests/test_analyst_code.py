@@ -1437,3 +1437,24 @@ def test_review_values_cannot_be_written_through_a_function() -> None:
     written = d.map(lambda m: m.__setitem__("seen", 1) or "written")
     assert written.dp.unprotected().isna().all()
     assert [m["seen"] for m in d.dp.unprotected()] == [0, 0, 0, 0]
+
+
+def test_text_stored_in_python_holds_no_subclass_of_str() -> None:
+    """Found by CI, which runs without pyarrow: pandas' text stored in Python (``str`` then, ``string[python]``
+    always) keeps a subclass of ``str`` as it is, with its own ``__eq__`` and ``__hash__`` -- in the data given
+    to protect(), in a public Series given to ``map``, in categories, in a public table for ``merge``."""
+    class Sly(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            return str.__eq__(self, other)
+
+    text = pd.StringDtype("python")
+    p = pd.DataFrame({"s": pd.array([Sly("a"), "b", None], dtype=text)}).dp.protect(
+        epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    mapping = pd.Series(pd.array([Sly("x"), Sly("y")], dtype=text), index=["a", "b"])
+    categories = pd.Series(pd.Categorical([Sly("x"), "y"], categories=pd.Index([Sly("x"), "y"], dtype=text)),
+                           index=["a", "b"])
+    table = pd.DataFrame({"s": pd.array([Sly("a")], dtype=text), "w": [1.0]})
+    for made in (p["s"], p["s"].map(mapping), p["s"].map(categories), p.merge(table, on="s")["s"]):
+        assert {type(v) for v in made.dp.unprotected().dropna()} <= {str}, made

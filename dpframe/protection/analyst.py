@@ -481,7 +481,7 @@ def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
     >>> [type(v).__name__ for v in plain_column(pd.Series([1, Sneaky(2), "a"], dtype=object))]
     ['int', 'int', 'str']
     """
-    if series.dtype != object:
+    if not holds_objects(series.dtype):
         return series
     values = series.to_numpy(dtype=object)
     kinds = set(map(type, values))
@@ -491,7 +491,17 @@ def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
     convert = guarded(lambda v: v)
     for position, value in enumerate(values):  # only columns that hold other objects (rare) come here
         out[position] = convert(value)
-    return pd.Series(out, index=series.index, name=series.name, dtype=object)
+    return pd.Series(out, index=series.index, name=series.name, dtype=series.dtype)
+
+
+def holds_objects(dtype: Any) -> bool:
+    """True for a dtype whose values are Python objects as given: object, and pandas' text stored in Python
+    (``str`` without pyarrow keeps a subclass of ``str`` as it is, with its own ``__eq__`` and ``__hash__``).
+
+    >>> holds_objects(np.dtype(object)), holds_objects(pd.StringDtype("python")), holds_objects(np.dtype("int64"))
+    (True, True, False)
+    """
+    return bool(dtype == object) or (type(dtype) is pd.StringDtype and dtype.storage == "python")
 
 
 def plain_labels(data: Any) -> Any:
@@ -634,7 +644,7 @@ def _public_array(value: Any, operation: str) -> Any:
             value = pd.Series(values, index=index, name=value.name, dtype=dtype)
     elif dtype is not value.dtype:
         value = pd.CategoricalIndex(pd.Categorical.from_codes(value.codes, dtype=dtype), name=value.name)
-    if value.dtype != object:
+    if not holds_objects(value.dtype):
         return value
     converted = [public_value(item, operation) for item in value.ravel().tolist()] if type(value) is np.ndarray \
         else [public_value(item, operation) for item in value.tolist()]
@@ -644,8 +654,8 @@ def _public_array(value: Any, operation: str) -> Any:
             out[position] = item
         return out.reshape(value.shape)
     if type(value) is pd.Series:
-        return pd.Series(converted, index=value.index, name=value.name, dtype=object)
-    return pd.Index(converted, dtype=object, name=value.name, tupleize_cols=False)
+        return pd.Series(converted, index=value.index, name=value.name, dtype=value.dtype)
+    return pd.Index(converted, dtype=value.dtype, name=value.name, tupleize_cols=False)
 
 
 def public_frame(frame: pd.DataFrame, operation: str) -> pd.DataFrame:
@@ -666,8 +676,11 @@ def public_frame(frame: pd.DataFrame, operation: str) -> pd.DataFrame:
     out = frame
     for position in range(frame.shape[1]):
         column = frame.iloc[:, position]
-        public_dtype(column.dtype, operation)
-        if column.dtype != object or _SCALARS.issuperset(map(type, column.to_numpy(dtype=object))):
+        if public_dtype(column.dtype, operation) is not column.dtype:  # categories of the analyst's, made plain
+            out = out.copy(deep=False) if out is frame else out
+            out.isetitem(position, _public_array(column, operation))
+            continue
+        if not holds_objects(column.dtype) or _SCALARS.issuperset(map(type, column.to_numpy(dtype=object))):
             continue
         values = np.empty(len(column), dtype=object)
         for row, value in enumerate(column.to_numpy(dtype=object)):
@@ -679,7 +692,8 @@ def public_frame(frame: pd.DataFrame, operation: str) -> pd.DataFrame:
                 _refuse(value, operation, f"in column {column.name!r} of the public table is not a plain value")
             values[row] = converted
         out = out.copy(deep=False) if out is frame else out
-        out.isetitem(position, pd.Series(values, index=frame.index, name=column.name, dtype=object))  # type: ignore[arg-type]
+        out.isetitem(position, pd.Series(values, index=frame.index, name=column.name,
+                                         dtype=column.dtype))
     return out
 
 

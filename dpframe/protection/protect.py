@@ -31,7 +31,7 @@ from dpframe.accounting.budget import (
 from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
-from dpframe.protection.analyst import plain_column, public_value
+from dpframe.protection.analyst import holds_objects, plain_column, public_value
 from dpframe.protection.labels import index_of, labelled, plain_index
 from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
@@ -184,9 +184,9 @@ def _plain_objects(data: Any) -> Any:
             out.isetitem(position, converted)  # type: ignore[arg-type]
     index = out.index
     levels = [index.get_level_values(i) for i in range(index.nlevels)]
-    plain_levels = [pd.Index(plain_column(pd.Series(level, dtype=object)), dtype=object, name=level.name,
+    plain_levels = [pd.Index(plain_column(pd.Series(level, dtype=level.dtype)), dtype=level.dtype, name=level.name,
                              tupleize_cols=False)
-                    if level.dtype == object else level for level in levels]
+                    if holds_objects(level.dtype) else level for level in levels]
     if any(new is not old for new, old in zip(plain_levels, levels)):
         out = out.copy(deep=False) if out is frame else out
         out.index = index_of(plain_levels, index.names)
