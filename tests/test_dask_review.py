@@ -156,8 +156,8 @@ def test_the_number_of_partitions_is_not_shown() -> None:
 
 
 def test_value_counts_of_keys_equal_as_labels_is_released_on_both() -> None:
-    """1.0 and 1 are two keys of an object column but equal labels: sorting them by label failed after the charge
-    (pandas and Dask), only for such data."""
+    """1.0 and 1 are equal, so one key (its canonical form, 1) of an object column: as two keys, sorting them by
+    label failed after the charge (pandas and Dask), only for such data."""
     df = pd.DataFrame({"k": pd.Series([1.0] * 300 + [1] * 200 + ["a"] * 100, dtype=object)})
     with dask.config.set({"dataframe.convert-string": False}):
         ddf = dd.from_pandas(df, npartitions=3)
@@ -166,7 +166,7 @@ def test_value_counts_of_keys_equal_as_labels_is_released_on_both() -> None:
               ddf.dp.protect(epsilon=10.0, delta=1e-5, name="keys", ledger=dpframe.Ledger.in_memory())):
         with seeded_noise(4):
             answers.append(p["k"].dp.value_counts(epsilon=2.0))
-    assert [repr(k) for k in answers[0].index[:3]] == ["1.0", "1", "'a'"]
+    assert [repr(k) for k in answers[0].index[:2]] == ["1", "'a'"]
     assert answers[0].tolist() == answers[1].tolist()
     assert [repr(k) for k in answers[0].index] == [repr(k) for k in answers[1].index]
 

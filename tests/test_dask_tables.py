@@ -251,7 +251,8 @@ def test_automatic_bounds_read_the_partitions_after_the_whole_charge(df: pd.Data
 
 
 def test_private_keys_are_canonical_across_partitions() -> None:
-    """True, 1 and 1.0 stay three keys of an object column, -0.0 and 0.0 one float key, whatever the partitions.
+    """True, 1 and 1.0 are equal, so one key of an object column (their canonical form, 1), -0.0 and 0.0 one
+    float key, whatever the partitions.
 
     (``sort=False``: sorting the pandas result by label fails on labels that pandas takes for equal.)
     """
@@ -267,7 +268,7 @@ def test_private_keys_are_canonical_across_partitions() -> None:
             answers.append((p["o"].dp.value_counts(epsilon=1.0, sort=False), p.dp.crosstab("f", "o", epsilon=1.0)))
     for a, b in zip(*answers):
         _equal(a, b)
-    assert sorted(repr(v) for v in answers[1][0].index[:-1]) == ["'1'", "1", "1.0", "True"]
+    assert sorted(repr(v) for v in answers[1][0].index[:-1]) == ["'1'", "1"]
     assert list(answers[1][1].index) == [0.0, 2.5]
 
 

@@ -659,7 +659,7 @@ def test_released_labels_do_not_depend_on_which_equal_value_comes_first(seeded: 
     for values in ([True] * 300 + [1] * 300, [1] * 300 + [True] * 300):
         p = pd.DataFrame({"v": pd.Series(values, dtype=object)}).dp.protect(epsilon=10.0, delta=1e-6)
         keys = p["v"].dp.value_counts(epsilon=5.0, delta=1e-6).index[:-1]  # the last: "other (not released)"
-        assert sorted(map(repr, keys)) == ["1", "True"]  # two types, two keys, whatever the order
+        assert list(map(repr, keys)) == ["1"]  # equal values, one key (their canonical form), whatever the order
     for zeros in ([-0.0] * 300 + [0.0] * 300, [0.0] * 300 + [-0.0] * 300):
         p = pd.DataFrame({"v": zeros}).dp.protect(epsilon=10.0, delta=1e-6)
         assert [repr(k) for k in p["v"].dp.value_counts(epsilon=5.0, delta=1e-6).index[:-1]] == ["0.0"]

@@ -25,6 +25,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.protection.analyst import public_value
+from dpframe.queries.kernels import category_codes
 from dpframe.queries.plan import check_bounds
 
 Kind = Literal["numeric", "boolean", "categorical"]
@@ -49,13 +50,12 @@ class Feature:
     def encode(self, column: pd.Series[Any]) -> NDArray[np.float64]:
         """The feature's columns of the design matrix, shape ``(rows, width)``."""
         if self.kind == "categorical":
-            # No indicator for a missing value or one outside the public categories. isin first: it answers False
-            # for an unhashable value, on which get_indexer would raise (an error that depends on the data).
-            objects = column.to_numpy(dtype=object)
-            present = np.flatnonzero(pd.Series(objects).isin(list(self.categories)).to_numpy(dtype=bool))
-            codes = pd.Index(list(self.categories)).get_indexer(objects[present])
+            # No indicator for a missing value or one outside the public categories; each value looked up on
+            # its own (pandas would infer one type for the column: True found as 1 only beside a text value).
+            codes = category_codes(column, pd.Index(list(self.categories), tupleize_cols=False))
+            rows = np.flatnonzero(codes >= 0)
             out = np.zeros((len(column), self.width))
-            out[present[codes >= 0], codes[codes >= 0]] = 1.0
+            out[rows, codes[rows]] = 1.0
             return out
         values: NDArray[np.float64] = column.to_numpy(dtype=float, na_value=np.nan)
         if self.kind == "numeric":

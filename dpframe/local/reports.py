@@ -60,7 +60,7 @@ from dpframe.noise.discrete import MAX_LAPLACE_SCALE, sample_discrete_laplace
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 from dpframe.protection.analyst import public_value
 from dpframe.protection.objects import parts
-from dpframe.protection.rowwise import hashable_or_missing
+from dpframe.queries.kernels import category_codes
 from dpframe.queries.plan import Target, normal_quantile, public_keys
 
 __all__ = [
@@ -329,9 +329,10 @@ def _encode(values: pd.Series[Any], domain: pd.Index[Any], other: Hashable | Non
             source: RandomSource) -> NDArray[np.int64]:
     """Category codes; values outside the domain (and missing ones) go to ``other`` or a random category.
 
-    Unhashable values (lists, dicts) count as missing: an error from one would show that it exists.
+    Each value is looked up on its own (:func:`~dpframe.queries.kernels.category_codes`): pandas would infer
+    one type for the whole column, and find ``True`` as ``1`` only beside a text value.
     """
-    codes = domain.get_indexer(pd.Index(hashable_or_missing(values).to_numpy(dtype=object))).astype(np.int64)
+    codes = np.array(category_codes(values, domain), dtype=np.int64)
     unknown = (codes < 0).nonzero()[0]
     if other is not None:
         codes[unknown] = domain.get_indexer(pd.Index([other]))[0]

@@ -21,21 +21,22 @@ import numpy as np
 import pandas as pd
 
 from dpframe.protection.analyst import plain_column
+from dpframe.protection.values import representation
 
 
 class Label:
-    """One row's label value, equal only to a label of the same type and value (missing values: same type).
+    """One row's label value, equal only to a label of the very same value (same type all the way down, same
+    sign of zero, zone, unit: :func:`~dpframe.protection.values.representation`).
 
-    >>> Label(1) == Label(1), Label(1) == Label(1.0), Label(float("nan")) == Label(float("nan"))
-    (True, False, True)
+    >>> Label(1) == Label(1), Label(1) == Label(1.0), Label(-0.0) == Label(0.0), Label(float("nan")) == Label(float("nan"))
+    (True, False, False, True)
     """
 
     __slots__ = ("value", "_key")
 
     def __init__(self, value: Any) -> None:
         self.value = value
-        missing = type(value) not in (tuple, frozenset, dict) and bool(pd.isna(value))  # plain values only
-        self._key = (type(value), None if missing else value)
+        self._key = representation(value)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Label and self._key == other._key
@@ -59,23 +60,22 @@ class Label:
 
 
 def labelled(level: pd.Index[Any]) -> pd.Index[Any]:
-    """A level of row labels as a protected object keeps it: object values as :class:`Label` objects.
-
-    Values that cannot be hashed (a dict) become missing labels: an error from one would show it exists.
+    """A level of row labels as a protected object keeps it: object values as :class:`Label` objects, floats
+    without the sign of zero (pandas keeps whichever of ``-0.0`` and ``0.0`` came first for both).
 
     >>> labelled(pd.Index([1, 1.0], dtype=object)).nunique(), labelled(pd.Index([1, 2])).dtype
     (2, dtype('int64'))
+    >>> labelled(pd.Index([-0.0])).tolist()
+    [0.0]
     """
+    if level.dtype.kind in "fc":
+        return level + 0.0  # IEEE: -0.0 + 0.0 == +0.0
     if level.dtype != object:
         return level
     values = plain_column(pd.Series(level.to_numpy(dtype=object), dtype=object)).to_numpy()
     labels = np.empty(len(values), dtype=object)
     for position, value in enumerate(values):  # a Python loop, as pandas' own hashing of object labels
-        try:
-            labels[position] = Label(value)
-            hash(labels[position])
-        except TypeError:  # plain values raise only TypeError (unhashable)
-            labels[position] = Label(None)
+        labels[position] = Label(value)
     return pd.Index(labels, dtype=object, name=level.name)
 
 

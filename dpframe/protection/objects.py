@@ -42,6 +42,7 @@ from dpframe.protection.analyst import (
     boxed,
     boxing,
     guarded,
+    holds_objects,
     passed_on,
     plain_labels,
     public_dtype,
@@ -50,6 +51,7 @@ from dpframe.protection.analyst import (
     unboxed,
 )
 from dpframe.protection.labels import index_of, labelled, values_of
+from dpframe.protection.values import lookup
 from dpframe.protection.rowwise import (
     common_dtype,
     constant,
@@ -846,11 +848,29 @@ def _converted(column: pd.Series[Any], target: Any, operation: str) -> pd.Series
     """``column.astype(target)``, value by value; values that do not convert become missing."""
     if column.dtype == target:
         return column
+    if isinstance(target, pd.CategoricalDtype) and holds_objects(column.dtype):
+        # Each value found among the categories on its own: pandas would infer one type for the column.
+        codes = lookup(column, target.categories)
+        return pd.Series(pd.Categorical.from_codes(codes, dtype=target), index=column.index, name=column.name)
     text = pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype)
     if text and pd.api.types.is_numeric_dtype(target) and not pd.api.types.is_bool_dtype(target):
         return _parse_numbers(column, target)
     converted: pd.Series[Any] = elementwise(lambda c: c.astype(target), [column], operation=operation, dtypes=target)
     return converted
+
+
+def _looked_up(column: pd.Series[Any], keys: pd.Index[Any], values: list[Any], na_action: str | None) -> pd.Series[Any]:
+    """``column.map(mapping)`` of an object column, each value found among the mapping's keys on its own
+    (:func:`~dpframe.protection.values.lookup`); a missing value maps as a missing key does, as in pandas."""
+    mapped = np.empty(len(values) + 1, dtype=object)
+    for position, value in enumerate(values):
+        mapped[position] = value
+    mapped[-1] = None  # no key
+    out = mapped[lookup(column, keys)]
+    missing_keys = [position for position, key in enumerate(keys) if key is None or (np.ndim(key) == 0 and pd.isna(key))]
+    if missing_keys and na_action is None:
+        out[np.asarray(pd.isna(column), dtype=bool)] = values[missing_keys[0]]
+    return pd.Series(out, index=column.index, name=column.name, dtype=object)
 
 
 def _parse_numbers(column: pd.Series[Any], target: Any) -> pd.Series[Any]:
@@ -1703,9 +1723,16 @@ class ProtectedSeries(Protected):
             if categorical:
                 mapped = self._rowwise_like(lambda d: d.map(mapping, na_action=na_action), operation=operation)
             else:
+                keys = (pd.Index(list(mapping), dtype=object, tupleize_cols=False) if isinstance(mapping, dict)
+                        else mapping.index)
                 values = list(mapping.values()) if isinstance(mapping, dict) else list(mapping.to_numpy())
-                mapped = self._rowwise_like(lambda d: d.map(mapping, na_action=na_action), operation=operation,
-                                            dtypes=constant_dtype_of(values))
+                if holds_objects(self.dtype):  # pandas would look objects up with a type inferred from all
+                    def run(d: pd.Series[Any]) -> pd.Series[Any]:
+                        return _looked_up(d, keys, values, na_action)
+                else:
+                    def run(d: pd.Series[Any]) -> pd.Series[Any]:
+                        return d.map(mapping, na_action=na_action)  # type: ignore[arg-type]
+                mapped = self._rowwise_like(run, operation=operation, dtypes=constant_dtype_of(values))
         elif not callable(arg):
             raise TypeError(f"map takes a dict, a Series or a function, got {type(arg).__name__}")
         elif categorical:

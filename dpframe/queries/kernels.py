@@ -10,8 +10,6 @@ over the column, and extra memory of a few chunks regardless of its length.
 
 from __future__ import annotations
 
-import datetime
-import decimal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -21,7 +19,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import SumGrid
-from dpframe.protection.rowwise import hashable_or_missing
+from dpframe.protection.values import canonical_forms, lookup
 
 # Group or category number of each row, -1 for rows not used; as narrow as the
 # data allows (a categorical's int8 codes are used without widening).
@@ -194,14 +192,7 @@ def category_codes(series: pd.Series[Any], keys: pd.Index[Any]) -> Codes:
         return table[codes]
     if series.dtype != object:
         return keys.get_indexer(pd.Index(series)).astype(np.int64, copy=False)
-    # Each distinct value looked up once, as an object: pandas would infer a type for an index of all of them
-    # (all Timestamps: dates). Unhashable values (a dict) are missing.
-    try:
-        codes, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
-    except TypeError:
-        codes, uniques = pd.factorize(hashable_or_missing(series).to_numpy(dtype=object), use_na_sentinel=True)
-    table = np.append(keys.get_indexer(pd.Index(uniques, dtype=object, tupleize_cols=False)), -1)  # -1: missing
-    return table[codes].astype(np.int64, copy=False)
+    return lookup(series, keys).astype(np.int64)  # by canonical forms: no type inferred from the whole column
 
 
 def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
@@ -209,75 +200,22 @@ def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
 
     pandas labels a group of equal values by the first one it meets (``-0.0``
     or ``0.0``; ``True`` or ``1`` in an object column), and which comes first is
-    private. So values are made canonical first: floats lose the sign of zero;
-    in object columns values of different types stay apart (``True``, ``1`` and
-    ``1.0`` are three keys), all the way down (``(True,)`` and ``(1,)`` too), and
-    floats, complex numbers and Decimals are normalised (:func:`_tagged`).
+    private. So values are made canonical first: floats lose the sign of zero, and
+    in object columns each value takes its class of equal values' one form
+    (:func:`~dpframe.protection.values.canonical`: ``True``, ``1`` and ``1.0``
+    are the key ``1``, also inside tuples), which no other row chose.
 
-    >>> codes, keys = observed_codes(pd.Series([True, 1, -0.0, 0.0], dtype=object))
+    >>> codes, keys = observed_codes(pd.Series([True, 1, -0.0, 0.0, (1.0,)], dtype=object))
     >>> codes.tolist(), [repr(k) for k in keys]
-    ([0, 1, 2, 2], ['True', '1', '0.0'])
+    ([0, 0, 1, 1, 2], ['1', '0', '(1,)'])
     """
     if pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_complex_dtype(series.dtype):
         series = series + 0.0  # IEEE: -0.0 + 0.0 == +0.0 (a complex one in both parts); NaN stays NaN
     elif series.dtype == object:
-        tagged = series.map(_tagged, na_action="ignore")
-        codes, uniques = _factorize(tagged)
-        return codes, pd.Index([value for _, value in uniques], dtype=object, tupleize_cols=False)
-    return _factorize(series)
-
-
-def _factorize(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
-    try:
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    except TypeError:
-        codes, uniques = pd.factorize(hashable_or_missing(series), use_na_sentinel=True)
+        forms, keys = pd.factorize(canonical_forms(series), use_na_sentinel=True)
+        return np.asarray(forms, dtype=np.int64), pd.Index(keys, dtype=object, tupleize_cols=False)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)  # one dtype: equal values print alike
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
-
-
-# Decimals normalised exactly, whatever the exponent (the default context overflows at 1e1000000) and whatever
-# context the analyst set.
-_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-
-
-def _tagged(value: Any) -> tuple[Any, Any]:
-    """``(signature, canonical)`` of a plain value: equal for two values exactly when they are equal, of the same
-    types all the way down, and print alike; ``canonical`` is the form released for all of them.
-
-    >>> _tagged((True,)) == _tagged((1,)), _tagged((-0.0,)) == _tagged((0.0,)), _tagged((-0.0,))[1]
-    (False, True, (0.0,))
-    """
-    kind = type(value)
-    if kind is tuple:
-        parts = [_tagged(item) for item in value]
-        return ("tuple", tuple(s for s, _ in parts)), tuple(c for _, c in parts)
-    if kind is frozenset:
-        tags = sorted((_tagged(item) for item in value), key=repr)  # one insertion order: one printed order
-        return ("frozenset", frozenset(tags)), frozenset(c for _, c in tags)
-    if issubclass(kind, dict):
-        items = sorted(((_tagged(k), _tagged(v)) for k, v in dict.items(value)), key=repr)
-        return ("dict", frozenset(items)), type(value)((k[1], v[1]) for k, v in items)
-    name = kind.__qualname__
-    if kind is float or issubclass(kind, np.floating):
-        return name, value + kind(0.0)  # IEEE: -0.0 + 0.0 == +0.0
-    if kind is complex or issubclass(kind, np.complexfloating):
-        return name, value + kind(0j)
-    if kind is decimal.Decimal:
-        normal = value.normalize(_EXACT)
-        return name, normal.copy_abs() if normal.is_zero() else normal
-    if kind is pd.Interval:
-        left, right = _tagged(value.left), _tagged(value.right)
-        return (name, value.closed, left[0], right[0]), pd.Interval(left[1], right[1], closed=value.closed)
-    if kind in (datetime.datetime, datetime.time, pd.Timestamp):
-        # Equal instants in different zones are equal; fold and unit do not count in equality either.
-        return (name, str(value.tzinfo), value.fold, getattr(value, "unit", None)), value
-    if kind is pd.Timedelta:
-        return (name, value.unit), value
-    if kind is pd.Period:
-        return (name, value.freqstr), value
-    if kind in (np.datetime64, np.timedelta64):
-        return (name, value.dtype.str), value
-    return name, value
 
 
 def combine_codes(codes: Sequence[Codes], sizes: Sequence[int]) -> Codes:
