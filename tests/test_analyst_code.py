@@ -1458,3 +1458,122 @@ def test_text_stored_in_python_holds_no_subclass_of_str() -> None:
     table = pd.DataFrame({"s": pd.array([Sly("a")], dtype=text), "w": [1.0]})
     for made in (p["s"], p["s"].map(mapping), p["s"].map(categories), p.merge(table, on="s")["s"]):
         assert {type(v) for v in made.dp.unprotected().dropna()} <= {str}, made
+
+
+# -- a second independent review's findings, as regression tests -------------------------------------------------
+
+
+def test_second_review_equal_values_are_one_key_whoever_comes_first() -> None:
+    """Grouping an object column kept whichever of a group of equal values came first (True or 1, 1.0 or 1) as
+    its label, and pandas' look-up of an object column inferred one type from all of it: map({1: ...}) found True
+    only beside a text value. Keys are canonical now, and each value is looked up on its own."""
+    def keys(p: Any) -> Any:
+        made = p["n"].map(lambda v: True if v == TARGET_N else 1)
+        with seeded_noise(0):
+            released = [repr(k) for k in made.dp.value_counts(epsilon=2.0, delta=1e-3).index]
+        looked_up = made.map({1: "one"}).dp.unprotected().tolist()[:3]
+        categorical = made.astype(pd.CategoricalDtype([1, 2])).dp.unprotected().tolist()[:3]
+        return released, looked_up, categorical
+
+    def frame_of(with_target: bool) -> pd.DataFrame:
+        return pd.DataFrame({"n": ([TARGET_N] if with_target else []) + [41, 52, 63] * 100})
+
+    without, with_target = both(frame_of, keys, delta=1e-2)
+    assert without[0] == with_target[0] and list(without[1:]) == [["one"] * 3, [1] * 3]
+    assert list(with_target[1:]) == [["one"] * 3, [1] * 3]
+    mixed = pd.Series([True, "x", 2.0, None], dtype=object)
+    p = pd.DataFrame({"m": mixed}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    found = p["m"].map({1: "one", 2: "two"}).dp.unprotected()
+    assert found.tolist()[::2] == ["one", "two"] and found.isna().tolist() == [False, True, False, True]
+
+
+def test_second_review_row_labels_keep_their_exact_values() -> None:
+    """Row labels of equal values (1 and 1.0, -0.0 and 0.0) were merged: set_index then reset_index gave one
+    row the other's value."""
+    made = pd.DataFrame({"n": [1, 2], "k": pd.Series([1, 1.0], dtype=object)})
+    p = made.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    back = p.set_index("k").reset_index()["k"].dp.unprotected().tolist()
+    assert [type(v) for v in back] == [int, float]
+
+
+def test_second_review_blocks_and_rows_carry_no_positions() -> None:
+    """sample_and_aggregate handed func blocks labelled with each row's position among everyone's rows, in the
+    data's order; apply(axis=1) handed each row under that position. Blocks are renumbered and shuffled, rows
+    unnamed."""
+    p = pd.DataFrame({"x": np.arange(400.0)}).dp.protect(epsilon=10.0, ledger=dpframe.Ledger.in_memory())
+    seen: list[Any] = []
+    p.dp.sample_and_aggregate(lambda b: seen.append(list(b.index)) or 0.0, bounds=(0, 1), epsilon=1.0, blocks=4)
+    assert all(index == list(range(len(index))) for index in seen)
+    names = p.apply(lambda row: repr(row.name), axis=1).dp.unprotected()
+    assert set(names) == {"None"}
+
+
+def test_second_review_query_strings_only_compute() -> None:
+    """A query string could call .dp (a charge hidden in a string), pipe, to_pickle, and attributes of public
+    values: it may only compute row by row now."""
+    p = pd.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    for expr in ("x.dp.count(epsilon=1.0) > 0", "x.pipe(abs) > 0", "x.to_pickle('/tmp/x') is None", "x.copy() > 0"):
+        with pytest.raises(RefusedError, match="refused in a query"):
+            p.query(expr)
+    limit = np.array([1.0])
+    with pytest.raises(ValueError, match="public value"):
+        p.query("x > @limit.sum()")
+    assert p.dp.budget.spent.epsilon == 0
+    assert p.query("s.str.startswith('a') and x.between(0, 5) and abs(x) >= 1").dp.unprotected()["x"].tolist() == [1.0]
+
+
+def test_second_review_no_array_is_lined_up_with_the_rows() -> None:
+    """dt.tz_localize(ambiguous=<array>) lined an array of the analyst's up with the rows by position."""
+    p = pd.DataFrame({"t": pd.to_datetime(["2020-10-25 02:30", "2020-10-25 02:30"])}).dp.protect(
+        epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    for ambiguous in (np.array([True, False]), [True, False]):
+        with pytest.raises(RefusedError, match="line an array"):
+            p["t"].dt.tz_localize("Europe/Paris", ambiguous=ambiguous)
+    assert p["t"].dt.tz_localize("Europe/Paris", ambiguous="NaT").dp.unprotected().isna().all()
+
+
+def test_second_review_one_division_by_zero_leaves_other_integers_exact() -> None:
+    """int64 // 0 made pandas give the whole column as floats: 2**60 + 1 in another row became 2**60."""
+    big = 2**60 + 1
+    def quotients(p: Any) -> Any:
+        return (p["n"] // p["d"]).dp.unprotected().tolist()[:1]
+
+    def frame_of(with_target: bool) -> pd.DataFrame:
+        return pd.DataFrame({"n": [big, 5] + ([TARGET_N] if with_target else []),
+                             "d": [1, 2] + ([0] if with_target else [])})
+
+    assert both(frame_of, quotients) == [[big], [big]]
+
+
+def test_second_review_dates_of_two_units_never_raise_when_combined() -> None:
+    """A date out of the nanosecond range (3000-01-01 in seconds) made concat, melt and a merge with a public
+    table in nanoseconds raise, only where it existed; and a categorical key matched a public key by values."""
+    def frame_of(with_target: bool) -> pd.DataFrame:
+        dates = ["2020-01-01", "2021-01-01"] + (["3000-01-01"] if with_target else [])
+        return pd.DataFrame({"t": pd.Series(np.array(dates, dtype="datetime64[s]")),
+                             "u": pd.Series(pd.to_datetime(["2020-01-01"] * len(dates))).astype("datetime64[ns]")})
+
+    table = pd.DataFrame({"t": pd.to_datetime(["2020-01-01"]).astype("datetime64[ns]"), "w": [1.0]})
+    observations = (lambda p: dpframe.concat([p[["t"]], p[["u"]].rename(columns={"u": "t"})]).dtypes.tolist(),
+                    lambda p: p.melt().dtypes.tolist(),
+                    lambda p: p.merge(table, on="t").dtypes.tolist())
+    for observe in observations:
+        without, with_target = both(frame_of, observe)
+        assert without == with_target and not isinstance(without, tuple), (without, with_target)
+    p = pd.DataFrame({"c": pd.Categorical(["x", "y"])}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(TypeError, match="same categories"):
+        p.merge(pd.DataFrame({"c": ["x"], "w": [1]}), on="c")
+
+
+def test_second_review_a_period_keeps_no_offset_of_the_analysts() -> None:
+    """On pandas 2.2 a Period keeps the offset object it was made with, a subclass of the analyst's included."""
+    from dpframe.protection.analyst import plain, public_value
+
+    class Sly(pd.offsets.Day):  # type: ignore[misc]
+        pass
+
+    try:
+        period = pd.Period("2020-01-01", freq=Sly(1))
+    except (TypeError, ValueError):  # pandas 3 takes the frequency's name, not the object
+        period = pd.Period("2020-01-01", freq="D")
+    assert type(plain(period).freq) is pd.offsets.Day and type(public_value(period, "==").freq) is pd.offsets.Day

@@ -60,12 +60,36 @@ def _key_kind(dtype: Any) -> str:
 
 def _check_keys(left: pd.DataFrame, right: pd.DataFrame, left_keys: list[Any], right_keys: list[Any]) -> None:
     for lk, rk in zip(left_keys, right_keys):
-        lkind, rkind = _key_kind(left[lk].dtype), _key_kind(right[rk].dtype)
+        ltype, rtype = left[lk].dtype, right[rk].dtype
+        lkind, rkind = _key_kind(ltype), _key_kind(rtype)
         if lkind != rkind:
             raise TypeError(
-                f"merge keys {lk!r} ({left[lk].dtype}) and {rk!r} ({right[rk].dtype}) have different kinds "
+                f"merge keys {lk!r} ({ltype}) and {rk!r} ({rtype}) have different kinds "
                 f"({lkind} and {rkind}); convert one with astype so both are the same kind"
             )
+        # pandas matches a categorical key against another type through the values it holds (codes or
+        # values, a result type chosen from them): the public key must be of the very same categories.
+        if (isinstance(ltype, pd.CategoricalDtype) or isinstance(rtype, pd.CategoricalDtype)) and ltype != rtype:
+            raise TypeError(
+                f"merge keys {lk!r} ({ltype}) and {rk!r} ({rtype}): a categorical key joins only a key of the same "
+                f"categories; convert the public one with .astype(p[{lk!r}].dtype), or the protected one with "
+                f".astype(...) to the public key's type"
+            )
+
+
+def _public_key_units(left: pd.DataFrame, right: pd.DataFrame, left_keys: list[Any],
+                      right_keys: list[Any]) -> pd.DataFrame:
+    """The public table with each date or duration key in the protected key's unit: pandas would convert the
+    coarser of the two, and raise -- only for a protected value out of the finer unit's range."""
+    changes = {rk: left[lk].dtype for lk, rk in zip(left_keys, right_keys)
+               if left[lk].dtype.kind in "Mm" and right[rk].dtype != left[lk].dtype}
+    if not changes:
+        return right
+    try:
+        return right.astype(changes)
+    except (ValueError, OverflowError) as error:  # the public table's own values
+        raise ValueError(f"the public table's keys {list(changes)} do not fit the protected keys' units "
+                         f"({error}); convert them first") from None
 
 
 def _keys(left: pd.DataFrame, right: pd.DataFrame, on: Any, left_on: Any, right_on: Any) -> tuple[list[Any], list[Any]]:
@@ -134,6 +158,7 @@ def merge(
         if missing or not left_keys:
             raise KeyError(f"merge keys not found: {missing or 'no common columns'}")
         _check_keys(flat, right, left_keys, right_keys)
+        right = _public_key_units(flat, right, left_keys, right_keys)
         # Unhashable keys (lists) match nothing, as missing keys: an error from one would show it exists.
         flat = flat.copy(deep=False)
         for key in left_keys:

@@ -10,9 +10,15 @@ themselves: every name is a :class:`~dpframe.protection.objects.ProtectedSeries`
 Supported, as in pandas: column names (backquoted when they are not
 identifiers), constants, ``@variable`` for the caller's variables,
 arithmetic, comparisons (chained too), ``and``/``or``/``not`` as well as
-``&``/``|``/``~``, ``in``/``not in`` with a list, attribute access and method
-calls (``name.str.startswith('A')``), and the functions ``abs``, ``sqrt``,
+``&``/``|``/``~``, ``in``/``not in`` with a list, the row-wise methods of a
+column (:data:`QUERY_METHODS`) and of its ``.str``, ``.dt`` and ``.cat``
+(``name.str.startswith('A')``), and the functions ``abs``, ``sqrt``,
 ``log``, ``log10``, ``exp``, ``sin``, ``cos``, ``tan``, ``floor``, ``ceil``.
+
+A query string is data about which rows to keep, so it can only compute: no
+``.dp`` query (a charge hidden in a string), no ``pipe``/``apply`` (code), no
+export (``to_pickle``), and no attributes of the caller's ``@`` values, which
+are public and computed outside the query.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from dpframe.errors import RefusedError
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import Protected, ProtectedFrame
+from dpframe.protection.objects import AccessorProxy, Protected, ProtectedFrame
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -42,6 +49,12 @@ _FUNCTIONS: dict[str, np.ufunc] = {
     "abs": np.absolute, "sqrt": np.sqrt, "log": np.log, "log10": np.log10, "exp": np.exp, "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "floor": np.floor, "ceil": np.ceil,
 }
+# What a query may call on a column: row-wise methods (each row's result from that row alone), and the accessors.
+QUERY_METHODS = frozenset(
+    "abs add astype between cat clip cut div dt eq fillna floordiv ge gt isin isna isnull le lt map mask mod mul "
+    "ne notna notnull pow radd rdiv replace rfloordiv rmod rmul round rpow rsub rtruediv str sub truediv where "
+    "dtype name".split()
+)
 _BACKQUOTED = re.compile(r"`([^`]*)`")
 _LOCAL = re.compile(r"@([A-Za-z_][A-Za-z_0-9]*)")
 _COLUMN_PREFIX = "__dpframe_column_"
@@ -164,7 +177,18 @@ class _Evaluator:
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         if node.attr.startswith("_"):
             raise ValueError(f"{node.attr!r}: private attributes are not available in a query")
-        return getattr(self.visit(node.value), node.attr)
+        owner = self.visit(node.value)
+        if isinstance(owner, AccessorProxy):  # .str, .dt, .cat: row-wise by construction, and guarded there
+            return getattr(owner, node.attr)
+        if not isinstance(owner, Protected):
+            raise ValueError(f"{node.attr!r} of a public value is not available in a query: compute it outside "
+                             f"the query and pass it as @name")
+        found = getattr(owner, node.attr)  # pandas' exact reads and cross-row steps are refused here, as outside
+        if node.attr not in QUERY_METHODS:
+            raise RefusedError(f"{node.attr!r} is refused in a query, which only computes row by row from columns "
+                               f"(methods: {', '.join(sorted(QUERY_METHODS))}). Instead: run that step on the "
+                               f"protected frame outside the query string")
+        return found
 
     def visit_Call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and node.func.id not in self.frame.columns:

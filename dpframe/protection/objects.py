@@ -1403,7 +1403,10 @@ class ProtectedFrame(Protected):
             if len(d) == 0:
                 return template
             boxed: Any = boxing(func)
-            boxes = d.apply(boxed, axis=1, raw=raw, result_type="reduce", args=args, **kwargs)
+            # Each row is passed unnamed: its label holds the row's number at protect() (a position among
+            # everyone's rows) when no privacy unit was declared.
+            unnamed = d.set_axis(pd.Index(np.full(len(d), None, dtype=object), dtype=object), axis=0)
+            boxes = unnamed.apply(boxed, axis=1, raw=raw, result_type="reduce", args=args, **kwargs)
             return unboxed(pd.Series(boxes.to_numpy(dtype=object), index=d.index, dtype=object))
 
         result: ProtectedSeries = self._rowwise(run, operation="ProtectedFrame.apply(axis=1)", dtypes=np.dtype(object))
@@ -1526,7 +1529,7 @@ class ProtectedFrame(Protected):
 # -- series ------------------------------------------------------------------------------------------
 
 
-class _AccessorProxy:
+class AccessorProxy:
     """``.str``, ``.dt`` and ``.cat`` of a protected series: their row-wise methods, typed by schema."""
 
     _name: ClassVar[str]
@@ -1569,6 +1572,14 @@ class _AccessorProxy:
                 raise refusal(f"{operation}(expand=True)", "private_values",
                               "the columns pandas makes would depend on the values",
                               instead="pass expand=False (one column of lists or tuples)")
+            for value in [*args, *kwargs.values()]:
+                # An array is lined up with the rows by position (dt.tz_localize's ambiguous=): a list of
+                # categories or a tuple of prefixes is not, and no .dt method takes a list but to line one up.
+                if isinstance(value, (np.ndarray, pd.Index, pd.api.extensions.ExtensionArray)) or (
+                        accessor == "dt" and isinstance(value, (list, tuple))):
+                    raise refusal(operation, "mixing", "pandas would line an array argument up with the rows by "
+                                                       "position", instead="pass one value (for .cat, a list of "
+                                                       "categories)")
             if accessor == "dt" and any(isinstance(v, str) and v == "infer" for v in [*args, *kwargs.values()]):
                 raise refusal(f"{operation}(ambiguous='infer')", "cross_row",
                               "it resolves ambiguous times from the neighbouring rows")
@@ -1609,17 +1620,17 @@ def _text_method(column: pd.Series[Any], method: Callable[[pd.Series[Any]], Any]
     return result.set_axis(column.index, axis=0)
 
 
-class _StringMethods(_AccessorProxy):
+class _StringMethods(AccessorProxy):
     _name = "str"
     _refused = {"cat": "exact", "get_dummies": "private_values", "extractall": "cross_row"}
 
 
-class _DatetimeMethods(_AccessorProxy):
+class _DatetimeMethods(AccessorProxy):
     _name = "dt"
     _refused = {"to_pydatetime": "exact", "to_pytimedelta": "exact", "freq": "exact", "inferred_freq": "exact"}
 
 
-class _CategoricalMethods(_AccessorProxy):
+class _CategoricalMethods(AccessorProxy):
     _name = "cat"
     _refused = {"remove_unused_categories": "private_values"}
 

@@ -292,12 +292,24 @@ def elementwise(
     try:
         with quiet():
             result = func(*operands)
-        if not isinstance(result, type(template)):
-            raise TypeError("the result changed shape")
+        _check_shape(result, template)
         return conform(result, dtypes, template)
     except BaseException as error:
         passed_on(error)
     return conform(_by_parts(func, operands, template, dtypes), dtypes, template)
+
+
+def _check_shape(result: Any, template: PandasObject, rows: int | None = None) -> None:
+    """Raise when ``result`` is not shaped and typed as the probe said: another kind of object or length, or
+    floats where the probe gave integers. pandas turns a whole integer column into floats when one row divides
+    by zero (or a duration by NaT), and floats round integers above 2**53: one row would change the others.
+    The rows that do it are then found by halving, and become missing."""
+    if not isinstance(result, type(template)) or (rows is not None and len(result) != rows):
+        raise TypeError("the result changed shape")
+    made = result.dtypes if isinstance(result, pd.DataFrame) else [result.dtype]
+    probed = template.dtypes if isinstance(template, pd.DataFrame) else [template.dtype]
+    if any(getattr(p, "kind", None) in ("i", "u") and getattr(m, "kind", None) == "f" for m, p in zip(made, probed)):
+        raise TypeError("integers became floats")
 
 
 def structural(func: Callable[..., Any], operands: Sequence[Any], operation: str) -> Any:
@@ -305,9 +317,54 @@ def structural(func: Callable[..., Any], operands: Sequence[Any], operation: str
     levels -- fixed by a probe: pandas chooses them from the values (it leaves empty or all-missing pieces
     out, infers the type of object labels)."""
     template = probe(func, operands, operation)
-    result = func(*operands)
+    result = func(*_same_units(operands, template))
     dtypes = template.dtypes if isinstance(template, pd.DataFrame) else template.dtype
     return conform_labels(conform(result, dtypes, template), template)
+
+
+def _same_units(operands: Sequence[Any], template: PandasObject) -> list[Any]:
+    """The operands with their dates and durations in the units the result will have (:func:`convert`: a value
+    out of that unit's range becomes missing). pandas would convert them while combining, and raise -- only
+    for such a value -- when one does not fit (``3000-01-01`` in nanoseconds)."""
+    wanted = {name: dtype for name, dtype in _named_dtypes(template) if _family(dtype)}
+    by_family: dict[Any, set[Any]] = {}
+    for dtype in wanted.values():
+        by_family.setdefault(_family(dtype), set()).add(dtype)
+
+    def target(name: Any, dtype: Any) -> Any:
+        family = _family(dtype)
+        if not family:
+            return dtype
+        if name in wanted and _family(wanted[name]) == family:
+            return wanted[name]
+        found = by_family.get(family, set())
+        return next(iter(found)) if len(found) == 1 else dtype
+
+    aligned: list[Any] = []
+    for operand in operands:
+        if isinstance(operand, pd.DataFrame):
+            changes = {i: target(name, dtype) for i, (name, dtype) in enumerate(operand.dtypes.items())}
+            changes = {i: t for i, t in changes.items() if t != operand.dtypes.iloc[i]}
+            if changes:
+                operand = operand.copy(deep=False)
+                for position, dtype in changes.items():
+                    operand.isetitem(position, convert(operand.iloc[:, position], dtype))  # type: ignore[arg-type]
+        elif isinstance(operand, pd.Series) and target(operand.name, operand.dtype) != operand.dtype:
+            operand = convert(operand, target(operand.name, operand.dtype))
+        aligned.append(operand)
+    return aligned
+
+
+def _named_dtypes(template: PandasObject) -> list[tuple[Any, Any]]:
+    if isinstance(template, pd.DataFrame):
+        return list(template.dtypes.items())
+    return [(template.name, template.dtype)]
+
+
+def _family(dtype: Any) -> tuple[str, Any] | None:
+    """Dates (per time zone) and durations; None for other types."""
+    kind = getattr(dtype, "kind", None)
+    return (kind, str(getattr(dtype, "tz", None))) if kind in ("M", "m") else None
 
 
 def conform_labels(result: Any, template: Any) -> Any:
@@ -340,8 +397,7 @@ def _by_parts(func: Callable[..., Any], operands: Sequence[Any], template: Panda
         try:
             with quiet():
                 result = func(*part)
-            if not isinstance(result, type(template)) or len(result) != stop - start:
-                raise TypeError("the result changed shape")
+            _check_shape(result, template, stop - start)
             pieces.append(conform(result, dtypes, template))
             return
         except BaseException as error:

@@ -645,11 +645,18 @@ def _block_output(func: Callable[[pd.DataFrame], Any], block: pd.DataFrame, name
 
 
 def _plain(obj: pd.DataFrame) -> pd.DataFrame:
-    """The frame without its unit record, as the analyst's function sees a block."""
+    """The frame without its unit record (a position among everyone's rows when no unit was declared), with the
+    row labels given at protect() if any: each row's own."""
     if obj.index.nlevels > 1:
         dropped = obj.droplevel(UNIT_LEVEL)
         return dropped.set_axis(plain_index(dropped.index), axis=0)
     return obj.reset_index(drop=True)
+
+
+def _block(plain: pd.DataFrame, rows: NDArray[np.intp], renumbered: bool) -> pd.DataFrame:
+    """One block as func sees it: its rows, numbered from 0 when they have no labels of their own."""
+    block = plain.iloc[rows]
+    return block.reset_index(drop=True) if renumbered else block
 
 
 def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *, bounds: Any, privacy: Privacy,
@@ -699,10 +706,12 @@ def sample_and_aggregate(target: Target, func: Callable[[pd.DataFrame], Any], *,
     codes = unit_codes(unit_ids(frame)) if counted is None else counted
     block_of_unit = uniform_below(k, size=int(codes.max(initial=-1)) + 1)
     block_of_row = block_of_unit[codes]
-    order = np.argsort(block_of_row, kind="stable")
+    # Rows in a random order within their block: the data's own order can depend on other people's rows
+    # (a sort's ties), and func sees it.
+    order = np.lexsort((uniform_below(2**62, size=len(block_of_row)), block_of_row))
     ends = np.cumsum(np.bincount(block_of_row, minlength=k))
-    plain = _plain(frame)
-    results = np.array([_block_output(func, plain.iloc[order[end - size:end]], names, los, his)
+    plain, renumbered = _plain(frame), frame.index.nlevels == 1
+    results = np.array([_block_output(func, _block(plain, order[end - size:end], renumbered), names, los, his)
                         for end, size in zip(ends, np.diff(np.r_[0, ends]))])
     value = noisy_means(results, los, his, grids, [noises[o] for o in outputs])[0]
     steps = np.array([grid.release_step / k for grid in grids])
