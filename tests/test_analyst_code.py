@@ -1577,3 +1577,42 @@ def test_second_review_a_period_keeps_no_offset_of_the_analysts() -> None:
     except (TypeError, ValueError):  # pandas 3 takes the frequency's name, not the object
         period = pd.Period("2020-01-01", freq="D")
     assert type(plain(period).freq) is pd.offsets.Day and type(public_value(period, "==").freq) is pd.offsets.Day
+
+
+# -- a third independent review's findings, as regression tests --------------------------------------------------
+
+
+@pytest.mark.parametrize("odd", [datetime.timedelta(days=999_999_999), np.timedelta64(1, "D"),
+                                 np.datetime64(10**12, "D")], ids=["huge-timedelta", "timedelta64-days", "far-date"])
+def test_third_review_a_value_pandas_cannot_hold_is_its_own_key(odd: Any) -> None:
+    """Canonical forms went through pd.Timedelta and pd.Timestamp, which raise on values out of their range
+    (and numpy's timedelta64 took the path of integers): grouping and look-ups raised only where one existed."""
+    def observe(p: Any) -> Any:
+        made = p["n"].map(lambda v: odd if v == TARGET_N else "low")
+        with seeded_noise(0):
+            counts = made.dp.value_counts(epsilon=1.0, keys=["low"])
+        return made.astype(pd.CategoricalDtype(["low"])).dtype, list(counts.index), p.dp.budget.spent.epsilon
+
+    without, with_target = both(salaries, observe)
+    assert isinstance(without[0], pd.CategoricalDtype)
+    assert without[0] == with_target[0] and without[1:] == with_target[1:], (without, with_target)
+
+
+def test_third_review_text_with_a_lone_surrogate_is_no_text() -> None:
+    """'\\ud800' is a Python str that pyarrow's str cannot store: stack and a public merge failed (pandas 3) only
+    where one existed. It is not a plain value: missing when a function returns it, refused as an argument."""
+    table = pd.DataFrame({"g": pd.Series(["x"], dtype=object), "v": [1]})
+
+    def observe(p: Any) -> Any:
+        q = p.assign(g=p["n"].map(lambda v: "\ud800" if v == TARGET_N else "x"), name="a")
+        return (q[["g", "name"]].stack().dtype, q.merge(table, on="g", how="left").dtypes.tolist(),
+                int(q["g"].isna().astype(int).dp.sum(bounds=(0, 1), epsilon=1.0) > -100))
+
+    without, with_target = both(salaries, observe)
+    assert without == with_target, (without, with_target)
+    p = salaries(True).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(RefusedError, match="lone surrogate"):
+        p["n"].astype(str) == "\ud800"
+    curated = pd.DataFrame({"s": pd.Series(["a", "\udc80"], dtype=object)}).dp.protect(
+        epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    assert curated["s"].dp.unprotected().isna().tolist() == [False, True]

@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from dpframe.errors import RefusedError
 
@@ -163,6 +164,8 @@ def _plain(value: Any, count: _Count, depth: int) -> Any:
     kind = type(value)
     if kind is decimal.Decimal and value.is_nan():
         return None  # a signaling NaN raises in isna(): only where it exists
+    if kind is str:
+        return value if _encodable(value) else None
     if kind in _SCALARS:
         return value
     if kind in _ZONED:
@@ -219,7 +222,8 @@ _INTERVAL_ENDS = frozenset({int, float, pd.Timestamp, pd.Timedelta, *(t for t in
 def _plain_builtin_subclass(value: Any, kind: type) -> Any:
     """A subclass of a built-in scalar type as the built-in value, read by the base type's own slot."""
     if issubclass(kind, str):
-        return str.__str__(value)
+        text = str.__str__(value)
+        return text if _encodable(text) else None
     if issubclass(kind, int):  # bool cannot be subclassed; an IntEnum member becomes its int
         return int.__int__(value)
     if issubclass(kind, float):
@@ -229,6 +233,30 @@ def _plain_builtin_subclass(value: Any, kind: type) -> Any:
     if issubclass(kind, bytes):
         return bytes.__bytes__(value)
     return None
+
+
+def _encodable(text: str) -> bool:
+    """False for text with a lone surrogate (``"\\ud800"``): it is no text pandas can store (pyarrow's ``str``
+    raises on it, for the whole column), so it is not a plain value.
+
+    >>> _encodable("é"), _encodable("\\ud800")
+    (True, False)
+    """
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _all_encodable(values: NDArray[np.object_], kinds: set[type]) -> bool:
+    """:func:`_encodable` for every ``str`` among ``values``, in one pass (one joined text encoded)."""
+    if str not in kinds:
+        return True
+    texts = values if kinds == {str} else [v for v in values if type(v) is str]
+    return _encodable("".join(texts))
 
 
 def _plain_zone(value: Any) -> Any:
@@ -473,7 +501,7 @@ def _is_plain(value: Any, depth: int = 0) -> bool:
     """
     kind = type(value)
     if kind in _SCALARS:
-        return True
+        return kind is not str or _encodable(value)
     if depth >= MAX_DEPTH or kind not in _PLAIN_KINDS or len(value) > MAX_ITEMS:
         return False
     if kind is FrozenDict:
@@ -496,7 +524,8 @@ def plain_column(series: pd.Series[Any]) -> pd.Series[Any]:
         return series
     values = series.to_numpy(dtype=object)
     kinds = set(map(type, values))
-    if _SCALARS.issuperset(kinds) or (_PLAIN_KINDS.issuperset(kinds) and all(map(_is_plain, values))):
+    if _all_encodable(values, kinds) and (
+            _SCALARS.issuperset(kinds) or (_PLAIN_KINDS.issuperset(kinds) and all(map(_is_plain, values)))):
         return series
     out = np.empty(len(values), dtype=object)
     convert = guarded(lambda v: v)
@@ -584,6 +613,9 @@ def public_value(value: Any, operation: str, *, functions: bool = False) -> Any:
     kind = type(value)
     if kind is decimal.Decimal and value.is_nan():
         return float("nan")  # pandas' own missing marker (a signaling NaN would raise in isna)
+    if kind is str and not _encodable(value):
+        return _refuse(value, operation, "is text with a lone surrogate, which pandas cannot store",
+                       "encode it with errors='replace' first")
     if kind in _SCALARS or kind is re.Pattern or kind is range:
         return value
     if kind is slice:

@@ -45,11 +45,25 @@ _DURATIONS = (datetime.timedelta, np.timedelta64)  # pd.Timedelta is a timedelta
 def canonical(value: Any) -> Any:
     """The representative of ``value``'s class of equal values (a plain value), the same for every member.
 
+    Total: a value pandas cannot hold in its own types (a duration of a billion days) is its own
+    representative -- an error here would tell that such a value exists.
+
     >>> canonical(True), canonical(1.0), canonical(decimal.Decimal("1.00")), canonical(-0.0), canonical((1.0, "a"))
     (1, 1, 1, 0, (1, 'a'))
     >>> canonical(0.5), canonical(decimal.Decimal("0.1")), canonical(np.str_("x"))
     (0.5, Decimal('0.1'), 'x')
+    >>> canonical(np.timedelta64(1, "s")) == canonical(datetime.timedelta(seconds=1)) != canonical(1)
+    True
+    >>> canonical(datetime.timedelta(days=999_999_999))
+    datetime.timedelta(days=999999999)
     """
+    try:
+        return _canonical(value)
+    except Exception:  # noqa: BLE001 -- plain values only: pandas' and Python's range and type errors
+        return value
+
+
+def _canonical(value: Any) -> Any:
     kind = type(value)
     if kind is tuple:
         return tuple(canonical(item) for item in value)
@@ -61,13 +75,13 @@ def canonical(value: Any) -> Any:
         return str.__str__(value)
     if issubclass(kind, bytes):
         return bytes.__bytes__(value)
-    if issubclass(kind, _NUMBERS):
-        return _canonical_number(value)
-    if issubclass(kind, _INSTANTS):
-        return _canonical_instant(value)
-    if issubclass(kind, _DURATIONS):
+    if issubclass(kind, _DURATIONS):  # before numbers: numpy's timedelta64 is a numpy integer
         duration = pd.Timedelta(value)
         return duration if pd.isna(duration) else duration.as_unit("ns" if duration.nanoseconds else "us")
+    if issubclass(kind, _INSTANTS):
+        return _canonical_instant(value)
+    if issubclass(kind, _NUMBERS):
+        return _canonical_number(value)
     if kind is datetime.time and value.tzinfo is not None:
         moment = datetime.datetime.combine(datetime.date(2000, 1, 1), value) - (value.utcoffset() or datetime.timedelta())
         return moment.time().replace(tzinfo=datetime.timezone.utc)
