@@ -19,7 +19,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import SumGrid
-from dpframe.protection.values import canonical_forms, lookup
+from dpframe.protection.values import factorized, lookup
 
 # Group or category number of each row, -1 for rows not used; as narrow as the
 # data allows (a categorical's int8 codes are used without widening).
@@ -212,7 +212,7 @@ def observed_codes(series: pd.Series[Any]) -> tuple[Codes, pd.Index[Any]]:
     if pd.api.types.is_float_dtype(series.dtype) or pd.api.types.is_complex_dtype(series.dtype):
         series = series + 0.0  # IEEE: -0.0 + 0.0 == +0.0 (a complex one in both parts); NaN stays NaN
     elif series.dtype == object:
-        forms, keys = pd.factorize(canonical_forms(series), use_na_sentinel=True)
+        forms, keys = factorized(series)
         return np.asarray(forms, dtype=np.int64), pd.Index(keys, dtype=object, tupleize_cols=False)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)  # one dtype: equal values print alike
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
