@@ -1,19 +1,25 @@
-"""``query`` and ``eval`` strings on protected frames.
+"""``query`` and ``eval`` strings on protected frames, in pandas' own grammar.
 
 pandas evaluates ``df.query("age > age.mean()")`` on plain arrays, so a query
-string could compute anything from the data. Here the expression is parsed
-with Python's :mod:`ast` and evaluated node by node on the protected columns
-themselves: every name is a :class:`~dpframe.protection.objects.ProtectedSeries`
-(or a public constant), and every operation goes through its allow-list, so
+string could compute anything from the data, and ``pandas.eval`` documents
+that it can run arbitrary code. Here the expression is rewritten by pandas'
+own token rewrites (:func:`pandas.core.computation.expr._preparse`: ``&`` and
+``|`` become ``and`` and ``or``, so they bind more loosely than comparisons --
+``month == 1 & day == 1`` is ``(month == 1) & (day == 1)``, as in pandas --
+backquoted names and ``@`` locals become identifiers), parsed with Python's
+:mod:`ast`, and evaluated node by node on the protected columns themselves:
+every name is a :class:`~dpframe.protection.objects.ProtectedSeries` (or a
+public constant), and every operation goes through its allow-list, so
 ``age.mean()`` is refused exactly as ``p["age"].mean()`` is.
 
 Supported, as in pandas: column names (backquoted when they are not
 identifiers), constants, ``@variable`` for the caller's variables,
-arithmetic, comparisons (chained too), ``and``/``or``/``not`` as well as
-``&``/``|``/``~``, ``in``/``not in`` with a list, the row-wise methods of a
-column (:data:`QUERY_METHODS`) and of its ``.str``, ``.dt`` and ``.cat``
-(``name.str.startswith('A')``), and the functions ``abs``, ``sqrt``,
-``log``, ``log10``, ``exp``, ``sin``, ``cos``, ``tan``, ``floor``, ``ceil``.
+arithmetic, comparisons (chained too), ``and``/``or``/``not`` and
+``&``/``|``/``~``, ``in``/``not in`` with a list (and ``==``/``!=`` with a
+list, which pandas reads as ``in``), the row-wise methods of a column
+(:data:`QUERY_METHODS`) and of its ``.str``, ``.dt`` and ``.cat``
+(``name.str.startswith('A')``), and pandas' math functions (``abs``,
+``sqrt``, ``log``, ``exp``, ``sin``, ``arctan2``, ...).
 
 A query string is data about which rows to keep, so it can only compute: no
 ``.dp`` query (a charge hidden in a string), no ``pipe``/``apply`` (code), no
@@ -24,10 +30,12 @@ are public and computed outside the query.
 from __future__ import annotations
 
 import ast
+import importlib
 import operator
 import re
 import sys
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -45,9 +53,11 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
+# pandas' math functions in expressions (pandas.core.computation.ops.MATHOPS), as numpy's ufuncs.
 _FUNCTIONS: dict[str, np.ufunc] = {
-    "abs": np.absolute, "sqrt": np.sqrt, "log": np.log, "log10": np.log10, "exp": np.exp, "sin": np.sin,
-    "cos": np.cos, "tan": np.tan, "floor": np.floor, "ceil": np.ceil,
+    name: getattr(np, "absolute" if name == "abs" else name)
+    for name in ("sin cos tan exp log expm1 log1p sqrt sinh cosh tanh arcsin arccos arctan arccosh arcsinh "
+                 "arctanh abs log10 floor ceil arctan2").split()
 }
 # What a query may call on a column: row-wise methods (each row's result from that row alone), and the accessors.
 QUERY_METHODS = frozenset(
@@ -55,10 +65,13 @@ QUERY_METHODS = frozenset(
     "ne notna notnull pow radd rdiv replace rfloordiv rmod rmul round rpow rsub rtruediv str sub truediv where "
     "dtype name".split()
 )
-_BACKQUOTED = re.compile(r"`([^`]*)`")
-_LOCAL = re.compile(r"@([A-Za-z_][A-Za-z_0-9]*)")
-_COLUMN_PREFIX = "__dpframe_column_"
-_LOCAL_PREFIX = "__dpframe_local_"
+# pandas' own rewrites of a query's tokens, those of its "pandas" parser (PandasExprVisitor): internal to pandas
+# (untyped in its stubs), the same from 2.2 to 3.x; tests/test_query_grammar.py holds them to df.query.
+_expr: Any = importlib.import_module("pandas.core.computation.expr")
+_parsing: Any = importlib.import_module("pandas.core.computation.parsing")
+_PANDAS_REWRITES = partial(_expr._preparse, f=_expr._compose(_expr._replace_locals, _expr._replace_booleans,
+                                                           _parsing.clean_backtick_quoted_toks))
+_LOCAL_PREFIX = "__pd_eval_local_"
 
 
 def split_assignment(expr: str) -> tuple[str | None, str]:
@@ -73,37 +86,51 @@ def split_assignment(expr: str) -> tuple[str | None, str]:
     return match.group(1), match.group(2).strip()
 
 
+def _parsed(expr: str) -> ast.Expression:
+    """``expr`` after pandas' rewrites, parsed."""
+    try:
+        text: str = _PANDAS_REWRITES(expr.strip())
+        return ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError) as error:  # tokenize errors are ValueErrors too (an unclosed backquote)
+        raise ValueError(f"cannot parse the expression {expr!r}: {error}") from None
+
+
+def local_names(expr: str) -> set[str]:
+    """The ``@`` names an expression reads, as :func:`evaluate` reads them (none inside a quoted name or text).
+
+    >>> sorted(local_names("x > @low & `a @b` < @high"))
+    ['high', 'low']
+    """
+    return {node.id[len(_LOCAL_PREFIX):] for node in ast.walk(_parsed(expr))
+            if isinstance(node, ast.Name) and node.id.startswith(_LOCAL_PREFIX)}
+
+
 def evaluate(frame: ProtectedFrame, expr: str, local_dict: Mapping[str, Any] | None, depth: int) -> Any:
     """Evaluate ``expr`` on ``frame``'s protected columns; ``@name`` looks ``depth`` frames up the stack.
 
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"age": [25, 41, 67], "sex": ["F", "M", "F"]}).dp.protect(epsilon=1.0)
     >>> limit = 40
-    >>> evaluate(p, "age > @limit and sex in ['F']", None, 1).dtype.kind
+    >>> evaluate(p, "age > @limit & sex in ['F']", None, 1).dtype.kind
     'b'
     """
     if not isinstance(expr, str) or not expr.strip():
         raise ValueError("the expression must be a non-empty string")
-    columns: dict[str, Any] = {}
-
-    def quote(match: re.Match[str]) -> str:
-        name = f"{_COLUMN_PREFIX}{len(columns)}"
-        columns[name] = match.group(1)
-        return name
-
-    text = _LOCAL.sub(lambda m: _LOCAL_PREFIX + m.group(1), _BACKQUOTED.sub(quote, expr))
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as error:
-        raise ValueError(f"cannot parse the expression {expr!r}: {error.msg}") from None
+    tree = _parsed(expr)
     caller = sys._getframe(depth)
     scope = {**caller.f_globals, **caller.f_locals, **(local_dict or {})}
-    return _Evaluator(frame, columns, scope).visit(tree.body)
+    return _Evaluator(frame, scope).visit(tree.body)
 
 
 class _Evaluator:
-    def __init__(self, frame: ProtectedFrame, quoted: dict[str, Any], scope: Mapping[str, Any]) -> None:
-        self.frame, self.quoted, self.scope = frame, quoted, scope
+    def __init__(self, frame: ProtectedFrame, scope: Mapping[str, Any]) -> None:
+        self.frame, self.scope = frame, scope
+        # A column by its name as pandas' rewrites leave it (backquoted names cleaned to identifiers).
+        self.columns: dict[str, Any] = {}
+        for column in frame.columns:
+            self.columns.setdefault(_parsing.clean_column_name(column), column)
+            if isinstance(column, str):
+                self.columns.setdefault(column, column)
 
     def visit(self, node: ast.AST) -> Any:
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -113,8 +140,6 @@ class _Evaluator:
 
     def visit_Name(self, node: ast.Name) -> Any:
         name = node.id
-        if name in self.quoted:
-            return self.frame[self.quoted[name]]
         if name.startswith(_LOCAL_PREFIX):
             local = name[len(_LOCAL_PREFIX):]
             if local not in self.scope:
@@ -122,8 +147,8 @@ class _Evaluator:
             value = self.scope[local]
             # The caller's objects run their __eq__ and __hash__ against the data: plain values only.
             return value if isinstance(value, Protected) else public_value(value, f"@{local} in a query")
-        if name in self.frame.columns:
-            return self.frame[name]
+        if name in self.columns:
+            return self.frame[self.columns[name]]
         if name in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[name]
         raise NameError(f"{name!r} is not a column of the frame; its columns are {list(self.frame.columns)}")
@@ -151,6 +176,7 @@ class _Evaluator:
         return op(self.visit(node.left), self.visit(node.right))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        # pandas' rewrites made & and | into `and` and `or` (their precedence): both combine element-wise.
         values = [self.visit(v) for v in node.values]
         combine = operator.and_ if isinstance(node.op, ast.And) else operator.or_
         result = values[0]
@@ -163,11 +189,13 @@ class _Evaluator:
         result = None
         for op, comparator in zip(node.ops, node.comparators):
             right = self.visit(comparator)
-            if isinstance(op, (ast.In, ast.NotIn)):
+            listed = isinstance(right, (list, tuple, set))
+            if isinstance(op, (ast.In, ast.NotIn)) or (listed and isinstance(op, (ast.Eq, ast.NotEq))):
+                # pandas reads `column == [...]` as `column in [...]`
                 if not isinstance(left, Protected):
                     raise ValueError("'in' in a query tests a column's values against a list: column in [...]")
-                found = left.isin(right if isinstance(right, (list, tuple, set)) else [right])
-                part = ~found if isinstance(op, ast.NotIn) else found
+                found = left.isin(right if listed else [right])
+                part = ~found if isinstance(op, (ast.NotIn, ast.NotEq)) else found
             else:
                 part = _COMPARE[type(op)](left, right)
             result = part if result is None else result & part
@@ -191,7 +219,7 @@ class _Evaluator:
         return found
 
     def visit_Call(self, node: ast.Call) -> Any:
-        if isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and node.func.id not in self.frame.columns:
+        if isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and node.func.id not in self.columns:
             function: Any = _FUNCTIONS[node.func.id]
         else:
             function = self.visit(node.func)

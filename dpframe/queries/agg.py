@@ -107,7 +107,7 @@ import pandas as pd
 
 from dpframe.noise.mechanism import SumGrid
 from dpframe.protection.analyst import public_value
-from dpframe.protection.expressions import _BACKQUOTED, _LOCAL
+from dpframe.protection.expressions import local_names
 from dpframe.protection.objects import ProtectedFrame, ProtectedSeries
 from dpframe.queries import kernels
 from dpframe.queries.plan import Target, check_bounds, check_numeric
@@ -155,7 +155,7 @@ def _text(value: Any, what: str) -> str:
 
 def _names(text: str | None) -> set[str]:
     """The ``@`` names in a query string, as :func:`dpframe.protection.expressions.evaluate` reads them."""
-    return set() if text is None else set(_LOCAL.findall(_BACKQUOTED.sub("", text)))
+    return set() if text is None else local_names(text)
 
 
 def _constant(value: Any, name: str, depth: int = 0) -> Constant:
