@@ -308,3 +308,18 @@ def test_on_a_long_tail_the_answer_says_its_interval_is_for_the_clipped_values()
     clipped_mean = float(affairs["affairs"].clip(lo, hi).mean())
     assert hi < affairs["affairs"].max() and m.ci[0] <= clipped_mean <= m.ci[1]
     assert f"of the values clipped to [{lo:g}, {hi:g}]" in repr(m) and "values above" in repr(m)
+
+
+def test_group_statistics_whose_private_bounds_did_not_stand_out_are_missing_with_the_reason() -> None:
+    """Issue 28: on 244 rows at ε = 0.1 the privately chosen bounds land anywhere up to ±1e15, and a group-by table
+    answered means of 1e14 without a word. A cell whose interval is as wide as the bounds' range is missing, and
+    the note says why; with enough rows for the ε, the means are there."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"day": rng.choice(["Thur", "Fri", "Sat", "Sun"], 244), "tip": rng.gamma(2.0, 1.5, 244)})
+    p = df.dp.protect(epsilon=100.0, ledger=Ledger.in_memory())
+    days = ["Thur", "Fri", "Sat", "Sun"]
+    with seeded_noise(1):
+        table = p.dp.groupby("day", keys=days).agg({"tip": "mean"}, epsilon=0.1)
+        means = p.dp.groupby("day", keys=days).mean("tip", epsilon=20.0)
+    assert table["tip"].isna().all() and "did not stand out of the noise" in table.attrs["dp"].note
+    assert means.notna().all() and bool((means - df.groupby("day")["tip"].mean()).abs().max() < 1.0)

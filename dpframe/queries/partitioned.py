@@ -34,7 +34,7 @@ from dpframe.queries.grouped import ColumnGroupBy, aggregate, parts_of
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
-from dpframe.queries.scalar import LEVEL, moment_result, value_range, with_bounds
+from dpframe.queries.scalar import LEVEL, Moments, moment_result, value_range, with_bounds
 from dpframe.results import OTHER, Release, current_release, with_release
 
 if TYPE_CHECKING:
@@ -662,6 +662,15 @@ def table_options(table: pd.DataFrame, normalize: bool | str, margins: bool) -> 
     return with_release(counts, out)  # type: ignore[no-any-return]
 
 
+def _swamped(query: str, moments: Moments, reach: Any) -> NDArray[np.bool_]:
+    """Cells whose interval is at least as wide as the range the statistic can take within the bounds: a
+    number there says nothing (bounds chosen privately on too few rows land anywhere up to 1e15). Read from the
+    release and the bounds only."""
+    width = moments.hi - moments.lo
+    scale = {"mean": width, "std": width / 2, "var": (width / 2) ** 2}[query]
+    return np.asarray(2 * np.asarray(reach, dtype=np.float64) >= scale, dtype=bool)
+
+
 class GroupBy:
     """Private aggregates per group: ``p.dp.groupby("sex").mean("age", bounds=(0, 125), epsilon=0.2)``.
 
@@ -972,7 +981,15 @@ class GroupBy:
         else:
             estimate = moment_result(query, moments, measured)
             lower, upper = estimate.interval(*value_range(query, moments))
-        result = pd.Series(estimate.value, index=cells, name=series.name)
+        values = np.array(estimate.value, dtype=np.float64, copy=True)
+        if bounds is None and query != "sum":
+            swamped = _swamped(query, moments, estimate.reach)
+            if swamped.any():
+                values[swamped], lower, upper = np.nan, np.where(swamped, np.nan, lower), np.where(swamped, np.nan, upper)
+                note += (f"; {int(swamped.sum())} of {len(cells)} groups missing: their noise is wider than the "
+                         f"bounds chosen privately, which did not stand out of the noise (too few rows for this "
+                         f"epsilon): declare bounds=(lower, upper) from the domain, or spend more epsilon")
+        result = pd.Series(values, index=cells, name=series.name)
         release = Release(
             moments.plan.query, moments.plan.columns, moments.plan.mechanism,
             target.spent,
