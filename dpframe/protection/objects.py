@@ -223,11 +223,13 @@ class Protected:
         return constant(value, operation)
 
     def _rowwise(
-        self, func: Callable[..., Any], *others: Any, operation: str, widen: bool = False, dtypes: Any = None
+        self, func: Callable[..., Any], *others: Any, operation: str, widen: bool = False, dtypes: Any = None,
+        total: bool = False,
     ) -> Any:
-        """A row-wise operation on this object's data (and same-rows operands): same rows, typed by schema."""
+        """A row-wise operation on this object's data (and same-rows operands): same rows, typed by schema
+        (``total``: see :func:`~dpframe.protection.rowwise.elementwise`)."""
         operands = [self._private, *(self._operand(o, operation) for o in others)]
-        result: Any = elementwise(func, operands, operation=operation, widen=widen, dtypes=dtypes)
+        result: Any = elementwise(func, operands, operation=operation, widen=widen, dtypes=dtypes, total=total)
         return self._wrap(result)
 
     def _rowwise_like(
@@ -360,7 +362,9 @@ class Protected:
         def run(a: Any, b: Any) -> Any:
             return op(b, a) if reflected else op(a, b)
 
-        result: P = self._rowwise(run, other, operation=f"{self._kind} {name}")
+        # == and != give a truth value for any two plain values (None == "x" is False): pandas' bool, as in pandas.
+        total = op in (operator.eq, operator.ne)
+        result: P = self._rowwise(run, other, operation=f"{self._kind} {name}", total=total)
         return result
 
     def __add__(self: P, other: Any) -> P:

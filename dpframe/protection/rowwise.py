@@ -268,6 +268,7 @@ def elementwise(
     operation: str,
     widen: bool = False,
     dtypes: Dtypes | None = None,
+    total: bool = False,
 ) -> Any:
     """Apply the row-wise ``func(*operands)`` with a result type fixed in advance (module docstring).
 
@@ -276,18 +277,21 @@ def elementwise(
     ``operands`` are the aligned pandas data of one protected row set and
     public constants. ``dtypes`` fixes the result types; otherwise they come
     from :func:`probe`, widened to nullable types when ``widen`` is set or an
-    operand has object dtype.
+    operand has object dtype -- unless ``total``: the operation gives a value
+    for every pair of plain values (``==``, ``!=``), so pandas' own types hold.
 
     >>> s = pd.Series(["a", None, "ccc"], dtype=object)
     >>> elementwise(lambda x: x.str.len(), [s], operation="str.len", widen=True).tolist()
     [1, <NA>, 3]
     >>> elementwise(lambda x: x < 2, [pd.Series([1, "b"], dtype=object)], operation="<").tolist()
     [True, <NA>]
+    >>> elementwise(lambda x: x == 2, [pd.Series([2, "b", None], dtype=object)], operation="==", total=True).dtype
+    dtype('bool')
     """
     template = probe(func, operands, operation)
     if dtypes is None:
         dtypes = _dtypes(template)
-        if widen or _object_input(operands):
+        if widen or (_object_input(operands) and not total):
             dtypes = _widen_all(dtypes)
     try:
         with quiet():
