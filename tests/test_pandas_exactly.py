@@ -19,3 +19,27 @@ def test_equality_of_an_object_column_is_plain_bool_as_in_pandas() -> None:
         assert made.dp.unprotected().tolist() == expected.tolist()
     assert (p["survived"] == "yes").astype(int).dtype == "int64"
     assert (p["survived"] < "z").dtype == "boolean"  # an order between text and a number has no answer: missing
+
+
+def test_a_slice_of_column_labels_selects_columns_as_in_pandas() -> None:
+    df = pd.DataFrame({"year": [2013], "month": [1], "day": [1], "dep_time": [517.0]})
+    p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    for key in (slice("year", "day"), slice("month", None), slice(None, None, 2), slice("day", "year", -1)):
+        assert list(p.loc[:, key].columns) == list(df.loc[:, key].columns)
+    assert list(p.loc[p["year"] > 2000, "month":"day"].columns) == ["month", "day"]
+
+
+def test_augmented_assignment_through_loc_puts_values_back_in_their_rows() -> None:
+    """``t.loc[t["tip"] < 2, "tip"] *= 2`` was refused ("the two objects hold different rows"): Python reads the
+    filtered values, doubles them and sets them back. They go back to the rows they came from; the type stays
+    when the same condition chose them, and holds missing values when another one did (pandas' alignment)."""
+    df = pd.DataFrame({"tip": [1.0, 3.0, 1.5, None], "size": [1, 2, 3, 4]})
+    p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    p.loc[p["tip"] < 2, "tip"] *= 2
+    p.loc[p["size"] > 2, "size"] += 10
+    df.loc[df["tip"] < 2, "tip"] *= 2
+    df.loc[df["size"] > 2, "size"] += 10
+    assert p.dp.unprotected().equals(df)
+    chosen_elsewhere = p.loc[p["size"] > 12, "size"]
+    p.loc[p["size"] > 1, "size"] = chosen_elsewhere
+    assert p["size"].dtype == "Int64" and p.dp.unprotected()["size"].isna().tolist() == [False, True, False, False]

@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, overload
 
 import numpy as np
+from numpy.typing import NDArray
 import pandas as pd
 
 from dpframe.accounting.amplification import SampleAccount
@@ -60,6 +61,7 @@ from dpframe.protection.rowwise import (
     elementwise,
     holds_missing,
     is_constant,
+    missing_value,
     quiet,
     shielded,
     structural,
@@ -79,12 +81,19 @@ UNPROTECTED_MARK = "dpframe.unprotected"
 
 
 class Rows:
-    """The identity of one sequence of protected rows, and the Poisson sample they come from (None: all units)."""
+    """The identity of one sequence of protected rows, and the Poisson sample they come from (None: all units).
 
-    __slots__ = ("sample",)
+    Rows kept by a filter also know the rows they were filtered from (``parent``), which of them were kept
+    (``kept``, a private mask that never leaves the library) and the protected condition that chose them:
+    ``p.loc[cond, "x"] *= 2`` puts the filtered values back into the very rows they came from.
+    """
 
-    def __init__(self, sample: SampleAccount | None = None) -> None:
+    __slots__ = ("sample", "parent", "kept", "condition")
+
+    def __init__(self, sample: SampleAccount | None = None, *, parent: Rows | None = None,
+                 kept: NDArray[np.bool_] | None = None, condition: Any = None) -> None:
         self.sample = sample
+        self.parent, self.kept, self.condition = parent, kept, condition
 
     @property
     def rate(self) -> Fraction:
@@ -260,9 +269,28 @@ class Protected:
                 return data.fillna(False).astype(bool) if data.dtype != bool else data
             return data.fillna(False).astype(bool)
 
-    def _filter(self: P, mask: Any) -> P:
-        selected: P = self._wrap(self._private[mask], self._rows.derived())
+    def _filter(self: P, mask: Any, condition: Any = None) -> P:
+        """The rows where ``mask`` holds, remembering which rows of these they are (:class:`Rows`)."""
+        kept = np.asarray(mask, dtype=bool) if np.ndim(mask) == 1 else None
+        rows = Rows(self._rows.sample, parent=self._rows, kept=kept, condition=condition)
+        selected: P = self._wrap(self._private[mask], rows)
         return selected
+
+    def _put_back(self, value: Any, condition: Any) -> pd.Series[Any] | None:
+        """A protected series filtered from these rows, as a column of these rows (missing where it has no row);
+        None for anything else. Decided from where ``value`` came from, never from the data: with the very
+        condition that chose its rows, every chosen row has its value and the type stays; with another one, the
+        type holds missing values, as pandas' alignment would make some."""
+        rows = getattr(value, "_rows", None)
+        if not isinstance(value, ProtectedSeries) or rows is None or rows.parent is not self._rows \
+                or rows.kept is None or value._protection.key != self._protection.key:
+            return None
+        data = value._private
+        dtype = data.dtype if rows.condition is condition else widened(data.dtype)
+        full = pd.Series(missing_value(dtype), index=self._private.index, dtype=dtype, name=data.name)
+        with quiet():
+            full[rows.kept] = convert(data, dtype).to_numpy()
+        return full
 
     # -- what protected objects are, and are not -----------------------------
     @property
@@ -1018,12 +1046,17 @@ class _Loc:
         rows, columns = self._split(key)
         frame = self._frame
         if not (isinstance(rows, slice) and rows == slice(None)):
-            frame = frame._filter(frame._condition(rows, "p.loc[rows]")) if _is_condition(rows) else _refuse_labels()
+            frame = frame._filter(frame._condition(rows, "p.loc[rows]"), rows) if _is_condition(rows) \
+                else _refuse_labels()
         if isinstance(columns, slice) and columns == slice(None):
             return frame
         if callable(columns):
             columns = columns(frame)
-        return frame._wrap(frame._private[column_key(frame._private.columns, columns, "p.loc[rows, columns]")])
+        labels = frame._private.columns
+        if isinstance(columns, slice):  # a slice of column labels, as pandas reads it: from the schema alone
+            bounds = (public_value(part, "p.loc[:, start:stop]") for part in (columns.start, columns.stop, columns.step))
+            return frame._wrap(frame._private[list(labels[labels.slice_indexer(*bounds)])])
+        return frame._wrap(frame._private[column_key(labels, columns, "p.loc[rows, columns]")])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rows, column = self._split(key)
@@ -1039,7 +1072,9 @@ class _Loc:
             frame[column] = value
             return
         keep = ~frame._condition(rows, "p.loc[rows, column] = value")
-        filler = frame._operand(value, "p.loc[rows, column] = value", aligned=False)
+        put_back = frame._put_back(value, rows)  # p.loc[cond, "x"] *= 2: the values of those very rows
+        filler = put_back if put_back is not None else frame._operand(value, "p.loc[rows, column] = value",
+                                                                          aligned=False)
         data = frame._private
         if column in data.columns:
             new = _where(data[column], keep, filler)

@@ -47,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     Rule("columns", "`p[cols]`, `p.col`, `p.iloc[:, cols]`, `drop(columns=)`, `rename(columns=)`", "1", "kept",
          "only the schema changes, not the rows"),
     Rule("rowwise", "arithmetic, comparisons, `assign`, `map`/`apply` (per value or `axis=1`), `where`/`mask`, "
+         "`p.loc[cond, col] = value` (and `*=`, `+=`: the filtered values go back to the rows they came from), "
          "`astype`, `fillna`/`replace`/`clip` with constants, `isin`, `between`, `.str`, `.dt`, `.cat`, numpy ufuncs, "
          "`all`/`any`/`sum`/`mean`/`min`/`max(axis=1)`, `cut(bins=[edges])`", "1", "kept",
          "each output row is a function of the same input row and public constants; result dtypes follow from "
