@@ -24,7 +24,7 @@ from dpframe.errors import (
     ReconnectedWarning,
     RefusedError,
 )
-from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect
+from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect, to_datetime, to_numeric
 from dpframe.queries import agg
 from dpframe.results import OTHER, Clipping, DPFloat, DPInt, Release
 
@@ -60,4 +60,6 @@ __all__ = [
     "concat",
     "evaluate",
     "protect",
+    "to_datetime",
+    "to_numeric",
 ]

@@ -43,3 +43,38 @@ def test_augmented_assignment_through_loc_puts_values_back_in_their_rows() -> No
     chosen_elsewhere = p.loc[p["size"] > 12, "size"]
     p.loc[p["size"] > 1, "size"] = chosen_elsewhere
     assert p["size"].dtype == "Int64" and p.dp.unprotected()["size"].isna().tolist() == [False, True, False, False]
+
+
+def test_dates_are_parsed_after_protect_with_a_format_or_from_parts() -> None:
+    """pd.to_datetime(p[...], format="ISO8601"), .astype("datetime64[ns]") and the refusal's own suggestion were
+    all refused. dpframe.to_datetime takes pandas' arguments and runs it row by row; a value that does not parse
+    is NaT; text without a format is refused (pandas infers the format from the first value)."""
+    import pytest
+
+    df = pd.DataFrame({"time_hour": ["2013-01-01T05:00:00Z", "2013-01-01T06:30:00+01:00", "soon", None],
+                       "year": [2013, 2013, 2013, 2013], "month": [1, 2, 13, 1], "day": [1, 28, 1, 31],
+                       "epoch": [0, 60, 3600, 86400]})
+    p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    parsed = dpframe.to_datetime(p["time_hour"], format="ISO8601", utc=True).dp.unprotected()
+    expected = pd.to_datetime(df["time_hour"], format="ISO8601", utc=True, errors="coerce")
+    assert parsed.tolist() == expected.tolist() and str(parsed.dtype).endswith("UTC]")
+    parts = dpframe.to_datetime(p[["year", "month", "day"]]).dp.unprotected()
+    assert parts.tolist() == pd.to_datetime(df[["year", "month", "day"]], errors="coerce").tolist()
+    epochs = dpframe.to_datetime(p["epoch"], unit="s").dp.unprotected()
+    assert epochs.tolist() == pd.to_datetime(df["epoch"], unit="s").tolist()
+    with pytest.raises(dpframe.RefusedError, match="format="):
+        dpframe.to_datetime(p["time_hour"])
+    with pytest.raises(dpframe.RefusedError, match="dpframe.to_datetime"):
+        pd.to_datetime(p["time_hour"], format="ISO8601")
+    with pytest.raises(dpframe.RefusedError, match="dpframe.to_datetime"):
+        p["time_hour"].astype("datetime64[ns]")
+    assert dpframe.to_datetime(df["epoch"], unit="s").equals(pd.to_datetime(df["epoch"], unit="s"))  # plain data
+    assert p.dp.budget.spent.epsilon == 0
+
+
+def test_to_numeric_of_a_protected_column_gives_floats() -> None:
+    df = pd.DataFrame({"x": ["1", "2.5", "n/a", None]})
+    p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    made = dpframe.to_numeric(p["x"], errors="coerce")
+    assert made.dtype == "float64"
+    assert made.dp.unprotected().tolist()[:2] == [1.0, 2.5] and made.dp.unprotected().isna().tolist()[2:] == [True, True]

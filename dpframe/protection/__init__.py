@@ -14,11 +14,13 @@ Modules, one job each:
 * :mod:`.rowwise` -- running row-wise operations with schema-decided types and no data-dependent errors;
 * :mod:`.expressions` -- ``query``/``eval`` strings evaluated on protected columns;
 * :mod:`.combine` -- merges and :func:`concat`;
+* :mod:`.functions` -- pandas' functions that take a column (``to_datetime``, ``to_numeric``), same names;
 * :mod:`.protect` -- ``protect()``, Poisson sampling, and ``unprotected()``;
 * :mod:`.rules` -- the table and the refusal messages.
 """
 
 from dpframe.protection.combine import concat
+from dpframe.protection.functions import to_datetime, to_numeric
 from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries
 from dpframe.protection.protect import poisson_sample, protect, unprotected
 from dpframe.protection.units import UNIT_LEVEL, Protection, contribution_mask, unit_ids
@@ -28,6 +30,8 @@ __all__ = [
     "Protected",
     "ProtectedFrame",
     "ProtectedSeries",
+    "to_datetime",
+    "to_numeric",
     "Protection",
     "concat",
     "contribution_mask",

@@ -28,13 +28,15 @@ the few structural operations run with their errors withheld.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, overload
 
 import numpy as np
-from numpy.typing import NDArray
 import pandas as pd
+from numpy.typing import NDArray
 
 from dpframe.accounting.amplification import SampleAccount
 from dpframe.errors import DPFrameError, RefusedError
@@ -106,6 +108,21 @@ class Rows:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Rows, (self.sample,))
+
+
+def _pandas_function_offered() -> str | None:
+    """The name of the pandas function on the call stack that dpframe offers for protected objects, if any (found
+    from the code being run, never from the data)."""
+    from dpframe.protection.functions import OFFERED
+
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        if frame.f_code.co_name in OFFERED and frame.f_globals.get("__name__", "").startswith("pandas."):
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return None
 
 
 def _user_levels(data: pd.DataFrame | pd.Series) -> list[Any]:
@@ -318,6 +335,11 @@ class Protected:
         # pandas recognises its own objects by this attribute (its ABCDataFrame checks), so a
         # pandas function handed a protected object -- pd.concat, pd.merge, pd.DataFrame(p) --
         # stops here, with a message saying what to use instead.
+        offered = _pandas_function_offered()
+        if offered is not None:
+            raise refusal(f"pd.{offered} given a {self._kind}", "public_rows",
+                          "pandas functions read their arguments' values exactly",
+                          instead=f"dpframe.{offered}(...), with the same arguments, runs it row by row")
         raise refusal(f"a pandas function given a {self._kind}", "public_rows",
                       "pandas functions read their arguments' values exactly")
 
@@ -864,8 +886,8 @@ def _checked_astype(source: Any, dtype: Any, name: Any) -> Any:
         raise refusal(f"astype({target}) of text", "private_values",
                       "pandas may infer the date format from the values, so one person's value could change "
                       "how another's is read",
-                      instead="parse each value on its own, e.g. s.map(lambda v: pd.to_datetime(v, "
-                              "format='%Y-%m-%d')).astype('datetime64[ns]')")
+                      instead="parse it with a format, dpframe.to_datetime(s, format='ISO8601') (or "
+                              "format='%Y-%m-%d', or format='mixed' to read each value on its own)")
     if source is None or holds_missing(target) or _always_converts(source, target):
         return target
     column = "" if name is None else f" of {name!r}"

@@ -1,0 +1,119 @@
+"""pandas' functions that take a column, under the same names, for protected objects.
+
+pandas' *functions* (not methods) cannot take a protected object without
+patching pandas: ``pd.to_datetime(p["x"])`` is refused (a protected object
+stops every pandas function) with a message naming the function here. Each
+runs pandas' own function row by row (:func:`~dpframe.protection.rowwise.elementwise`),
+with a result type fixed by a probe on no rows; plain data goes straight to pandas.
+
+Where pandas would decide from the values, these decide from the arguments:
+
+* ``to_datetime`` of text needs ``format=`` (``"ISO8601"``, ``"%Y-%m-%d"``, or
+  ``"mixed"``, which reads each value on its own): without one pandas infers
+  the format from the first value, so one person's text would decide how
+  everyone's is read. A value that does not parse is ``NaT`` whatever
+  ``errors=`` says (pandas would raise, only where such a value exists).
+  Text with UTC offsets needs ``utc=True``: pandas would give the offset's
+  zone, read from the values.
+* ``to_numeric`` gives ``float64`` (pandas gives ``int64`` when every value
+  is whole); a value that does not parse is ``NaN`` whatever ``errors=`` says.
+"""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+import numpy as np
+import pandas as pd
+
+from dpframe.protection.analyst import public_value
+from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries
+from dpframe.protection.rules import refusal
+
+# The unit pandas gives dates parsed from text that need no finer one: on no rows it gives another, and with
+# values the unit they need (one person's nanoseconds would change everyone's type).
+_TEXT_UNIT: str = pd.to_datetime(pd.Series(["2000-01-01 00:00:00"])).dt.unit
+# pandas' functions offered here, by name: the refusal of pd.<name>(protected) points to dpframe.<name>.
+OFFERED = ("to_datetime", "to_numeric")
+
+
+@overload
+def to_datetime(arg: ProtectedSeries | ProtectedFrame, errors: str = ..., dayfirst: bool = ..., yearfirst: bool = ...,
+                utc: bool = ..., format: str | None = ..., exact: bool | None = ..., unit: str | None = ...,
+                origin: Any = ...) -> ProtectedSeries: ...
+
+
+@overload
+def to_datetime(arg: Any, errors: str = ..., dayfirst: bool = ..., yearfirst: bool = ..., utc: bool = ...,
+                format: str | None = ..., exact: bool | None = ..., unit: str | None = ..., origin: Any = ...) -> Any: ...
+
+
+def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfirst: bool = False, utc: bool = False,
+                format: str | None = None, exact: bool | None = None, unit: str | None = None,  # noqa: A002 -- pandas' name
+                origin: Any = "unix") -> Any:
+    """``pd.to_datetime`` for a protected column or frame of date parts (module docstring); plain data goes to
+    pandas.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"t": ["2013-01-01 05:00", "not a date"], "year": [2013, 2013], "month": [1, 13],
+    ...                   "day": [1, 1]}).dp.protect(epsilon=1.0)
+    >>> when = dpframe.to_datetime(p["t"], format="ISO8601")
+    >>> str(when.dtype)[:11] + "[...]", when.dp.unprotected().isna().tolist()
+    ('datetime64[...]', [False, True])
+    >>> dpframe.to_datetime(p[["year", "month", "day"]]).dp.unprotected().isna().tolist()
+    [False, True]
+    """
+    # exact=None: pandas' own default (which it refuses to be given with format='ISO8601' or 'mixed').
+    options = {"dayfirst": dayfirst, "yearfirst": yearfirst, "utc": utc, "format": format, "unit": unit,
+               "origin": origin, **({} if exact is None else {"exact": exact})}
+    if not isinstance(arg, Protected):
+        return pd.to_datetime(arg, errors=errors, **options)  # type: ignore[call-overload]
+    operation = "dpframe.to_datetime"
+    options = {name: public_value(value, operation) for name, value in options.items()}
+    if errors not in ("raise", "coerce", "ignore"):
+        raise ValueError(f"errors must be 'raise', 'coerce' or 'ignore', got {errors!r}")
+    dtype: Any = None  # from the probe
+    if isinstance(arg, ProtectedSeries):
+        text = pd.api.types.is_object_dtype(arg.dtype) or pd.api.types.is_string_dtype(arg.dtype)
+        if text and format is None and unit is None:
+            raise refusal(f"{operation} of text without format=", "private_values",
+                          "pandas would infer the format from the first value", instead="pass format=, e.g. "
+                          "format='ISO8601', format='%Y-%m-%d', or format='mixed' to read each value on its own")
+        if text and unit is None:
+            dtype = pd.api.types.pandas_dtype(f"datetime64[{_TEXT_UNIT}{', UTC' if utc else ''}]")
+
+    def run(data: Any) -> Any:
+        return pd.to_datetime(data, errors="coerce", **options)
+
+    result: ProtectedSeries = arg._rowwise(run, operation=operation, dtypes=dtype)
+    return result
+
+
+@overload
+def to_numeric(arg: ProtectedSeries, errors: str = ..., downcast: str | None = ...) -> ProtectedSeries: ...
+
+
+@overload
+def to_numeric(arg: Any, errors: str = ..., downcast: str | None = ...) -> Any: ...
+
+
+def to_numeric(arg: Any, errors: str = "raise", downcast: str | None = None) -> Any:
+    """``pd.to_numeric`` for a protected column (module docstring); plain data goes to pandas.
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": ["1", "2.5", "n/a"]}).dp.protect(epsilon=1.0)
+    >>> dpframe.to_numeric(p["x"]).dp.unprotected().tolist()
+    [1.0, 2.5, nan]
+    """
+    if not isinstance(arg, Protected):
+        return pd.to_numeric(arg, errors=errors, downcast=downcast)  # type: ignore[call-overload]
+    if not isinstance(arg, ProtectedSeries):
+        raise TypeError("dpframe.to_numeric takes one protected column, as pd.to_numeric takes a Series")
+    if errors not in ("raise", "coerce", "ignore"):
+        raise ValueError(f"errors must be 'raise', 'coerce' or 'ignore', got {errors!r}")
+    if downcast is not None:
+        raise refusal("dpframe.to_numeric(downcast=)", "private_values", "pandas picks the type from the values",
+                      instead="convert with .astype(...) to the type you want")
+    if pd.api.types.is_numeric_dtype(arg.dtype) and not pd.api.types.is_bool_dtype(arg.dtype):
+        return arg
+    return arg.astype(np.float64)
