@@ -78,3 +78,34 @@ def test_to_numeric_of_a_protected_column_gives_floats() -> None:
     made = dpframe.to_numeric(p["x"], errors="coerce")
     assert made.dtype == "float64"
     assert made.dp.unprotected().tolist()[:2] == [1.0, 2.5] and made.dp.unprotected().isna().tolist()[2:] == [True, True]
+
+
+def test_group_by_spellings_of_pandas() -> None:
+    """Named aggregation raised "unexpected keyword argument"; 'median' inside agg was an unknown statistic;
+    gb["x"].min() raised AttributeError with no pointer to the private quantile."""
+    import numpy as np
+    import pytest
+
+    from dpframe.testing import seeded_noise
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"species": pd.Categorical(rng.choice(["Adelie", "Gentoo"], 4000)),
+                       "mass": rng.normal(4000.0, 500.0, 4000)})
+    p = df.dp.protect(epsilon=10.0, ledger=dpframe.Ledger.in_memory())
+    gb = p.dp.groupby("species")
+    exact = df.groupby("species", observed=True)["mass"].agg(["mean", "median", "std"])
+    with seeded_noise(0):
+        named = gb.agg(mean_mass=("mass", "mean"), n=pd.NamedAgg("mass", "count"), bounds=(2000, 7000), epsilon=3.0)
+        listed = gb["mass"].agg(["mean", "median", "std"], bounds=(2000, 7000), epsilon=3.0)
+        by_name = gb["mass"].agg(average="mean", middle="median", bounds=(2000, 7000), epsilon=1.0)
+    assert list(named.columns) == ["mean_mass", "n"] and list(by_name.columns) == ["average", "middle"]
+    assert list(listed.columns) == [("mass", "mean"), ("mass", "median"), ("mass", "std")]
+    assert ((listed["mass"] - exact).abs() < 60).all().all()
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(7.0)
+    with pytest.raises(dpframe.RefusedError, match="quantile"):
+        gb["mass"].min()
+    with pytest.raises(ValueError, match="quantile"):
+        gb["mass"].agg(["max"])
+    with pytest.raises(ValueError, match="epsilon or rho"):
+        gb["mass"].agg(["median"], bounds=(0, 1), epsilon=1.0, delta=1e-6)
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(7.0)

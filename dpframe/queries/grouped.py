@@ -23,14 +23,26 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 import numpy as np
 import pandas as pd
 
+from dpframe.errors import RefusedError
 from dpframe.queries.plan import Target, check_bounds, check_numeric
 from dpframe.results import Release, current_release, with_release
 
 if TYPE_CHECKING:
     from dpframe.queries.partitioned import GroupBy
 
-# The statistics a group-by releases; "size" is pandas' name for the count of rows.
-STATISTICS = ("count", "size", "sum", "mean", "var", "std")
+# The statistics a group-by releases; "size" is pandas' name for the count of rows. A median is pure DP
+# (the exponential mechanism): with it, agg takes epsilon or rho, not delta or another mechanism.
+STATISTICS = ("count", "size", "sum", "mean", "var", "std", "median")
+# pandas' statistics with no private counterpart of that name, and the one to use.
+_INSTEAD = {
+    "min": "a private quantile near 0: gb.quantile(column, 0.01, bounds=(lo, hi), epsilon=...) (an exact minimum "
+           "has unbounded sensitivity)",
+    "max": "a private quantile near 1: gb.quantile(column, 0.99, bounds=(lo, hi), epsilon=...) (an exact maximum "
+           "has unbounded sensitivity)",
+    "nunique": "p[p[by] == key][column].dp.nunique(epsilon=...) for each public group",
+    "first": "a private statistic of the group, e.g. 'median' (which row comes first is not public)",
+    "last": "a private statistic of the group, e.g. 'median' (which row comes last is not public)",
+}
 
 
 def parts_of(spec: Any) -> list[tuple[Any, str]]:
@@ -44,12 +56,42 @@ def parts_of(spec: Any) -> list[tuple[Any, str]]:
     parts = []
     for column, statistics in spec.items():
         for statistic in [statistics] if isinstance(statistics, str) else list(statistics):
-            if statistic not in STATISTICS:
-                raise ValueError(f"unknown statistic {statistic!r} for {column!r}: choose from {', '.join(STATISTICS)}")
-            parts.append((column, statistic))
+            parts.append((column, _statistic(statistic, column)))
     if len(set(parts)) != len(parts):
         raise ValueError("agg asks for the same statistic of the same column twice")
     return parts
+
+
+def _statistic(statistic: Any, column: Any) -> str:
+    if statistic in _INSTEAD:
+        raise ValueError(f"{statistic!r} of {column!r} has no private counterpart of that name: use {_INSTEAD[statistic]}")
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic {statistic!r} for {column!r}: choose from {', '.join(STATISTICS)}")
+    return str(statistic)
+
+
+def named_parts(named: Mapping[str, Any]) -> tuple[list[tuple[Any, str]], list[str]]:
+    """pandas' named aggregation, ``agg(mean_mass=("body_mass_g", "mean"))`` (or ``pd.NamedAgg``): the
+    (column, statistic) pairs and the names of the result's columns.
+
+    >>> named_parts({"mean_mass": ("body_mass_g", "mean"), "n": pd.NamedAgg("body_mass_g", "count")})
+    ([('body_mass_g', 'mean'), ('body_mass_g', 'count')], ['mean_mass', 'n'])
+    """
+    parts, names = [], []
+    for name, spec in named.items():
+        if isinstance(spec, pd.NamedAgg):  # pandas 3's also holds args and kwargs for the function
+            if getattr(spec, "args", ()) or getattr(spec, "kwargs", {}):
+                raise TypeError(f"{name}: a statistic's name takes no arguments here")
+            spec = (spec.column, spec.aggfunc)
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise TypeError(f"named aggregation takes name=(column, statistic), e.g. mean_age=('age', 'mean'); "
+                            f"got {name}={spec!r}")
+        column, statistic = spec
+        parts.append((column, _statistic(statistic, column)))
+        names.append(name)
+    if len(set(parts)) != len(parts):
+        raise ValueError("agg asks for the same statistic of the same column twice")
+    return parts, names
 
 
 def _bounds_for(bounds: Any, column: Any) -> Any:
@@ -65,13 +107,17 @@ def _share(value: float | None, parts: int) -> float | None:
 
 def aggregate(
     groupby: GroupBy, parts: Sequence[tuple[Any, str]], *, bounds: Any, epsilon: float | None, delta: float | None,
-    rho: float | None, mechanism: str | None,
+    rho: float | None, mechanism: str | None, names: Sequence[Any] | None = None,
 ) -> pd.DataFrame:
     """Release every (column, statistic) of ``parts`` per group, each with an equal share of the budget.
 
     Returns a frame indexed by group: one column per column when each has one
-    statistic, else (column, statistic) pairs, like ``DataFrameGroupBy.agg``.
+    statistic, else (column, statistic) pairs, like ``DataFrameGroupBy.agg``;
+    ``names`` (named aggregation) names them instead.
     """
+    if any(statistic == "median" for _, statistic in parts) and (delta is not None or mechanism is not None):
+        raise ValueError("a median per group is pure DP (the exponential mechanism): with 'median' in agg, give "
+                         "epsilon or rho, not delta or mechanism")
     target = groupby._target
     if not groupby._partitioning.public:
         raise ValueError(
@@ -101,12 +147,15 @@ def aggregate(
     for column, statistic in parts:
         if statistic in ("count", "size"):
             answer = on_shared.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+        elif statistic == "median":
+            answer = on_shared.median(column, bounds=_bounds_for(bounds, column), epsilon=eps, rho=rh)
         else:
             answer = getattr(on_shared, statistic)(column, bounds=_bounds_for(bounds, column), epsilon=eps,
                                                    delta=dlt, rho=rh, mechanism=mechanism)
         released[(column, statistic)] = answer
     single = len({column for column, _ in parts}) == n
-    labels = {key: key[0] if single else key for key in released}
+    labels = (dict(zip(released, names)) if names is not None
+              else {key: key[0] if single else key for key in released})
     return _combined(released, labels, n, shared)
 
 
@@ -210,9 +259,35 @@ class ColumnGroupBy(Generic[Result]):
             raise TypeError("median of several columns: ask gb[column].median(...) for each")
         return self._groupby.median(self._columns, bounds=bounds, epsilon=epsilon, rho=rho)
 
-    def agg(self, statistics: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-            rho: float | None = None, mechanism: str | None = None) -> pd.DataFrame:
-        """Several statistics of these columns per group, the budget split equally: ``gb["x"].agg(["mean", "std"])``."""
-        names = [statistics] if isinstance(statistics, str) else list(statistics)
-        return aggregate(self._groupby, parts_of({c: names for c in self._list}), bounds=bounds, epsilon=epsilon,
+    def agg(self, statistics: Any = None, *, bounds: Any = None, epsilon: float | None = None,
+            delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+            **named: str) -> pd.DataFrame:
+        """Several statistics of these columns per group, the budget split equally: ``gb["x"].agg(["mean", "std"])``,
+        or named as pandas names them, ``gb["x"].agg(average="mean", spread="std")``."""
+        if named:
+            if statistics is not None or isinstance(self._columns, list):
+                raise TypeError("named aggregation of one column takes only name='statistic' pairs")
+            parts, labels = named_parts({name: (self._columns, statistic) for name, statistic in named.items()})
+            return aggregate(self._groupby, parts, bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                             mechanism=mechanism, names=labels)
+        if statistics is None:
+            raise TypeError("agg takes statistics: gb[column].agg(['mean', 'std']) or gb[column].agg(name='mean')")
+        listed = [statistics] if isinstance(statistics, str) else list(statistics)
+        return aggregate(self._groupby, parts_of({c: listed for c in self._list}), bounds=bounds, epsilon=epsilon,
                          delta=delta, rho=rho, mechanism=mechanism)
+
+    def _refused(self, statistic: str) -> Any:
+        raise RefusedError(f"gb[column].{statistic}() is refused on protected data: it has no private counterpart "
+                           f"of that name. Instead: {_INSTEAD[statistic]}")
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused, with the private quantile to ask instead (an exact minimum has unbounded sensitivity)."""
+        return self._refused("min")
+
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused, with the private quantile to ask instead (an exact maximum has unbounded sensitivity)."""
+        return self._refused("max")
+
+    def nunique(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused, with the private distinct count to ask instead."""
+        return self._refused("nunique")

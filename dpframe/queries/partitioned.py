@@ -30,7 +30,7 @@ from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.protection.labels import index_of, product_index
 from dpframe.queries import kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note, pure_share, query_share
-from dpframe.queries.grouped import ColumnGroupBy, aggregate, parts_of
+from dpframe.queries.grouped import ColumnGroupBy, aggregate, named_parts, parts_of
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
@@ -724,10 +724,12 @@ class GroupBy:
         return self.count(epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
 
     def agg(
-        self, spec: Mapping[Any, Any], *, bounds: Any = None, epsilon: float | None = None,
+        self, spec: Mapping[Any, Any] | None = None, *, bounds: Any = None, epsilon: float | None = None,
         delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
+        **named: tuple[Any, str],
     ) -> pd.DataFrame:
-        """Several statistics per group, ``{"age": "mean", "hours": ["sum", "std"]}``, the budget split equally.
+        """Several statistics per group, ``{"age": "mean", "hours": ["sum", "std"]}``, the budget split equally;
+        or pandas' named aggregation, ``agg(mean_age=("age", "mean"), n=("age", "count"))``.
 
         ``bounds`` is one pair for every column or a dict per column (missing:
         chosen privately). See :mod:`dpframe.queries.grouped` for the rule.
@@ -739,6 +741,13 @@ class GroupBy:
         >>> list(table.columns), [round(v, 2) for v in p.dp.budget.ledger["epsilon"]]
         (['x', 'y'], [0.5, 0.5])
         """
+        if named:
+            if spec is not None:
+                raise TypeError("agg takes a dict of statistics or named aggregation (name=(column, statistic)), "
+                                "not both")
+            parts, names = named_parts(named)
+            return aggregate(self, parts, bounds=bounds, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism,
+                             names=names)
         return aggregate(self, parts_of(spec), bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                          mechanism=mechanism)
 
