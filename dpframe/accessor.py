@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -339,14 +339,18 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
                           mechanism=mechanism, correlation=True)
 
     def pivot_table(
-        self, values: Any, index: Any, columns: Any, *, aggfunc: str = "mean", keys: KeySpec = None,
-        bounds: Any = None, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+        self, values: Any = None, index: Any = None, columns: Any = None, *, aggfunc: Any = "mean",
+        margins: bool = False, margins_name: str = "All", keys: KeySpec = None, bounds: Any = None,
+        epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
         mechanism: str | None = None,
     ) -> pd.DataFrame:
-        """A private ``pivot_table``: ``aggfunc`` (count, size, sum, mean, var, std, median) of ``values`` per cell.
+        """A private ``pivot_table``: ``aggfunc`` (count, size, sum, mean, var, std, median, or a dict
+        ``{value: statistic}``) of ``values`` per cell.
 
-        One group-by over ``[index, columns]`` (parallel composition over the
-        cells), unstacked; ``count``/``size`` count rows.
+        One group-by over the ``index`` and ``columns`` keys (one label or a list of them each; parallel
+        composition over the cells), unstacked; ``count``/``size`` count rows. ``margins=True`` adds the
+        ``All`` row and column of counts and sums (post-processing of the noisy cells: free); a margin of a
+        mean needs queries of its own (ask ``p.dp.groupby(index)`` for it).
 
         >>> import pandas as pd, dpframe
         >>> df = pd.DataFrame({"a": pd.Categorical(["x", "y"] * 500), "b": [True, False] * 500, "v": [1.0] * 1000})
@@ -354,8 +358,19 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> t.shape, t.index.name, t.columns.name
         ((2, 2), 'a', 'b')
         """
-        groups = self.groupby([index, columns], keys=keys)
-        if aggfunc in ("count", "size"):
+        rows, across = _labels(index), _labels(columns)
+        if not rows:
+            raise TypeError("pivot_table needs index= (a column, or a list of columns)")
+        if margins and (isinstance(aggfunc, Mapping) or aggfunc not in ("count", "size", "sum")):
+            raise ValueError("margins=True adds up counts and sums of the noisy cells; a margin of another "
+                             "statistic needs queries of its own: ask p.dp.groupby(index) for it")
+        groups = self.groupby(rows + across, keys=keys)
+        if isinstance(aggfunc, Mapping):
+            if values is not None:
+                raise TypeError("with aggfunc={value: statistic}, the dict names the values: leave values= out")
+            cells: Any = groups.agg(dict(aggfunc), bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                                    mechanism=mechanism)
+        elif aggfunc in ("count", "size"):
             cells = groups.count(epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
         elif aggfunc == "median":
             cells = groups.median(values, bounds=bounds, epsilon=epsilon, rho=rho)
@@ -363,17 +378,22 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
             cells = getattr(groups, aggfunc)(values, bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                                              mechanism=mechanism)
         else:
-            raise ValueError(f"aggfunc must be count, size, sum, mean, var, std or median, got {aggfunc!r}")
+            raise ValueError(f"aggfunc must be count, size, sum, mean, var, std, median or a dict of them, got "
+                             f"{aggfunc!r}")
         release = current_release(cells)
-        table: pd.DataFrame = cells.unstack()
-        if release is None:
-            return table
+        levels = list(range(len(rows), len(rows) + len(across)))
 
         def unstacked(part: Any) -> Any:
-            return part.unstack() if isinstance(part, pd.Series) else part
+            return part.unstack(levels) if levels and isinstance(part, (pd.Series, pd.DataFrame)) else part
 
+        table: pd.DataFrame = unstacked(cells)
+        table = table.to_frame() if isinstance(table, pd.Series) else table
+        if release is None:
+            return table
         pivoted = replace(release, std=unstacked(release.std), lower=unstacked(release.lower),
                           upper=unstacked(release.upper))
+        if margins:
+            return _with_margins(table, pivoted, margins_name)
         return with_release(table, pivoted)  # type: ignore[no-any-return]
 
     def value_counts(
@@ -1260,3 +1280,33 @@ def register() -> None:
 
 
 __all__ = ["DataFrameAccessor", "PandasObject", "SeriesAccessor", "register"]
+
+
+def _labels(key: Any) -> list[Any]:
+    """``index=``/``columns=`` of pivot_table as a list of column labels (None: none)."""
+    if key is None:
+        return []
+    return list(key) if isinstance(key, (list, tuple)) else [key]
+
+
+def _with_margins(table: pd.DataFrame, release: Release, name: str) -> pd.DataFrame:
+    """``table`` with pandas' ``All`` row and column: sums of the noisy cells (post-processing), their standard
+    deviations added in quadrature (independent noise) and their intervals from those, approximately."""
+    def bordered(part: pd.DataFrame, combine: Any) -> pd.DataFrame:
+        out = part.copy()
+        out[name] = combine(part, axis=1)
+        out.loc[name] = combine(out, axis=0)
+        return out
+
+    def in_quadrature(part: pd.DataFrame, axis: Any) -> Any:
+        return np.sqrt((part ** 2).sum(axis=axis))
+
+    values = bordered(table.astype(float), lambda part, axis: part.sum(axis=axis))
+    std = bordered(pd.DataFrame(release.std).astype(float), in_quadrature) if isinstance(
+        release.std, pd.DataFrame) else release.std
+    upper, lower = cast(pd.DataFrame, release.upper), cast(pd.DataFrame, release.lower)
+    half = (upper - lower).astype(float) / 2
+    halves = bordered(half, in_quadrature)
+    note = "; ".join(filter(None, [release.note, f"{name} margins add up the noisy cells (approximate intervals)"]))
+    bordered_release = replace(release, std=std, lower=values - halves, upper=values + halves, note=note)
+    return with_release(values, bordered_release)  # type: ignore[no-any-return]

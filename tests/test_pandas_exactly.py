@@ -109,3 +109,36 @@ def test_group_by_spellings_of_pandas() -> None:
     with pytest.raises(ValueError, match="epsilon or rho"):
         gb["mass"].agg(["median"], bounds=(0, 1), epsilon=1.0, delta=1e-6)
     assert float(p.dp.budget.spent.epsilon) == pytest.approx(7.0)
+
+
+def test_pivot_table_spellings_of_pandas() -> None:
+    """pivot_table("survived", ["sex", "class"], ...) raised "unhashable type: 'list'"; margins=True and
+    aggfunc={...} were not accepted."""
+    import numpy as np
+    import pytest
+
+    from dpframe.testing import seeded_noise
+
+    rng = np.random.default_rng(1)
+    n = 6000
+    df = pd.DataFrame({"sex": pd.Categorical(rng.choice(["female", "male"], n)),
+                       "class": pd.Categorical(rng.choice(["First", "Second", "Third"], n)),
+                       "embark": pd.Categorical(rng.choice(["C", "Q", "S"], n)),
+                       "survived": (rng.random(n) < 0.4).astype(float), "fare": rng.gamma(2.0, 15.0, n)})
+    p = df.dp.protect(epsilon=20.0, ledger=dpframe.Ledger.in_memory())
+    with seeded_noise(0):
+        two_rows = p.dp.pivot_table("survived", ["sex", "class"], "embark", bounds=(0, 1), epsilon=5.0)
+        bordered = p.dp.pivot_table("survived", "sex", "class", aggfunc="sum", bounds=(0, 1), margins=True,
+                                    epsilon=5.0)
+        by_value = p.dp.pivot_table(index="sex", columns="class", aggfunc={"fare": "mean", "survived": "mean"},
+                                    bounds={"fare": (0, 200), "survived": (0, 1)}, epsilon=5.0)
+    exact = df.pivot_table("survived", ["sex", "class"], "embark", observed=True)
+    assert list(two_rows.index) == list(exact.index) and list(two_rows.columns) == list(exact.columns)
+    assert (two_rows - exact).abs().max().max() < 0.1
+    plain = df.pivot_table("survived", "sex", "class", aggfunc="sum", margins=True, observed=True)
+    assert list(bordered.index) == list(plain.index) and list(bordered.columns) == list(plain.columns)
+    assert abs(bordered.loc["All", "All"] - bordered.iloc[:-1, :-1].sum().sum()) < 1e-6
+    assert abs(bordered.loc["All", "All"] - plain.loc["All", "All"]) < 60
+    assert list(by_value.columns.get_level_values(0).unique()) == ["fare", "survived"]
+    with pytest.raises(ValueError, match="margin"):
+        p.dp.pivot_table("fare", "sex", "class", aggfunc="mean", margins=True, bounds=(0, 200), epsilon=1.0)
