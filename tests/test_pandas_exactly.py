@@ -142,3 +142,19 @@ def test_pivot_table_spellings_of_pandas() -> None:
     assert list(by_value.columns.get_level_values(0).unique()) == ["fare", "survived"]
     with pytest.raises(ValueError, match="margin"):
         p.dp.pivot_table("fare", "sex", "class", aggfunc="mean", margins=True, bounds=(0, 200), epsilon=1.0)
+
+
+def test_a_boolean_column_has_the_public_bounds_its_type_gives() -> None:
+    """Issue 28: a mean or sum of a boolean column spent a quarter of its ε finding bounds, and more counting
+    clipped values, although True and False lie in (0, 1) by type."""
+    import numpy as np
+
+    df = pd.DataFrame({"survived": np.arange(3000) % 3 == 0, "k": pd.Categorical(["a", "b"] * 1500)})
+    p = df.dp.protect(epsilon=10.0, ledger=dpframe.Ledger.in_memory())
+    mean = p["survived"].dp.mean(epsilon=1.0)
+    total = p["survived"].dp.sum(epsilon=1.0)
+    by_group = p.dp.groupby("k").mean("survived", epsilon=1.0)
+    assert mean.release.bounds == (0.0, 1.0) and "sparse vector" not in mean.release.note
+    assert "sparse vector" not in by_group.attrs["dp"].note and by_group.notna().all()
+    assert abs(total - 1000) < 60 and abs(mean - 1 / 3) < 0.05
+    assert p.dp.budget.ledger["query"].tolist() == ["mean", "sum", "groupby mean"]

@@ -658,6 +658,15 @@ def automatic_bounds(
     return bounds, rest, measure_clipping(target, series, bounds, counts_privacy, query=query, table=table)
 
 
+def schema_bounds(series: pd.Series[Any]) -> tuple[float, float] | None:
+    """Bounds the column's type gives: (0, 1) for booleans (True counts as 1), whatever the values; else None.
+
+    >>> schema_bounds(pd.Series([True, False])), schema_bounds(pd.Series([0.5]))
+    ((0.0, 1.0), None)
+    """
+    return (0.0, 1.0) if pd.api.types.is_bool_dtype(series.dtype) else None
+
+
 def resolve_bounds(
     target: Target,
     series: pd.Series[Any],
@@ -671,7 +680,8 @@ def resolve_bounds(
 ) -> tuple[tuple[float, float], Privacy, Clipping | None]:
     """A clipped query's bounds, what is left of its privacy, and (with ``clipping``) the counted clipping.
 
-    ``bounds=None``: found privately (:func:`automatic_bounds`). Declared
+    ``bounds=None``: found privately (:func:`automatic_bounds`); callers first take the type's
+    (:func:`schema_bounds`). Declared
     bounds cost nothing, unless ``clipping`` asks to count the values they clip
     with :data:`CLIPPING_SHARE` of the budget; then everything is validated
     (``check(rest)``) and the whole cost reserved before the data is read. ``reads``: as :func:`_private_bounds`.

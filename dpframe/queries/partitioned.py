@@ -29,7 +29,14 @@ from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.protection.labels import index_of, product_index
 from dpframe.queries import kernels
-from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note, pure_share, query_share
+from dpframe.queries.bounds import (
+    BoundsReads,
+    automatic_bounds,
+    bounds_note,
+    pure_share,
+    query_share,
+    schema_bounds,
+)
 from dpframe.queries.grouped import ColumnGroupBy, aggregate, named_parts, parts_of
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
@@ -855,6 +862,7 @@ class GroupBy:
             return self._moment_query(target, "sum", series, bounds, privacy)
         total, note = privacy, ""
         k = target.contributions
+        bounds = schema_bounds(series) if bounds is None else bounds
         if bounds is None:
 
             def check(rest: Privacy) -> None:
@@ -991,7 +999,7 @@ class GroupBy:
             estimate = moment_result(query, moments, measured)
             lower, upper = estimate.interval(*value_range(query, moments))
         values = np.array(estimate.value, dtype=np.float64, copy=True)
-        if bounds is None and query != "sum":
+        if bounds is None and schema_bounds(series) is None and query != "sum":  # bounds chosen privately
             swamped = _swamped(query, moments, estimate.reach)
             if swamped.any():
                 values[swamped], lower, upper = np.nan, np.where(swamped, np.nan, lower), np.where(swamped, np.nan, upper)

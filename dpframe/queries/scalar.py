@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import BoundsReads, bounds_note, resolve_bounds, warn_if_clipped
+from dpframe.queries.bounds import BoundsReads, bounds_note, resolve_bounds, schema_bounds, warn_if_clipped
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import Clipping, DPFloat, DPInt, Release
 
@@ -147,6 +147,7 @@ def bounded_sum(
     """
     check_numeric(series, "sum")
     k = target.contributions
+    bounds = schema_bounds(series) if bounds is None else bounds  # nothing to find, nothing clipped
 
     def check(rest: Privacy) -> None:
         lo, hi = (-1.0, 1.0) if bounds is None else check_bounds(bounds)
@@ -383,6 +384,8 @@ def with_bounds(
     ['mean with automatic bounds (reserved)', 'bounds for mean', 'clipped values for mean']
     """
 
+    bounds = schema_bounds(series) if bounds is None else bounds
+
     def check(rest: Privacy) -> None:
         Moments(target, series, (0.0, 1.0) if bounds is None else bounds, rest, query, order, rule, ddof)
 
@@ -397,6 +400,7 @@ def _moment_query(
     clipping: bool | None = None, read: Callable[[Moments], kernels.MomentSums] | None = None,
     bounds_reads: BoundsReads | None = None,
 ) -> DPFloat:
+    bounds = schema_bounds(series) if bounds is None else bounds  # nothing to find, nothing clipped
     moments, note, clipped = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof,
                                          clipping=bounds is None if clipping is None else clipping, reads=bounds_reads)
     estimate = moment_result(query, moments, moments.measure(read))
