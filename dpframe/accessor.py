@@ -365,6 +365,8 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
             raise ValueError("margins=True adds up counts and sums of the noisy cells; a margin of another "
                              "statistic needs queries of its own: ask p.dp.groupby(index) for it")
         groups = self.groupby(rows + across, keys=keys)
+        if margins:
+            _check_margins_name(margins_name, [k for k in groups._partitioning.keys if k is not None])
         if isinstance(aggfunc, Mapping):
             if values is not None:
                 raise TypeError("with aggfunc={value: statistic}, the dict names the values: leave values= out")
@@ -393,6 +395,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         pivoted = replace(release, std=unstacked(release.std), lower=unstacked(release.lower),
                           upper=unstacked(release.upper))
         if margins:
+            _check_margins_name(margins_name, [table.index, table.columns])  # groups released just now
             return _with_margins(table, pivoted, margins_name)
         return with_release(table, pivoted)  # type: ignore[no-any-return]
 
@@ -1287,6 +1290,14 @@ def _labels(key: Any) -> list[Any]:
     if key is None:
         return []
     return list(key) if isinstance(key, (list, tuple)) else [key]
+
+
+def _check_margins_name(name: str, labels: Sequence[pd.Index[Any]]) -> None:
+    """pandas' refusal of a margins name that is already a group's (public keys, or released groups)."""
+    for level in labels:
+        values = level.to_flat_index() if isinstance(level, pd.MultiIndex) else level
+        if any(name == value or (isinstance(value, tuple) and name in value) for value in values):
+            raise ValueError(f'Conflicting name "{name}" in margins: a group is called so; pass margins_name=')
 
 
 def _with_margins(table: pd.DataFrame, release: Release, name: str) -> pd.DataFrame:

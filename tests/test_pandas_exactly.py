@@ -158,3 +158,30 @@ def test_a_boolean_column_has_the_public_bounds_its_type_gives() -> None:
     assert "sparse vector" not in by_group.attrs["dp"].note and by_group.notna().all()
     assert abs(total - 1000) < 60 and abs(mean - 1 / 3) < 0.05
     assert p.dp.budget.ledger["query"].tolist() == ["mean", "sum", "groupby mean"]
+
+
+def test_review_of_the_new_steps_numbers_as_dates_margins_names_and_functions_as_conditions() -> None:
+    """An independent review of this issue's new steps: numbers without unit= became dates in whole seconds
+    (pandas: nanoseconds); a group called "All" was overwritten by margins=True (pandas refuses); a function
+    given as the condition of loc chose other rows when run again, and the put-back kept the integer type."""
+    import pytest
+
+    df = pd.DataFrame({"i": [1_600_000_000_123_456_789, 5], "x": [1, 2], "f": [True, False]})
+    p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    assert dpframe.to_datetime(p["i"]).dp.unprotected().tolist() == pd.to_datetime(df["i"]).tolist()
+
+    groups = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 50), "c": pd.Categorical(["All", "y"] * 50),
+                           "v": [1.0] * 100}).dp.protect(epsilon=10.0, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(ValueError, match="Conflicting name"):
+        groups.dp.pivot_table("v", "k", "c", aggfunc="count", margins=True, epsilon=1.0)
+    assert groups.dp.budget.spent.epsilon == 0
+
+    def chosen(t: dpframe.ProtectedFrame) -> dpframe.ProtectedSeries:
+        return t["f"]
+
+    values = p.loc[chosen, "x"]
+    p["f"] = p["x"] > 1
+    p.loc[chosen, "x"] = values * 10
+    assert str(p["x"].dtype) == "Int64" and p.dp.unprotected()["x"].isna().tolist() == [False, True]
+    with pytest.raises(ValueError, match=r"\*\*arguments"):
+        p.query("x.between(**{'left': 0, 'right': 1})")

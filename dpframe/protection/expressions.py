@@ -224,5 +224,7 @@ class _Evaluator:
         else:
             function = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
+        if any(k.arg is None for k in node.keywords):
+            raise ValueError("**arguments are not supported in a query: name each argument")
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
         return function(*args, **kwargs)

@@ -81,6 +81,8 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
                           "format='ISO8601', format='%Y-%m-%d', or format='mixed' to read each value on its own")
         if text and unit is None:
             dtype = pd.api.types.pandas_dtype(f"datetime64[{_TEXT_UNIT}{', UTC' if utc else ''}]")
+        elif unit is None:  # numbers are nanoseconds since the origin, as in pandas (a probe on no rows says s)
+            dtype = pd.api.types.pandas_dtype(f"datetime64[ns{', UTC' if utc else ''}]")
 
     def run(data: Any) -> Any:
         return pd.to_datetime(data, errors="coerce", **options)

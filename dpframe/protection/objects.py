@@ -296,14 +296,17 @@ class Protected:
     def _put_back(self, value: Any, condition: Any) -> pd.Series[Any] | None:
         """A protected series filtered from these rows, as a column of these rows (missing where it has no row);
         None for anything else. Decided from where ``value`` came from, never from the data: with the very
-        condition that chose its rows, every chosen row has its value and the type stays; with another one, the
-        type holds missing values, as pandas' alignment would make some."""
+        protected condition that chose its rows, every chosen row has its value and the type stays; with another
+        one (or a function, run again), the type holds missing values, as pandas' alignment would make some."""
         rows = getattr(value, "_rows", None)
         if not isinstance(value, ProtectedSeries) or rows is None or rows.parent is not self._rows \
                 or rows.kept is None or value._protection.key != self._protection.key:
             return None
         data = value._private
-        dtype = data.dtype if rows.condition is condition else widened(data.dtype)
+        # The same protected condition object chose the same rows (protected objects are never changed in
+        # place); a function is run again, on the frame as it is now, and may choose others.
+        same = rows.condition is condition and isinstance(condition, Protected)
+        dtype = data.dtype if same else widened(data.dtype)
         full = pd.Series(missing_value(dtype), index=self._private.index, dtype=dtype, name=data.name)
         with quiet():
             full[rows.kept] = convert(data, dtype).to_numpy()
