@@ -111,6 +111,32 @@ def test_group_by_spellings_of_pandas() -> None:
     assert float(p.dp.budget.spent.epsilon) == pytest.approx(7.0)
 
 
+def test_agg_of_several_parts_selects_private_groups_once() -> None:
+    """agg on undeclared text groups was refused ("needs public groups"): the first part that measures a count
+    selects them (its share of delta), the others answer for the groups it released."""
+    import numpy as np
+    import pytest
+
+    from dpframe.testing import seeded_noise
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"species": rng.choice(["Adelie", "Gentoo", "Chinstrap"], 6000, p=[0.5, 0.3, 0.2]),
+                       "mass": rng.normal(4000.0, 500.0, 6000)})
+    p = df.dp.protect(epsilon=10.0, delta=1e-5, ledger=dpframe.Ledger.in_memory())
+    exact = df.groupby("species")["mass"].agg(["median", "mean"])
+    with seeded_noise(2):
+        table = p.dp.groupby("species").agg(middle=("mass", "median"), average=("mass", "mean"),
+                                             bounds=(2000, 7000), epsilon=4.0, delta=1e-6)
+    assert list(table.columns) == ["middle", "average"]
+    assert list(table.index) == ["Adelie", "Chinstrap", "Gentoo"]
+    assert (table["average"] - exact["mean"]).abs().max() < 30
+    assert (table["middle"] - exact["median"]).abs().max() < 60
+    ledger = p.dp.budget.ledger
+    assert list(ledger["query"]) == ["groupby mean", "groupby median"]  # the mean selected, so it ran first
+    assert list(ledger["delta"]) == pytest.approx([1e-6, 0.0])
+    assert float(p.dp.budget.spent.epsilon) == pytest.approx(4.0)
+
+
 def test_pivot_table_spellings_of_pandas() -> None:
     """pivot_table("survived", ["sex", "class"], ...) raised "unhashable type: 'list'"; margins=True and
     aggfunc={...} were not accepted."""

@@ -8,11 +8,12 @@ reserved before the first part reads any data, so either every part is
 released or the budget refuses them all. Every argument -- columns,
 statistics, bounds, dtypes -- is checked first.
 
-The groups must be public for a release of several parts (declared keys, a
-categorical dtype, booleans, or categories an earlier query released):
-selecting them privately in each part would spend delta again and could
-release different groups per column. Count first, ``gb.count(...)``; its
-released groups are then remembered.
+Groups that are not public (undeclared text categories) are selected
+privately once, by the first part that measures a count (a count, sum, mean,
+var or std: it spends its share of delta on the selection); the released
+groups are then remembered, so every later part answers for those groups and
+none selects again. A median per group cannot select (it is pure DP): with
+only medians, the groups must be public.
 """
 
 from __future__ import annotations
@@ -115,14 +116,15 @@ def aggregate(
     statistic, else (column, statistic) pairs, like ``DataFrameGroupBy.agg``;
     ``names`` (named aggregation) names them instead.
     """
-    if any(statistic == "median" for _, statistic in parts) and (delta is not None or mechanism is not None):
+    selecting = [part for part in parts if part[1] != "median"]
+    if len(selecting) < len(parts) and (mechanism is not None or (delta is not None and not selecting)):
         raise ValueError("a median per group is pure DP (the exponential mechanism): with 'median' in agg, give "
-                         "epsilon or rho, not delta or mechanism")
+                         "epsilon or rho, not mechanism (delta only for the other statistics)")
     target = groupby._target
-    if not groupby._partitioning.public:
+    if not groupby._partitioning.public and not selecting:
         raise ValueError(
-            "a group-by release of several parts needs public groups: declare keys=, use a categorical column, or "
-            "release the groups first with groupby(...).count(...) (their categories are then remembered)"
+            "a median per group needs public groups: declare keys=, use a categorical column, or release the "
+            "groups first with groupby(...).count(...) (their categories are then remembered)"
         )
     if isinstance(bounds, Mapping):
         unknown = set(bounds) - {column for column, _ in parts}
@@ -136,15 +138,17 @@ def aggregate(
             if given is not None:
                 check_bounds(given)
     n = len(parts)
-    shares = (_share(epsilon, n), _share(delta, n), _share(rho, n))
-    privacies = [groupby._privacy(*shares, mechanism) for _ in parts]
+    # epsilon (or rho) in equal shares; delta (a median spends none) in equal shares of the others.
+    eps, dlt, rh = _share(epsilon, n), _share(delta, len(selecting)), _share(rho, n)
+    privacies = [target.privacy(eps, None, rh, None) if statistic == "median" else groupby._privacy(eps, dlt, rh, mechanism)
+                 for _, statistic in parts]
     shared = target.fresh()
     shared.reserve(*(privacy.cost for privacy in privacies), query="groupby agg")
     # Drawing from the reservation, reading where the group-by reads.
     on_shared = type(groupby)(target, groupby._by, groupby._keys, shared=shared, read=groupby._read)
     released: dict[Any, pd.Series[Any]] = {}
-    eps, dlt, rh = shares
-    for column, statistic in parts:
+    # A part that can select private groups runs first; the groups it releases are public to the others.
+    for column, statistic in sorted(parts, key=lambda part: part not in selecting):
         if statistic in ("count", "size"):
             answer = on_shared.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
         elif statistic == "median":
@@ -153,6 +157,7 @@ def aggregate(
             answer = getattr(on_shared, statistic)(column, bounds=_bounds_for(bounds, column), epsilon=eps,
                                                    delta=dlt, rho=rh, mechanism=mechanism)
         released[(column, statistic)] = answer
+    released = {part: released[part] for part in parts}
     single = len({column for column, _ in parts}) == n
     labels = (dict(zip(released, names)) if names is not None
               else {key: key[0] if single else key for key in released})
