@@ -94,6 +94,8 @@ QUERIES = {
     "groupby agg": lambda p: p.dp.groupby("k", keys=["u", "v", "z"]).agg(
         {"x": ["mean", "count"], "n": "sum"}, bounds={"x": (0, 100), "n": (0, 10)}, epsilon=1.0),
     "groupby remembered": _remembered,
+    "groupby agg selected": lambda p: p.dp.groupby("c").agg({"x": ["mean", "sum"]}, bounds=(0, 100), epsilon=1.0,
+                                                            delta=1e-6),
     # Automatic bounds: the pandas bounds step, reading the partitions' bucket counts.
     "histogram automatic bounds": lambda p: p["x"].dp.histogram(bins=6, epsilon=1.0),
     "histogram automatic bounds, integers": lambda p: p["n"].dp.histogram(bins=3, epsilon=1.0, mechanism="gaussian",
@@ -161,7 +163,8 @@ REFUSED = {
     "over budget": lambda p: p.dp.groupby("k")["x"].mean(bounds=(0, 100), epsilon=100.0),
     "selection without delta": lambda p: p["c"].dp.value_counts(epsilon=1.0, delta=0.0),
     "bad normalize": lambda p: p.dp.crosstab("k", "b", normalize="rows", epsilon=1.0),
-    "agg of private groups": lambda p: p.dp.groupby("c").agg({"x": "mean"}, bounds=(0, 1), epsilon=1.0),
+    "agg of medians of private groups": lambda p: p.dp.groupby("c").agg({"x": "median"}, bounds=(0, 1),
+                                                                         epsilon=1.0),
     "agg bad statistic": lambda p: p.dp.groupby("k").agg({"x": "mode"}, bounds=(0, 1), epsilon=1.0),
     "duplicate keys": lambda p: p["c"].dp.value_counts(keys=["a", "a"], epsilon=1.0),
     "median of private groups": lambda p: p.dp.groupby("c")["x"].median(bounds=(0, 100), epsilon=1.0),

@@ -146,8 +146,9 @@ def test_an_answer_drowned_in_noise_is_marked() -> None:
 def test_an_exhausted_delta_is_reported_as_such_and_charges_nothing() -> None:
     data = pd.DataFrame({"city": np.array(["Oslo", "Rome", "Lima"], dtype=object)[np.arange(3000) % 3]})
     p = data.dp.protect(epsilon=10.0, delta=1e-5, ledger=Ledger.in_memory())
-    for i in range(10):  # each new column's selection takes a tenth of the budget's delta, shown in its cost
-        counts = p.assign(**{f"city{i}": p["city"]})[f"city{i}"].dp.value_counts(epsilon=0.1)
+    expressions = [p["city"].str.lower() for _ in range(10)]  # each computed anew: a new expression
+    for expression in expressions:  # each selection takes a tenth of the budget's delta, shown in its cost
+        counts = expression.dp.value_counts(epsilon=0.1)
         assert counts.attrs["dp"].cost.delta == pytest.approx(1e-6)
     assert p.dp.budget.remaining.delta.exact == 0
     spent = p.dp.budget.spent.epsilon.exact
@@ -156,7 +157,7 @@ def test_an_exhausted_delta_is_reported_as_such_and_charges_nothing() -> None:
     with pytest.raises(BudgetExceededError, match="delta .* is spent"):
         p.dp.describe(epsilon=0.1, progress=False)
     assert p.dp.budget.spent.epsilon.exact == spent
-    again = p.assign(city0=p["city"])["city0"].dp.value_counts(epsilon=0.1)  # released before: public, no delta
+    again = p.assign(city0=expressions[0])["city0"].dp.value_counts(epsilon=0.1)  # released before: no delta
     assert len(again) == 4 and again.attrs["dp"].cost.delta == 0
     # Declared categories need no delta.
     assert len(p["city"].dp.value_counts(epsilon=0.1, keys=["Oslo", "Rome", "Lima"])) == 3
@@ -270,9 +271,12 @@ def test_released_categories_are_remembered_and_reused_at_no_cost() -> None:
     assert set(subset.index) == set(first.index) and abs(subset["white"]) < 60  # the keys, not the data's
     assert list(top) == ["white", "black"] and top.attrs["dp"].cost.delta == 0
     assert p.dp.budget.spent.delta.exact == Fraction(1, 10**4)
-    # Another column selects its own.
-    renamed = p.assign(group=p["race"])["group"].dp.value_counts(epsilon=1.0)
-    assert renamed.attrs["dp"].cost.delta == pytest.approx(1e-4)
+    # The same expression under another name is remembered (its lineage); another expression selects its own.
+    with seeded_noise(5):
+        renamed = p.assign(group=p["race"])["group"].dp.value_counts(epsilon=1.0)
+        upper = p["race"].str.upper().dp.value_counts(epsilon=1.0)
+    assert renamed.attrs["dp"].cost.delta == 0 and set(renamed.index) == set(first.index)
+    assert upper.attrs["dp"].cost.delta == pytest.approx(1e-4) and "WHITE" in upper.index
 
 
 @pytest.mark.parametrize("column", ["age", "yrs_married", "rate_marriage"])

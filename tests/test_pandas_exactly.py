@@ -211,3 +211,42 @@ def test_review_of_the_new_steps_numbers_as_dates_margins_names_and_functions_as
     assert str(p["x"].dtype) == "Int64" and p.dp.unprotected()["x"].isna().tolist() == [False, True]
     with pytest.raises(ValueError, match=r"\*\*arguments"):
         p.query("x.between(**{'left': 0, 'right': 1})")
+
+
+def test_released_categories_belong_to_the_expression_released_not_to_its_name() -> None:
+    """After p["dep"].dt.day_name().dp.value_counts(...), the value counts of p["dep"].dt.day_of_week and of
+    p["dep"].dt.month came back as weekday names (remembered by the column's name) with a large "other"."""
+    import numpy as np
+    import pytest
+
+    from dpframe.testing import seeded_noise
+
+    rng = np.random.default_rng(3)
+    dep = pd.Timestamp("2013-01-01") + pd.to_timedelta(rng.integers(0, 365 * 24 * 60, 20_000), unit="min")
+    df = pd.DataFrame({"dep": dep, "carrier": rng.choice(["UA", "B6", "EV"], 20_000)})
+    p = df.dp.protect(epsilon=100.0, delta=1e-4, ledger=dpframe.Ledger.in_memory())
+    with seeded_noise(6):
+        day = p["dep"].dt.day_name()
+        names = day.dp.value_counts(epsilon=1.0)
+        numbers = p["dep"].dt.day_of_week.dp.value_counts(epsilon=1.0)
+        months = p["dep"].dt.month.dp.value_counts(epsilon=1.0)
+        # The same expression through a frame, a filter and a rename: the released names, at no delta.
+        q = p.assign(day=day)
+        named = q.assign(weekday=q["day"])[q["carrier"] != "EV"].dp.groupby("weekday").count(epsilon=1.0)
+    other = {"other (not released)"}
+    assert set(names.index) - other == set(df["dep"].dt.day_name())
+    assert set(numbers.index) - other == set(range(7)) and set(months.index) - other == set(range(1, 13))
+    for answer in (numbers, months):
+        assert answer.attrs["dp"].cost.delta > 0  # selected for itself
+        assert "earlier" not in answer.attrs["dp"].note
+    assert months.drop("other (not released)", errors="ignore").sub(df["dep"].dt.month.value_counts()).abs().max() < 60
+    assert set(named.index) - other == set(names.index) - other
+    assert named.attrs["dp"].cost.delta == 0 and "earlier private selection" in named.attrs["dp"].note
+    # Pickling keeps what the expression's releases made public.
+    import pickle
+
+    again = pickle.loads(pickle.dumps(q))
+    with seeded_noise(7):
+        counted = again["day"].dp.value_counts(epsilon=1.0)
+    assert counted.attrs["dp"].cost.delta == 0
+    assert float(p.dp.budget.spent.delta) == pytest.approx(3 * float(names.attrs["dp"].cost.delta))

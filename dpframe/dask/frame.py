@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import dask.dataframe as dd
@@ -18,6 +18,7 @@ from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.dask.shield import computed
 from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.mechanism import Privacy
+from dpframe.protection.lineage import Lineage, carried
 from dpframe.protection.objects import Rows, column_key
 from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
 from dpframe.protection.rowwise import constant, elementwise, is_constant
@@ -49,11 +50,16 @@ class _Protected:
     # after a filter. Dask lines operands up by row label, and labels need not be unique (a user's index, or
     # the unit after a shuffle): different rows would be joined, duplicating a person's rows.
     _identity: Rows
+    # Each column's expression (dpframe.protection.lineage): what earlier releases of it made public.
+    _lineage: dict[Hashable, Lineage]
 
-    def __init__(self, rows: Any, protection: Protection, identity: Rows | None = None):
+    def __init__(self, rows: Any, protection: Protection, identity: Rows | None = None,
+                 lineage: Mapping[Hashable, Lineage] | None = None):
         object.__setattr__(self, "_rows", rows)
         object.__setattr__(self, "_protection", protection)
         object.__setattr__(self, "_identity", Rows() if identity is None else identity)
+        labels = rows.columns if isinstance(rows, dd.DataFrame) else [rows.name]
+        object.__setattr__(self, "_lineage", carried(lineage or {}, labels))  # unlisted columns: new expressions
 
     def _same_rows(self, other: _Protected, operation: str) -> None:
         """Refuse, as pandas does, an operand from another protect() or from other rows."""
@@ -105,7 +111,7 @@ class _Protected:
 
     def _target(self) -> Target:
         """A pandas target over the schema only (``_meta``, no rows): planning and charging never read data."""
-        return Target(self._rows._meta, self._protection)
+        return Target(self._rows._meta, self._protection, lineage=self._lineage)
 
 
 class ProtectedDaskFrame(_Protected):
@@ -117,15 +123,18 @@ class ProtectedDaskFrame(_Protected):
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, ProtectedDaskSeries):  # a filter by a condition computed from these rows
             self._same_rows(key, "ProtectedFrame[condition]")
-            return ProtectedDaskFrame(self._rows[_mask(key._rows)], self._protection, self._identity.derived())
+            return ProtectedDaskFrame(self._rows[_mask(key._rows)], self._protection, self._identity.derived(),
+                                      self._lineage)
         # The pandas object's check of the key (it reads only the column labels): the same refusals.
         selected = self._rows[column_key(self._rows.columns, key, "p[key]")]
         kind = ProtectedDaskSeries if isinstance(selected, dd.Series) else ProtectedDaskFrame
-        return kind(selected, self._protection, self._identity)
+        return kind(selected, self._protection, self._identity, self._lineage)
 
     def assign(self, **columns: Any) -> ProtectedDaskFrame:
         """Row-wise new columns: protected Dask series of the same rows, callables of the frame, or constants."""
         plain: dict[str, Any] = {}
+        # Untouched columns and assigned protected series keep their expressions; constants are new ones.
+        lineage = {label: token for label, token in self._lineage.items() if label not in columns}
         for name, value in columns.items():
             if callable(value):
                 value = value(self)
@@ -137,7 +146,8 @@ class ProtectedDaskFrame(_Protected):
                                 "columns")
             self._same_rows(value, f"assign({name}=...)")
             plain[name] = value._rows
-        return ProtectedDaskFrame(self._rows.assign(**plain), self._protection, self._identity)
+            lineage[name] = next(iter(value._lineage.values()))
+        return ProtectedDaskFrame(self._rows.assign(**plain), self._protection, self._identity, lineage)
 
 
 class ProtectedDaskSeries(_Protected):

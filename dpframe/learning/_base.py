@@ -183,8 +183,10 @@ def prepare(estimator: str, X: Any, y: Any, bounds: Mapping[Any, Any] | None,
         raise TypeError(f"{estimator}.fit: y must be one protected column, e.g. p['label']")
     if label.name in frame.columns:
         raise ValueError(f"{estimator}.fit: the label {label.name!r} is also among the features")
+    released = target.protection.released_categories
     design = plan_design(frame, bounds, categories, estimator=estimator,
-                         released=target.protection.released_categories)
+                         released={name: released[lineage] for name in frame.columns
+                                   if (lineage := target.lineage_of(name)) is not None and lineage in released})
     privacy = target.privacy(epsilon, delta, rho, "gaussian")
     if design.unselected and privacy.kind != "approx":
         raise ValueError(
@@ -197,7 +199,8 @@ def prepare(estimator: str, X: Any, y: Any, bounds: Mapping[Any, Any] | None,
         model = query_share(privacy, 1 - DISCOVERY_SHARE)
     if design.unselected:
         model = replace(model, delta=model.delta * (1 - DISCOVERY_SHARE))
-    return Prepared(Target(frame, target.protection, target.sample), frame, label, design, privacy, model)
+    return Prepared(Target(frame, target.protection, target.sample, lineage=target.lineage), frame, label, design,
+                    privacy, model)
 
 
 @dataclass(frozen=True)

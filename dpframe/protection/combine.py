@@ -178,7 +178,8 @@ def merge(
     template = probe(run, [flat], "ProtectedFrame.merge")
     with shielded("ProtectedFrame.merge"):
         merged: pd.DataFrame = conform(run(flat), template.dtypes, template)
-    return left._wrap(merged, left._rows.derived())
+    # The protected columns that kept their labels hold their values (the public table's are new expressions).
+    return left._wrap(merged, left._rows.derived(), lineage=left._lineage)
 
 
 def _merge_protected(
@@ -276,7 +277,7 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
             raise refusal("concat(axis=1)", "mixing", "the pieces hold different rows")
         with shielded("concat"):
             bound = pd.concat(datas, axis=1, join=join, keys=keys)
-        return first._wrap(bound)
+        return first._wrap(bound, lineage={label: token for o in pieces for label, token in o._lineage.items()})
 
     def run(*frames: Any) -> Any:
         stacked = pd.concat(frames, axis=0, join=join, keys=keys)
@@ -294,4 +295,7 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
         stacked = structural(run, datas, "concat")
     # Pieces from one sample stay in its account; any other mix gives no amplification.
     samples = {id(o._rows.sample): o._rows.sample for o in pieces}
-    return first._wrap(stacked, Rows(next(iter(samples.values())) if len(samples) == 1 else None))
+    # A column holds one expression when every piece's does (two filters of one frame): else a new one.
+    shared = {label: token for label, token in first._lineage.items()
+              if all(o._lineage.get(label) is token for o in pieces)}
+    return first._wrap(stacked, Rows(next(iter(samples.values())) if len(samples) == 1 else None), lineage=shared)

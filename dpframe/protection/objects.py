@@ -54,6 +54,7 @@ from dpframe.protection.analyst import (
     unboxed,
 )
 from dpframe.protection.labels import index_of, labelled, values_of
+from dpframe.protection.lineage import Lineage, carried, labels_of
 from dpframe.protection.values import lookup
 from dpframe.protection.rowwise import (
     common_dtype,
@@ -188,7 +189,7 @@ def _no_inplace(operation: str, inplace: bool) -> None:
 class Protected:
     """What protected frames and series share (see the module docstring)."""
 
-    __slots__ = ("_private", "_protection", "_rows")
+    __slots__ = ("_private", "_protection", "_rows", "_lineage")
     # Binary operations with pandas objects defer to us, so a public Series + protected
     # column is refused with our message instead of being computed by pandas.
     __pandas_priority__ = 5000
@@ -199,33 +200,47 @@ class Protected:
     _private: Any
     _protection: Protection
     _rows: Rows
+    # Each column's expression, by label (dpframe.protection.lineage): what earlier releases of it made public.
+    _lineage: dict[Hashable, Lineage]
 
-    def __init__(self, data: Any, protection: Protection, rows: Rows) -> None:
+    def __init__(self, data: Any, protection: Protection, rows: Rows,
+                 lineage: Mapping[Hashable, Lineage] | None = None) -> None:
         if UNIT_LEVEL not in data.index.names:  # fail closed: no protected data without its unit record
             raise DPFrameError("this operation lost the record of whose rows these are, so it is refused; "
                                "report it as a dpframe bug")
         object.__setattr__(self, "_private", plain_labels(data))
         object.__setattr__(self, "_protection", protection)
         object.__setattr__(self, "_rows", rows)
+        # Columns not in ``lineage`` hold new expressions.
+        object.__setattr__(self, "_lineage", carried(lineage or {}, labels_of(data)))
 
     # -- building derived objects ------------------------------------------------
     @overload
-    def _wrap(self, data: pd.DataFrame, rows: Rows | None = ..., protection: Protection | None = ...) -> ProtectedFrame:
+    def _wrap(self, data: pd.DataFrame, rows: Rows | None = ..., protection: Protection | None = ..., *,
+              lineage: Mapping[Hashable, Lineage] | None = ...) -> ProtectedFrame:
         ...
 
     @overload
-    def _wrap(self, data: pd.Series[Any], rows: Rows | None = ...,
-              protection: Protection | None = ...) -> ProtectedSeries:
+    def _wrap(self, data: pd.Series[Any], rows: Rows | None = ..., protection: Protection | None = ..., *,
+              lineage: Mapping[Hashable, Lineage] | None = ...) -> ProtectedSeries:
         ...
 
-    def _wrap(self, data: Any, rows: Rows | None = None, protection: Protection | None = None) -> Any:
-        """``data`` as a protected object: the same rows unless ``rows`` says otherwise."""
+    def _wrap(self, data: Any, rows: Rows | None = None, protection: Protection | None = None, *,
+              lineage: Mapping[Hashable, Lineage] | None = None) -> Any:
+        """``data`` as a protected object: the same rows unless ``rows`` says otherwise; new expressions unless
+        ``lineage`` (by label) says which columns hold which (:meth:`_same_values`)."""
         if rows is None and not data.index.equals(self._private.index):
             # Fail closed: an operation kept as row-wise changed the rows or their privacy units.
             raise DPFrameError("this operation changed which rows, or whose rows, the data holds, so it is "
                                "refused; report it as a dpframe bug")
         kind: type[Protected] = ProtectedFrame if isinstance(data, pd.DataFrame) else ProtectedSeries
-        return kind(data, protection or self._protection, rows or self._rows)
+        return kind(data, protection or self._protection, rows or self._rows, lineage)
+
+    def _same_values(self, data: Any, *, relabelled: bool = False) -> dict[Hashable, Lineage]:
+        """The lineage of ``data``, whose columns hold these columns' values unchanged: found by label, or, when
+        ``relabelled`` (a rename), by position."""
+        labels = labels_of(data)
+        return carried(self._lineage, labels, dict(zip(labels, labels_of(self._private))) if relabelled else None)
 
     def _same_rows(self, other: Protected, operation: str) -> None:
         if other._protection.key != self._protection.key:
@@ -290,7 +305,7 @@ class Protected:
         """The rows where ``mask`` holds, remembering which rows of these they are (:class:`Rows`)."""
         kept = np.asarray(mask, dtype=bool) if np.ndim(mask) == 1 else None
         rows = Rows(self._rows.sample, parent=self._rows, kept=kept, condition=condition)
-        selected: P = self._wrap(self._private[mask], rows)
+        selected: P = self._wrap(self._private[mask], rows, lineage=self._lineage)
         return selected
 
     def _put_back(self, value: Any, condition: Any) -> pd.Series[Any] | None:
@@ -377,7 +392,7 @@ class Protected:
         raise refusal(f"'in' on a {self._kind}", "exact")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore, (type(self), self._private, self._protection, self._rows))
+        return (_restore, (type(self), self._private, self._protection, self._rows, self._lineage))
 
     def __copy__(self: P) -> P:
         return self.copy()
@@ -387,7 +402,7 @@ class Protected:
 
     def copy(self: P, deep: bool = True) -> P:
         """A copy with the same rows and budget (protected data is never changed in place, so it is cheap)."""
-        copied: P = self._wrap(self._private.copy(deep=False))
+        copied: P = self._wrap(self._private.copy(deep=False), lineage=self._lineage)
         return copied
 
     def to_pickle(self, path: str | Any, **kwargs: Any) -> None:
@@ -781,7 +796,8 @@ class Protected:
         elif how is not None or thresh is not None or subset is not None:
             raise TypeError("a series' dropna takes no how=, thresh= or subset=")
         data = self._private.dropna(**options)
-        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived(),
+                               lineage=self._lineage)
         return result
 
     def sort_values(self: P, by: Any = None, *, axis: Any = 0, ascending: Any = True, inplace: bool = False,
@@ -807,7 +823,8 @@ class Protected:
             # Row order is never observable through a protected object, so failing to
             # sort (e.g. mixed types) must not show: keep the order.
             data = self._private.copy(deep=False)
-        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived(),
+                               lineage=self._lineage)
         return result
 
     def sort_index(self: P, *, level: Any = None, ascending: Any = True, kind: str = "quicksort",
@@ -824,7 +841,7 @@ class Protected:
         except BaseException as error:
             passed_on(error)
             data = self._private.copy(deep=False)  # as sort_values: a failure to sort must not show
-        result: P = self._wrap(data, self._rows.derived())
+        result: P = self._wrap(data, self._rows.derived(), lineage=self._lineage)
         return result
 
     def explode(self: P, column: Any = None, ignore_index: bool = False) -> P:
@@ -849,7 +866,10 @@ class Protected:
         else:
             with shielded(operation):
                 data = structural(lambda d: unboxed(boxed(d, elements=True).explode()), [self._private], operation)
-        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived())
+        # The other columns' values are repeated, the same expressions; the exploded one is a new one.
+        kept = {label: token for label, token in self._lineage.items() if label != column}
+        result: P = self._wrap(_drop_user_levels(data) if ignore_index else data, self._rows.derived(),
+                               lineage=kept if isinstance(data, pd.DataFrame) else None)
         return result
 
     @property
@@ -857,8 +877,9 @@ class Protected:
         raise NotImplementedError
 
 
-def _restore(kind: type[Protected], data: Any, protection: Protection, rows: Rows) -> Protected:
-    return kind(data, protection, rows)
+def _restore(kind: type[Protected], data: Any, protection: Protection, rows: Rows,
+             lineage: Mapping[Hashable, Lineage] | None = None) -> Protected:
+    return kind(data, protection, rows, lineage)
 
 
 # -- type rules of the value-replacing methods -------------------------------------------------
@@ -1080,8 +1101,9 @@ class _Loc:
         labels = frame._private.columns
         if isinstance(columns, slice):  # a slice of column labels, as pandas reads it: from the schema alone
             bounds = (public_value(part, "p.loc[:, start:stop]") for part in (columns.start, columns.stop, columns.step))
-            return frame._wrap(frame._private[list(labels[labels.slice_indexer(*bounds)])])
-        return frame._wrap(frame._private[column_key(labels, columns, "p.loc[rows, columns]")])
+            return frame._wrap(frame._private[list(labels[labels.slice_indexer(*bounds)])], lineage=frame._lineage)
+        return frame._wrap(frame._private[column_key(labels, columns, "p.loc[rows, columns]")],
+                           lineage=frame._lineage)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         rows, column = self._split(key)
@@ -1287,7 +1309,7 @@ class ProtectedFrame(Protected):
         if isinstance(key, slice):
             raise refusal("p[i:j]", "positional")
         selected: pd.DataFrame | pd.Series[Any] = self._private[column_key(self._private.columns, key, "p[key]")]
-        return self._wrap(selected)
+        return self._wrap(selected, lineage=self._lineage)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if callable(key) and not isinstance(key, (type, Protected)):  # as pandas: called with the (protected) frame
@@ -1303,23 +1325,27 @@ class ProtectedFrame(Protected):
         if isinstance(key, list):
             if not isinstance(operand, pd.DataFrame) or len(operand.columns) != len(key):
                 raise TypeError("p[[columns]] = value needs a protected frame with as many columns")
+            lineage = value._lineage if isinstance(value, Protected) else {}
             for column, source in zip(key, operand.columns):
-                self._set_column(column, operand[source])
+                self._set_column(column, operand[source], lineage.get(source))
             return
         if isinstance(operand, pd.DataFrame):
             raise TypeError("assign a frame to a list of columns: p[['a', 'b']] = frame")
-        self._set_column(key, operand)
+        self._set_column(key, operand, next(iter(value._lineage.values())) if isinstance(value, Protected) else None)
 
-    def _set_column(self, key: Any, value: Any) -> None:
+    def _set_column(self, key: Any, value: Any, lineage: Lineage | None = None) -> None:
+        """Set column ``key`` to ``value``: the expression ``lineage`` (a protected column's), else a new one."""
         if callable(key):  # pandas would call it with the private rows (its key may be a function of the frame)
             raise TypeError(f"a column label cannot be a function, got {key!r}")
         data = self._private.copy(deep=False)
         with quiet():
             data[key] = value
         object.__setattr__(self, "_private", plain_labels(data))
+        object.__setattr__(self, "_lineage", carried({**self._lineage, key: lineage or Lineage()}, labels_of(data)))
 
     def __delitem__(self, key: Any) -> None:
         object.__setattr__(self, "_private", self._private.drop(columns=[key]))
+        object.__setattr__(self, "_lineage", carried(self._lineage, labels_of(self._private)))
 
     def query(self, expr: str, *, inplace: bool = False, local_dict: Mapping[str, Any] | None = None,
               **kwargs: Any) -> ProtectedFrame:
@@ -1365,7 +1391,8 @@ class ProtectedFrame(Protected):
         if index is not None or (mapper is not None and axis not in (1, "columns")):
             raise refusal("renaming row labels", "positional", "row labels are private")
         renames = columns if columns is not None else mapper
-        return self._wrap(self._private.rename(columns=renames, level=level, errors=errors))
+        renamed = self._private.rename(columns=renames, level=level, errors=errors)
+        return self._wrap(renamed, lineage=self._same_values(renamed, relabelled=True))
 
     def drop(self, labels: Any = None, *, axis: Any = 0, index: Any = None, columns: Any = None, level: Any = None,
              inplace: bool = False, errors: Literal["ignore", "raise"] = "raise") -> ProtectedFrame:
@@ -1375,27 +1402,29 @@ class ProtectedFrame(Protected):
             raise refusal("dropping rows by label", "positional", "row labels are private; filter instead")
         dropped = columns if columns is not None else labels
         data: pd.DataFrame = self._private.drop(columns=dropped, level=level, errors=errors)
-        return self._wrap(data)
+        return self._wrap(data, lineage=self._lineage)
 
     def add_prefix(self, prefix: str) -> ProtectedFrame:
         """Prefix the column labels."""
-        return self._wrap(self._private.add_prefix(prefix, axis=1))
+        renamed = self._private.add_prefix(prefix, axis=1)
+        return self._wrap(renamed, lineage=self._same_values(renamed, relabelled=True))
 
     def add_suffix(self, suffix: str) -> ProtectedFrame:
         """Suffix the column labels."""
-        return self._wrap(self._private.add_suffix(suffix, axis=1))
+        renamed = self._private.add_suffix(suffix, axis=1)
+        return self._wrap(renamed, lineage=self._same_values(renamed, relabelled=True))
 
     def select_dtypes(self, include: Any = None, exclude: Any = None) -> ProtectedFrame:
         """The columns of the given dtypes."""
         data: pd.DataFrame = self._private.select_dtypes(include=include, exclude=exclude)
-        return self._wrap(data)
+        return self._wrap(data, lineage=self._lineage)
 
     def filter(self, items: Any = None, like: str | None = None, regex: str | None = None,
                axis: Any = None) -> ProtectedFrame:
         """Columns by name (``items``, ``like``, ``regex``); filtering rows by label is refused."""
         if axis not in (None, 1, "columns"):
             raise refusal("filter(axis=0)", "positional", "row labels are private")
-        return self._wrap(self._private.filter(items=items, like=like, regex=regex, axis=1))
+        return self._wrap(self._private.filter(items=items, like=like, regex=regex, axis=1), lineage=self._lineage)
 
     # -- row-wise reductions across columns -----------------------------------------------------
     def _across(self, name: str, axis: Any, **kwargs: Any) -> ProtectedSeries:
@@ -1515,7 +1544,7 @@ class ProtectedFrame(Protected):
         keyed = data.drop(columns=keys_list) if drop else data.copy(deep=False)
         with shielded("ProtectedFrame.set_index"):
             keyed.index = index_of(arrays, [*kept, *keys_list, UNIT_LEVEL])
-        return self._wrap(keyed, self._rows.derived())
+        return self._wrap(keyed, self._rows.derived(), lineage=self._lineage)
 
     def reset_index(self, level: Any = None, *, drop: bool = False, inplace: bool = False) -> ProtectedFrame:
         """Move row labels (set by ``set_index`` or given at ``protect()``) back into columns, or drop them.
@@ -1537,7 +1566,7 @@ class ProtectedFrame(Protected):
         if not chosen:
             return self.copy()
         flat = data.droplevel(chosen) if drop else flattened(data, chosen)
-        return self._wrap(flat, self._rows.derived())
+        return self._wrap(flat, self._rows.derived(), lineage=self._lineage)
 
     def melt(self, id_vars: Any = None, value_vars: Any = None, var_name: Any = None, value_name: Any = "value",
              col_level: Any = None, ignore_index: bool = True) -> ProtectedFrame:
@@ -1756,12 +1785,13 @@ class ProtectedSeries(Protected):
         _no_inplace("ProtectedSeries.rename", inplace)
         if kwargs or not _is_label(index) or pd.api.types.is_dict_like(index) or callable(index):
             raise refusal("renaming row labels", "positional", "row labels are private")
-        return self._wrap(self._private.rename(index))
+        renamed = self._private.rename(index)
+        return self._wrap(renamed, lineage=self._same_values(renamed, relabelled=True))
 
     def to_frame(self, name: Any = None) -> ProtectedFrame:
         """A one-column protected frame."""
         data = self._private.to_frame() if name is None else self._private.to_frame(name)
-        result: ProtectedFrame = self._wrap(data)
+        result: ProtectedFrame = self._wrap(data, lineage=self._same_values(data, relabelled=True))
         return result
 
     def between(self, left: Any, right: Any, inclusive: str = "both") -> ProtectedSeries:
@@ -1890,6 +1920,11 @@ def refuse_protected(obj: Any, operation: str) -> None:
                               "its result is not private")
 
 
+def lineage_of(obj: Any) -> dict[Hashable, Lineage]:
+    """The lineage of a protected object's columns, by label (empty for anything else)."""
+    return dict(obj._lineage) if isinstance(obj, Protected) else {}
+
+
 def parts(obj: Any) -> tuple[Any, Protection, SampleAccount | None] | None:
     """The pandas data, protection and sample account of a protected object (None for anything else)."""
     if isinstance(obj, Protected):
@@ -1910,4 +1945,4 @@ def same_rows(objects: Sequence[Protected]) -> bool:
 
 
 __all__ = ["UNPROTECTED_MARK", "Protected", "ProtectedFrame", "ProtectedSeries", "Rows", "constant_dtype_of",
-           "parts", "refuse_protected", "same_rows", "wrap"]
+           "lineage_of", "parts", "refuse_protected", "same_rows", "wrap"]

@@ -347,7 +347,7 @@ def poisson_sample(obj: Protected, rate: float | Fraction) -> Any:
         kept = data[keep_unit[codes]]
     # A sample of a sample stays in the first sample's account, at its rate: everything drawn
     # from that sample is one mechanism on it (the inner sampling is part of that mechanism).
-    return obj._wrap(kept, Rows(sample or SampleAccount(q)))
+    return obj._wrap(kept, Rows(sample or SampleAccount(q)), lineage=obj._lineage)
 
 
 def unprotected(obj: Protected) -> Any:

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.budget import Budget
 from dpframe.noise.random import current_source
+from dpframe.protection.lineage import Lineage
 
 UNIT_LEVEL = "_dp_unit"
 
@@ -43,9 +44,10 @@ class Protection:
     max_contributions: int = 1
     privacy_unit: str | None = None
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
-    # Categories released by private partition selection, by column label: public once released
-    # (post-processing), so later queries on a column of that name use them as declared keys, at no cost.
-    released_categories: dict[Any, pd.Index[Any]] = field(default_factory=dict, repr=False)
+    # Categories released by private partition selection, by the lineage of the expression released
+    # (dpframe.protection.lineage): public once released (post-processing), so later queries on the same
+    # expression use them as declared keys, at no cost.
+    released_categories: dict[Lineage, pd.Index[Any]] = field(default_factory=dict, repr=False)
     # Bounded DP (docs/privacy-model.md): "replace" neighbours differ in one replaced row and n is public. The
     # rows protect() made (a Rows object of dpframe.protection.objects) are then the ones whose count is public.
     neighbours: str = "add/remove"
@@ -65,11 +67,12 @@ class Protection:
         """
         return not self.bounded and self.budget.store.has_line(self.budget.id, BOUNDED_LINE)
 
-    def remember_categories(self, column: Any, keys: pd.Index[Any]) -> None:
-        """Add privately released ``keys`` to what is public about ``column`` (sorted as released)."""
-        known = self.released_categories.get(column)
+    def remember_categories(self, lineage: Lineage, keys: pd.Index[Any]) -> None:
+        """Add privately released ``keys`` to what is public about the expression ``lineage`` (sorted as
+        released)."""
+        known = self.released_categories.get(lineage)
         merged = keys if known is None else known.append(keys.difference(known, sort=False))
-        self.released_categories[column] = merged.rename(None)
+        self.released_categories[lineage] = merged.rename(None)
 
     @property
     def unit_description(self) -> str:

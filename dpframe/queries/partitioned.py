@@ -66,7 +66,8 @@ class Partitioning:
 
         Public keys are declared, a categorical dtype's, booleans', or the
         categories an earlier query on this protection released by private
-        selection for a column of the same label.
+        selection for the same expression (its lineage, not its label:
+        :mod:`dpframe.protection.lineage`).
         """
         if isinstance(keys, Mapping):
             unknown = set(keys) - set(columns)
@@ -81,17 +82,23 @@ class Partitioning:
             declared = [None] * len(columns)
         found = [public_keys(target.column(c), d) for c, d in zip(columns, declared)]
         released = target.protection.released_categories
-        remembered = tuple(k is None and c in released for c, k in zip(columns, found))
-        found = [released[c] if again else k for c, k, again in zip(columns, found, remembered)]
+        earlier = [released.get(lineage) if (lineage := target.lineage_of(c)) is not None else None
+                   for c in columns]
+        remembered = tuple(k is None and e is not None for k, e in zip(found, earlier))
+        found = [e if again else k for k, e, again in zip(found, earlier, remembered)]
         return cls(tuple(columns), tuple(found), remembered)
 
     def remember(self, target: Target, cells: pd.Index[Any]) -> None:
-        """After a private selection: each selected column's released keys become public on this protection."""
+        """After a private selection: each selected column's released keys become public on this protection,
+        for the expression that column holds (none is remembered for a column without a lineage)."""
+        if len(cells) == 0:  # nothing released: a later query selects again, rather than answer for no group
+            return
         for level, (column, keys) in enumerate(zip(self.columns, self.keys)):
-            if keys is None:
+            lineage = target.lineage_of(column)
+            if keys is None and lineage is not None:
                 values = cells if cells.nlevels == 1 else cells.get_level_values(level)
-                target.protection.remember_categories(column, pd.Index(values.unique(), dtype=values.dtype,
-                                                                       tupleize_cols=False))
+                target.protection.remember_categories(lineage, pd.Index(values.unique(), dtype=values.dtype,
+                                                                        tupleize_cols=False))
 
     @property
     def public(self) -> bool:
@@ -264,6 +271,11 @@ def require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
 # release, so that none vanish without a word (the "other (not released)" entry). A tenth: the counts keep 9/10,
 # so their noise and the selection threshold grow by a ninth.
 REMAINDER_SHARE = Fraction(1, 10)
+
+
+# What a group statistic's note says when its groups are categories an earlier private selection released.
+REMEMBERED_GROUPS = ("groups released by an earlier private selection (public since); rows of the others are not "
+                     "shown (groupby(...).count() counts them together)")
 
 
 @dataclass(frozen=True)
@@ -871,6 +883,8 @@ class GroupBy:
             bounds, privacy, _ = automatic_bounds(target, series, privacy, "groupby sum", check,
                                                   reads=self._reader(target).bounds_reads(column))
             note = bounds_note(bounds, total)
+        if any(partitioning.remembered):
+            note = "; ".join(filter(None, [note, REMEMBERED_GROUPS]))
         lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, target.contributions, privacy)
         noise = privacy.noise(grid.sensitivity)
@@ -986,6 +1000,8 @@ class GroupBy:
             partitioning.remember(target, cells)
             note += (f"; groups released by private partition selection (noisy count >= {threshold}); the others "
                      "are not shown (groupby(...).count() counts their rows together)")
+        elif any(partitioning.remembered):
+            note += f"; {REMEMBERED_GROUPS}"
         if query == "sum":
             # Selected groups: the sum of deviations plus the noisy count times the centre.
             ones = np.ones(len(cells))

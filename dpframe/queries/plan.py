@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from pandas.api.types import is_hashable
 
 from dpframe.accounting.amplification import SampleAccount
 from dpframe.accounting.costs import Cost
@@ -26,7 +27,8 @@ from dpframe.errors import LedgerError, NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import parts
+from dpframe.protection.lineage import Lineage
+from dpframe.protection.objects import lineage_of, parts
 from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
 
@@ -71,6 +73,9 @@ class Target:
     # Under bounded DP: True when these are the very rows protect() made (a column of them included), whose
     # number is public. Targets built any other way leave it False, which never under-charges.
     original_rows: bool = False
+    # Each column's lineage (dpframe.protection.lineage), by label: what earlier releases of the same expression
+    # made public. A column without one has nothing remembered.
+    lineage: Mapping[Any, Lineage] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, obj: Any) -> Target:
@@ -84,11 +89,17 @@ class Target:
             )
         data, protection, sample = found
         original = protection.origin is not None and getattr(obj, "_rows", None) is protection.origin
-        return cls(data, protection, sample, original_rows=original)
+        return cls(data, protection, sample, original_rows=original, lineage=lineage_of(obj))
 
     def fresh(self) -> Target:
         """The same rows for a new query (empty receipts)."""
-        return Target(self.obj, self.protection, self.sample, original_rows=self.original_rows)
+        return Target(self.obj, self.protection, self.sample, original_rows=self.original_rows, lineage=self.lineage)
+
+    def lineage_of(self, name: Any) -> Lineage | None:
+        """The lineage of a column (of the series, for a series target); None if it has none."""
+        if isinstance(self.obj, pd.Series):
+            return next(iter(self.lineage.values()), None) if len(self.lineage) == 1 else None
+        return self.lineage.get(name) if is_hashable(name) else None
 
     @property
     def series(self) -> pd.Series[Any]:
@@ -99,8 +110,9 @@ class Target:
 
     def column_target(self, name: Any) -> Target:
         """The target of one column of a frame target, for the same query (shared receipts)."""
+        token = self.lineage_of(name)
         return Target(self.column(name), self.protection, self.sample, self.receipts, self.reservations,
-                      self.original_rows)
+                      self.original_rows, {} if token is None else {name: token})
 
     @property
     def _amplified(self) -> SampleAccount | None:
