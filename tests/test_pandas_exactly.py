@@ -250,3 +250,31 @@ def test_released_categories_belong_to_the_expression_released_not_to_its_name()
         counted = again["day"].dp.value_counts(epsilon=1.0)
     assert counted.attrs["dp"].cost.delta == 0
     assert float(p.dp.budget.spent.delta) == pytest.approx(3 * float(names.attrs["dp"].cost.delta))
+
+
+def test_count_in_agg_counts_values_present_and_size_counts_rows_as_in_pandas() -> None:
+    """agg({"x": "count"}) counted rows (pandas counts the values present); gb[["x", "y"]].count() was refused;
+    an agg of a selected count and a mean put the "other" entry first (the union of the parts' groups sorted)."""
+    import numpy as np
+
+    from dpframe.testing import seeded_noise
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"k": pd.Categorical(rng.choice(["a", "b"], 4000)), "s": rng.choice(["u", "v"], 4000),
+                       "x": rng.normal(5.0, 1.0, 4000), "y": rng.normal(1.0, 1.0, 4000)})
+    df.loc[::7, "x"] = np.nan
+    p = df.dp.protect(epsilon=1e6, delta=1e-4, ledger=dpframe.Ledger.in_memory())
+    gb = p.dp.groupby("k")
+    exact = df.groupby("k", observed=True)
+    with seeded_noise(8):
+        both = gb[["x", "y"]].count(epsilon=1e4)
+        one = gb["x"].count(epsilon=1e4)
+        parts = gb.agg({"x": ["count", "size"]}, epsilon=1e4)
+        selected = p.dp.groupby("s").agg(n=("x", "count"), m=("x", "mean"), bounds=(0, 10), epsilon=1e4, delta=1e-6)
+    assert list(both.columns) == ["x", "y"]
+    assert ((both - exact[["x", "y"]].count().to_numpy()).abs() <= 2).all().all()
+    assert one.name == "x" and (one - exact["x"].count()).abs().max() <= 2
+    assert ((parts[("x", "count")] - exact["x"].count()).abs() <= 2).all()
+    assert ((parts[("x", "size")] - exact.size()).abs() <= 2).all()
+    assert list(selected.index) == ["u", "v", "other (not released)"]
+    assert ((selected["n"].iloc[:2] - df.groupby("s")["x"].count()).abs() <= 2).all()

@@ -149,8 +149,12 @@ def aggregate(
     released: dict[Any, pd.Series[Any]] = {}
     # A part that can select private groups runs first; the groups it releases are public to the others.
     for column, statistic in sorted(parts, key=lambda part: part not in selecting):
-        if statistic in ("count", "size"):
+        if statistic == "size":
             answer = on_shared.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+        elif statistic == "count":  # as pandas: the values present, read where the group-by reads
+            with_values = type(groupby)(target, groupby._by, groupby._keys, shared=shared,
+                                        read=on_shared._reader(shared).with_values_in(column))
+            answer = with_values.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
         elif statistic == "median":
             answer = on_shared.median(column, bounds=_bounds_for(bounds, column), epsilon=eps, rho=rh)
         else:
@@ -172,9 +176,13 @@ def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: in
             release = current_release(answer)
             value = getattr(release, field) if release is not None else np.nan
             columns[labels[key]] = value if isinstance(value, pd.Series) else pd.Series(value, index=answer.index)
-        return pd.DataFrame(columns).astype(float)
+        return pd.DataFrame(columns).astype(float).reindex(groups)
 
-    values = pd.DataFrame({labels[key]: answer for key, answer in released.items()})  # tuples: a MultiIndex
+    # The groups in the order the parts released them (the "other" entry last), not sorted by the union.
+    groups = next(iter(released.values())).index
+    for answer in released.values():
+        groups = groups.append(answer.index.difference(groups, sort=False))
+    values = pd.DataFrame({labels[key]: answer for key, answer in released.items()}).reindex(groups)  # tuples: a MultiIndex
     releases = [current_release(answer) for answer in released.values()]
     notes = "; ".join(f"{labels[key]}: {r.note}" for key, r in zip(released, releases) if r is not None and r.note)
     mechanisms = " + ".join(sorted({r.mechanism for r in releases if r is not None}))
@@ -222,16 +230,18 @@ class ColumnGroupBy(Generic[Result]):
         return cast(Result, getattr(self._groupby, statistic)(self._columns, **arguments))
 
     def count(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
-              mechanism: str | None = None) -> pd.Series[Any]:
-        """Noisy number of non-missing values per group, like ``gb["x"].count()``."""
+              mechanism: str | None = None) -> Result:
+        """Noisy number of non-missing values per group, like ``gb["x"].count()`` (``gb[["x", "y"]]``: a frame,
+        the budget split equally)."""
         groupby = self._groupby
         target = groupby._target
         if isinstance(self._columns, list):
-            raise TypeError("count of several columns: ask gb[column].count(...) for each, or use agg")
+            return self._one("count", bounds=None, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
         # The rows with a value: a filter on each row's own value, stable like p[p[column].notna()].
         read = groupby._reader(target).with_values_in(self._columns)
-        return type(groupby)(read.target, groupby._by, groupby._keys, read=read).count(
+        counts = type(groupby)(read.target, groupby._by, groupby._keys, read=read).count(
             epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+        return cast(Result, counts.rename(self._columns))  # named by the column, as pandas'; the release holds
 
     def size(self, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
              mechanism: str | None = None) -> pd.Series[Any]:
