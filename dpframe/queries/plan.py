@@ -26,7 +26,7 @@ from dpframe.errors import LedgerError, NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import parts
+from dpframe.protection.base import parts
 from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
 
