@@ -19,8 +19,10 @@ import pandas as pd
 
 from dpframe.accounting.budget import Budget, LedgerLike
 from dpframe.protection import protect as protect_data
-from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries, refuse_protected
+from dpframe.protection.base import Protected, refuse_protected
+from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.protect import poisson_sample, unprotected
+from dpframe.protection.series import ProtectedSeries
 from dpframe.queries import agg, local_sensitivity, partitioned, scalar, temporal
 from dpframe.queries import select as selection
 from dpframe.queries.covariance import covariance
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 Categories = Mapping[Any, Sequence[Any]] | None
 PT = TypeVar("PT", ProtectedFrame, ProtectedSeries)
+A = TypeVar("A", bound="_Accessor[Any]")
 
 
 # Queries that can be previewed: those that plan noisy measurements before charging.
@@ -1265,6 +1268,33 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         return range_queries(self._protected(), ranges, threshold=threshold, epsilon=epsilon, c=c)
 
 
+class ProtectedAccessor(Generic[A]):
+    """``.dp`` of protected frames and series, set on their classes by this module, as pandas' ``CachedAccessor``
+    is set on DataFrame and Series (:func:`register`): :mod:`dpframe.protection` never imports this module.
+
+    Read on a protected object it gives that object's accessor, a new one each time (protected objects have
+    ``__slots__``, no room to keep one); read on the class, the accessor class.
+    """
+
+    def __init__(self, accessor: type[A]) -> None:
+        self._accessor = accessor
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> type[A]: ...
+
+    @overload
+    def __get__(self, obj: Protected, owner: type[Any]) -> A: ...
+
+    def __get__(self, obj: Protected | None, owner: type[Any]) -> A | type[A]:
+        if obj is None:
+            return self._accessor
+        return self._accessor(obj)
+
+
+ProtectedFrame.dp = ProtectedAccessor(DataFrameAccessor)
+ProtectedSeries.dp = ProtectedAccessor(SeriesAccessor)
+
+
 def register() -> None:
     """Register ``.dp`` on pandas DataFrame and Series (done on ``import dpframe``).
 
@@ -1282,7 +1312,7 @@ def register() -> None:
         pd.api.extensions.register_series_accessor("dp")(SeriesAccessor)
 
 
-__all__ = ["DataFrameAccessor", "PandasObject", "SeriesAccessor", "register"]
+__all__ = ["DataFrameAccessor", "PandasObject", "ProtectedAccessor", "SeriesAccessor", "register"]
 
 
 def _labels(key: Any) -> list[Any]:

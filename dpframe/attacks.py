@@ -31,7 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.anonymity._encode import NOT_DP, IntArray, columns_of, combine, compact, encode
-from dpframe.protection.objects import refuse_protected
+from dpframe.protection.base import refuse_protected
 
 MaskLike = Any  # a boolean Series aligned with the frame, a boolean array, or a callable frame -> mask
 

@@ -27,7 +27,7 @@ from dpframe.local import (
     estimate_frequencies,
     randomizer,
 )
-from dpframe.protection.objects import Protected
+from dpframe.protection.base import Protected
 from dpframe.testing import NotPrivateWarning, seeded_noise
 
 METHODS = ["rr", "grr", "sue", "oue", "olh"]

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.protection.objects import refuse_protected
+from dpframe.protection.base import refuse_protected
 
 IntArray = NDArray[np.int64]
 

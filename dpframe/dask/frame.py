@@ -18,8 +18,9 @@ from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.dask.shield import computed
 from dpframe.errors import AlreadyProtectedError
 from dpframe.noise.mechanism import Privacy
+from dpframe.protection.base import Rows
+from dpframe.protection.indexing import column_key
 from dpframe.protection.lineage import Lineage, carried
-from dpframe.protection.objects import Rows, column_key
 from dpframe.protection.protect import ALREADY_PROTECTED, check_contributions, check_not_reserved, check_unit_column
 from dpframe.protection.rowwise import constant, elementwise, is_constant
 from dpframe.protection.rules import attribute_refusal, refusal

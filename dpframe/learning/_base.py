@@ -26,7 +26,7 @@ from dpframe.learning._design import Design, plan_design
 from dpframe.learning._noisy import Units, gaussian_sigma2, noisy
 from dpframe.noise.calibrate import zcdp_rho_for
 from dpframe.noise.mechanism import Privacy, _below, round_down
-from dpframe.protection.objects import Protected, parts
+from dpframe.protection.base import Protected, parts
 from dpframe.protection.units import unit_codes, unit_ids
 from dpframe.queries.bounds import private_bounds, pure_share, query_share
 from dpframe.queries.partitioned import Partitioning, release_counts

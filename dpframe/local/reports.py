@@ -59,7 +59,7 @@ from dpframe.local.mechanisms import (
 from dpframe.noise.discrete import MAX_LAPLACE_SCALE, sample_discrete_laplace
 from dpframe.noise.random import RandomSource, _buffered, current_source, uniform_below
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import parts
+from dpframe.protection.base import parts
 from dpframe.queries.kernels import category_codes
 from dpframe.queries.plan import Target, normal_quantile, public_keys
 

@@ -10,7 +10,11 @@ instead. The table of operations, their stability and what dpframe does is
 Modules, one job each:
 
 * :mod:`.units` -- the privacy-unit record of every row and per-query contribution bounding;
-* :mod:`.objects` -- the protected frame and series and their allow-list;
+* :mod:`.base` -- what protected frames and series share: their rows, refusals and row-wise methods;
+* :mod:`.frame`, :mod:`.series` -- the protected frame and series and their allow-list;
+* :mod:`.indexing` -- ``loc``, ``iloc`` and column keys;
+* :mod:`.conversions` -- the type rules of ``astype``, ``fillna``, ``where``, ``replace`` and ``map``;
+* :mod:`.levels` -- row-label levels beside the privacy-unit record;
 * :mod:`.rowwise` -- running row-wise operations with schema-decided types and no data-dependent errors;
 * :mod:`.expressions` -- ``query``/``eval`` strings evaluated on protected columns;
 * :mod:`.combine` -- merges and :func:`concat`;
@@ -19,10 +23,12 @@ Modules, one job each:
 * :mod:`.rules` -- the table and the refusal messages.
 """
 
+from dpframe.protection.base import Protected
 from dpframe.protection.combine import concat
+from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.functions import to_datetime, to_numeric
-from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries
 from dpframe.protection.protect import poisson_sample, protect, unprotected
+from dpframe.protection.series import ProtectedSeries
 from dpframe.protection.units import UNIT_LEVEL, Protection, contribution_mask, unit_ids
 
 __all__ = [

@@ -25,18 +25,10 @@ from typing import Any, Literal, overload
 import pandas as pd
 
 from dpframe.protection.analyst import public_frame, public_value
-from dpframe.protection.objects import (
-    UNPROTECTED_MARK,
-    Protected,
-    ProtectedFrame,
-    ProtectedSeries,
-    Rows,
-    _user_levels,
-    flattened,
-    level_dtypes,
-    same_rows,
-    with_levels,
-)
+from dpframe.protection.base import UNPROTECTED_MARK, Protected, Rows, same_rows
+from dpframe.protection.frame import ProtectedFrame
+from dpframe.protection.levels import _user_levels, flattened, level_dtypes, with_levels
+from dpframe.protection.series import ProtectedSeries
 from dpframe.protection.rowwise import conform, hashable_or_missing, probe, shielded, structural, widened
 from dpframe.protection.rules import refusal
 from dpframe.protection.units import UNIT_LEVEL, Protection

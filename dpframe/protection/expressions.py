@@ -8,7 +8,7 @@ own token rewrites (:func:`pandas.core.computation.expr._preparse`: ``&`` and
 ``month == 1 & day == 1`` is ``(month == 1) & (day == 1)``, as in pandas --
 backquoted names and ``@`` locals become identifiers), parsed with Python's
 :mod:`ast`, and evaluated node by node on the protected columns themselves:
-every name is a :class:`~dpframe.protection.objects.ProtectedSeries` (or a
+every name is a :class:`~dpframe.protection.series.ProtectedSeries` (or a
 public constant), and every operation goes through its allow-list, so
 ``age.mean()`` is refused exactly as ``p["age"].mean()`` is.
 
@@ -36,13 +36,17 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpframe.errors import RefusedError
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import AccessorProxy, Protected, ProtectedFrame
+from dpframe.protection.base import Protected
+from dpframe.protection.series import AccessorProxy
+
+if TYPE_CHECKING:
+    from dpframe.protection.frame import ProtectedFrame
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

@@ -27,14 +27,14 @@ import numpy as np
 import pandas as pd
 
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import Protected, ProtectedFrame, ProtectedSeries
+from dpframe.protection.base import Protected
+from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.rules import refusal
+from dpframe.protection.series import ProtectedSeries
 
 # The unit pandas gives dates parsed from text that need no finer one: on no rows it gives another, and with
 # values the unit they need (one person's nanoseconds would change everyone's type).
 _TEXT_UNIT: str = pd.to_datetime(pd.Series(["2000-01-01 00:00:00"])).dt.unit
-# pandas' functions offered here, by name: the refusal of pd.<name>(protected) points to dpframe.<name>.
-OFFERED = ("to_datetime", "to_numeric")
 
 
 @overload

@@ -32,9 +32,11 @@ from dpframe.accounting.costs import Cost, exact
 from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
 from dpframe.protection.analyst import holds_objects, plain_column, public_value
+from dpframe.protection.base import UNPROTECTED_MARK, Protected, Rows, parts, wrap
+from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.labels import index_of, labelled, plain_index
-from dpframe.protection.objects import UNPROTECTED_MARK, Protected, ProtectedFrame, ProtectedSeries, Rows, parts, wrap
 from dpframe.protection.rules import refusal
+from dpframe.protection.series import ProtectedSeries
 from dpframe.protection.units import BOUNDED_LINE, UNIT_LEVEL, Protection, unit_codes, unit_ids
 
 # Sampling rates are exact fractions whose denominators fit the exact uniform sampler.

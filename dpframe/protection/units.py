@@ -49,7 +49,7 @@ class Protection:
     # expression use them as declared keys, at no cost.
     released_categories: dict[Lineage, pd.Index[Any]] = field(default_factory=dict, repr=False)
     # Bounded DP (docs/privacy-model.md): "replace" neighbours differ in one replaced row and n is public. The
-    # rows protect() made (a Rows object of dpframe.protection.objects) are then the ones whose count is public.
+    # rows protect() made (a Rows object of dpframe.protection.base) are then the ones whose count is public.
     neighbours: str = "add/remove"
     origin: Any = field(default=None, repr=False)
 

@@ -108,7 +108,8 @@ import pandas as pd
 from dpframe.noise.mechanism import SumGrid
 from dpframe.protection.analyst import public_value
 from dpframe.protection.expressions import local_names
-from dpframe.protection.objects import ProtectedFrame, ProtectedSeries
+from dpframe.protection.frame import ProtectedFrame
+from dpframe.protection.series import ProtectedSeries
 from dpframe.queries import kernels
 from dpframe.queries.plan import Target, check_bounds, check_numeric
 

@@ -27,8 +27,8 @@ from dpframe.errors import LedgerError, NotProtectedError, RefusedError
 from dpframe.noise.mechanism import NoiseSpec, Privacy, resolve
 from dpframe.noise.random import is_seeded
 from dpframe.protection.analyst import public_value
+from dpframe.protection.base import lineage_of, parts
 from dpframe.protection.lineage import Lineage
-from dpframe.protection.objects import lineage_of, parts
 from dpframe.protection.units import PandasObject, Protection, contribution_mask
 
 

@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
 from dpframe.protection.analyst import public_value
-from dpframe.protection.objects import ProtectedFrame
+from dpframe.protection.frame import ProtectedFrame
 from dpframe.queries import agg, kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note
 from dpframe.queries.partitioned import CellReader, Partitioning, release_counts, require_selection

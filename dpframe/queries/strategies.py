@@ -38,7 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
-from dpframe.protection.objects import Protected, same_rows
+from dpframe.protection.base import Protected, same_rows
 from dpframe.protection.rowwise import quiet
 from dpframe.queries import kernels
 from dpframe.queries.partitioned import check_edges

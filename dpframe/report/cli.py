@@ -37,7 +37,7 @@ import pandas as pd
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.costs import exact
 from dpframe.errors import DPFrameError
-from dpframe.protection.objects import ProtectedFrame
+from dpframe.protection.frame import ProtectedFrame
 from dpframe.report import require_report_dependencies
 from dpframe.report.cells import formatted
 from dpframe.results import Release, current_release

@@ -6,24 +6,24 @@ import dpframe
 
 df = pd.DataFrame({"age": [31, 45, 67], "sex": pd.Categorical(["F", "M", "F"]), "smoker": [True, False, False]})
 p = dpframe.protect(df, epsilon=3.0, ledger=dpframe.Ledger.in_memory())
-reveal_type(p)  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(dpframe.protect(df["age"], epsilon=1.0))  # revealed: dpframe.protection.objects.ProtectedSeries
+reveal_type(p)  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(dpframe.protect(df["age"], epsilon=1.0))  # revealed: dpframe.protection.series.ProtectedSeries
 annotated: dpframe.ProtectedFrame = df.dp.protect(epsilon=1.0)  # df.dp is a column to pandas-stubs: annotate
 
 # Selecting and deriving keeps the protected types.
-reveal_type(p["age"])  # revealed: dpframe.protection.objects.ProtectedSeries
-reveal_type(p.age)  # revealed: dpframe.protection.objects.ProtectedSeries
-reveal_type(p[["age", "sex"]])  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p[p["age"] >= 40])  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p.assign(decade=p["age"] // 10))  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p.query("age >= 40"))  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p.dp.sample(0.5))  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p.loc[p["age"] >= 40])  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p.loc[p["age"] >= 40, ["age"]])  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(p.loc[p["age"] >= 40, "age"])  # revealed: dpframe.protection.objects.ProtectedSeries
-reveal_type(dpframe.concat([p, p[p["age"] >= 40]]))  # revealed: dpframe.protection.objects.ProtectedFrame
-reveal_type(dpframe.concat([p["age"], p["age"]]))  # revealed: dpframe.protection.objects.ProtectedSeries
-reveal_type(dpframe.concat([p["age"], p["sex"]], axis=1))  # revealed: dpframe.protection.objects.ProtectedFrame
+reveal_type(p["age"])  # revealed: dpframe.protection.series.ProtectedSeries
+reveal_type(p.age)  # revealed: dpframe.protection.series.ProtectedSeries
+reveal_type(p[["age", "sex"]])  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p[p["age"] >= 40])  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p.assign(decade=p["age"] // 10))  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p.query("age >= 40"))  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p.dp.sample(0.5))  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p.loc[p["age"] >= 40])  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p.loc[p["age"] >= 40, ["age"]])  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(p.loc[p["age"] >= 40, "age"])  # revealed: dpframe.protection.series.ProtectedSeries
+reveal_type(dpframe.concat([p, p[p["age"] >= 40]]))  # revealed: dpframe.protection.frame.ProtectedFrame
+reveal_type(dpframe.concat([p["age"], p["age"]]))  # revealed: dpframe.protection.series.ProtectedSeries
+reveal_type(dpframe.concat([p["age"], p["sex"]], axis=1))  # revealed: dpframe.protection.frame.ProtectedFrame
 reveal_type(p.dp)  # revealed: dpframe.accessor.DataFrameAccessor
 reveal_type(p["age"].dp)  # revealed: dpframe.accessor.SeriesAccessor
 reveal_type(p.dp.budget)  # revealed: dpframe.accounting.budget.Budget
