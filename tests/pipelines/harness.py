@@ -178,7 +178,8 @@ def _halfwidth(actual: Any) -> float:
     """Half the width of a scalar answer's 95% interval (0 without one)."""
     try:
         lo, hi = actual.ci
-        return float(abs(hi - lo)) / 2 if not isinstance(lo, (pd.Timestamp, pd.Timedelta)) else 0.0
+        half = float(abs(hi - lo)) / 2 if not isinstance(lo, (pd.Timestamp, pd.Timedelta)) else 0.0
+        return half if math.isfinite(half) else 0.0
     except (AttributeError, TypeError, ValueError):
         return 0.0
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 
-from pipelines import flights_dates, flights_relational, flights_transform, tips_sql, titanic
+from pipelines import diamonds, flights_dates, flights_relational, flights_transform, penguins, small_frames, tips_sql, titanic
 from pipelines.harness import Pipeline
 
 PIPELINES: tuple[Pipeline, ...] = (tips_sql.PIPELINE, titanic.PIPELINE, flights_transform.PIPELINE,
-                                      flights_relational.PIPELINE, flights_dates.PIPELINE)
+                                      flights_relational.PIPELINE, flights_dates.PIPELINE, penguins.PIPELINE,
+                                      diamonds.PIPELINE, small_frames.MPG_PIPELINE, small_frames.IRIS_PIPELINE,
+                                      small_frames.FAIR_PIPELINE, small_frames.SALARY_PIPELINE)
 
 
 @functools.cache
