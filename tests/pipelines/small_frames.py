@@ -28,7 +28,8 @@ MPG_STEPS = (
     Step("median-hwy-by-class", 'mpg.groupby("class")["hwy"].median()', DP,
          lambda e: e["mpg"].groupby("class")["hwy"].median(),
          dp=lambda e: e["mpg"].dp.groupby("class")["hwy"].median(bounds=MPG, epsilon=SPEND), tol=1.0,
-         known=Known('safe_refused', 'a group-by median on groups not yet public is refused (a mean on the same groups selects them privately)')),
+         known=Known("safe_refused", "a group-by median on groups not yet public is refused (a mean on the same "
+                     "groups selects them privately)")),
     Step("count-cyl", 'mpg["cyl"].value_counts()', DP, lambda e: e["mpg"]["cyl"].value_counts(),
          dp=lambda e: e["mpg"]["cyl"].dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("query", 'mpg.query("cyl != 5 and `class` == \'suv\'")', UNCHANGED,
@@ -134,13 +135,15 @@ FAIR_STEPS = (
                                        epsilon=SPEND), tol=0.01),
     Step("educ-histogram", 'dta["educ"].hist()', DP,
          lambda e: e["dta"]["educ"].value_counts().sort_index(),
-         dp=lambda e: e["dta"]["educ"].dp.value_counts(epsilon=SPEND).sort_index(), tol=0.5, partial=True),
+         dp=lambda e: e["dta"]["educ"].dp.value_counts(epsilon=SPEND).sort_index(), tol=0.5, partial=True,
+         known=Known("confusing_error", "value_counts of a numeric column ends with the text label 'other (not "
+                     "released)', so the usual .sort_index() raises TypeError: '<' not supported between 'str' and "
+                     "'float'")),
 )
 
 FAIR_PIPELINE = Pipeline("fair", 'statsmodels, "Discrete Choice Models" example (Fair affairs)',
                          "https://www.statsmodels.org/stable/examples/notebooks/generated/discrete_choice_example.html "
-                         "(statsmodels.datasets.fair)", _fair, ("dta",,
-         known=Known('confusing_error', "value_counts of a numeric column ends with the text label 'other (not released)', so the usual .sort_index() raises TypeError: '<' not supported between 'str' and 'float'")), FAIR_STEPS)
+                         "(statsmodels.datasets.fair)", _fair, ("dta",), FAIR_STEPS)
 
 # -------------------------------------------------------------------------------------------------------- salaries
 
@@ -160,7 +163,8 @@ SALARY_STEPS = (
          lambda e: e["Salaries"].pivot_table("salary", "rank", "discipline", aggfunc="median"),
          dp=lambda e: e["Salaries"].dp.pivot_table("salary", "rank", "discipline", aggfunc="median", bounds=SALARY,
                                                    epsilon=SPEND), tol=500.0,
-         known=Known('safe_refused', "pivot_table(aggfunc='median') on groups not yet public is refused (aggfunc='mean' selects them privately)")),
+         known=Known("safe_refused", "pivot_table(aggfunc='median') on groups not yet public is refused "
+                     "(aggfunc='mean' selects them privately)")),
     Step("ordered-rank", 'Salaries["rank"] = pd.Categorical(Salaries["rank"], ["AsstProf", "AssocProf", "Prof"], '
          "ordered=True)", UNCHANGED,
          lambda e: e["Salaries"].assign(rank=e["Salaries"]["rank"].astype(pd.CategoricalDtype(RANKS, ordered=True))),
