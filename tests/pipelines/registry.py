@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import functools
 
-from pipelines import diamonds, flights_dates, flights_relational, flights_transform, penguins, small_frames, tips_sql, titanic
+from pipelines import (
+    diamonds,
+    flights_dates,
+    flights_relational,
+    flights_transform,
+    penguins,
+    small_frames,
+    tips_sql,
+    titanic,
+)
 from pipelines.harness import Pipeline
 
 PIPELINES: tuple[Pipeline, ...] = (tips_sql.PIPELINE, titanic.PIPELINE, flights_transform.PIPELINE,

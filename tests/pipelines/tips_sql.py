@@ -6,7 +6,7 @@ import pandas as pd
 
 import dpframe
 from pipelines import data
-from pipelines.harness import DP, REFUSED, SPEND, UNCHANGED, Env, Known, Pipeline, Step
+from pipelines.harness import DP, REFUSED, SPEND, UNCHANGED, Env, Pipeline, Step
 
 DAYS = ["Thur", "Fri", "Sat", "Sun"]
 TIP = (0.0, 10.0)
