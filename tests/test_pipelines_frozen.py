@@ -53,9 +53,6 @@ def _released(counts: pd.Series) -> dict[object, float]:
     return {k: float(v) for k, v in counts.items() if k is not dpframe.OTHER and k != dpframe.OTHER}
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: released categories are remembered by the column's label "
-                   "('dep'), not its expression: day_of_week and month are counted under the weekday names, every "
-                   "count 0 and all rows in 'other'")
 @pytest.mark.parametrize("component", ["day_of_week", "month", "hour"])
 def test_value_counts_of_another_component_of_a_date_are_its_own(
         departures: tuple[pd.Series, dpframe.ProtectedFrame], component: str) -> None:
@@ -227,9 +224,6 @@ def test_a_group_by_on_undeclared_text_of_a_small_frame_says_why_it_is_empty() -
     assert "not shown" in note or "not released" in note
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: once a query released no groups, later group-bys of that "
-                   "column on the protection reuse the empty set of groups: an empty table whose note no longer "
-                   "says why")
 def test_after_an_empty_release_a_larger_epsilon_still_releases_or_says_why() -> None:
     p = protect(data.tips(), epsilon=50, delta=1e-6)
     with seeded_noise(11):

@@ -857,4 +857,5 @@ def same_rows(objects: Sequence[Protected]) -> bool:
     return all(o._rows is first._rows and o._protection.key == first._protection.key for o in objects)
 
 
-__all__ = ["OFFERED", "UNPROTECTED_MARK", "Protected", "Rows", "lineage_of", "parts", "refuse_protected", "same_rows", "wrap"]
+__all__ = ["OFFERED", "UNPROTECTED_MARK", "Protected", "Rows", "lineage_of", "parts", "refuse_protected", "same_rows",
+           "wrap"]

@@ -60,20 +60,17 @@ STEPS = (
          dp=lambda e: e["flights_dt"].dep_time.dt.day_name().dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("wday-number", 'flights_dt.dep_time.dt.day_of_week.value_counts()', DP,
          lambda e: e["flights_dt"].dep_time.dt.day_of_week.value_counts(),
-         dp=lambda e: e["flights_dt"].dep_time.dt.day_of_week.dp.value_counts(epsilon=SPEND), tol=0.5,
-         known=Known(SILENTLY_WRONG, "released categories are remembered by the column's label, not its expression: after dep_time.dt.day_name() was counted, dep_time.dt.day_of_week reuses the weekday names, every count 0 and all rows in 'other'")),
+         dp=lambda e: e["flights_dt"].dep_time.dt.day_of_week.dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("month", 'flights_dt.dep_time.dt.month.value_counts()', DP,
          lambda e: e["flights_dt"].dep_time.dt.month.value_counts(),
-         dp=lambda e: e["flights_dt"].dep_time.dt.month.dp.value_counts(epsilon=SPEND), tol=0.5,
-         known=Known(SILENTLY_WRONG, "released categories are remembered by the column's label, not its expression: after dep_time.dt.day_name() was counted, dep_time.dt.month reuses the weekday names, every count 0 and all rows in 'other'")),
+         dp=lambda e: e["flights_dt"].dep_time.dt.month.dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("minute-delay", 'flights_dt.groupby(flights_dt.dep_time.dt.minute)["arr_delay"].mean()', DP,
          lambda e: e["flights_dt"].groupby(e["flights_dt"].dep_time.dt.minute)["arr_delay"].mean(),
          dp=lambda e: e["flights_dt"].dp.groupby(e["flights_dt"].dep_time.dt.minute, keys=list(range(60)))[
              "arr_delay"].mean(bounds=DELAY, epsilon=SPEND), tol=0.05),
     Step("floor-week", 'flights_dt.dep_time.dt.to_period("W").value_counts()', DP,
          lambda e: e["flights_dt"].dep_time.dt.to_period("W").value_counts(),
-         dp=lambda e: e["flights_dt"].dep_time.dt.to_period("W").dp.value_counts(epsilon=SPEND), tol=0.5,
-         known=Known(SILENTLY_WRONG, 'released categories are remembered by the column\'s label, not its expression: after dep_time.dt.day_name() was counted, dep_time.dt.to_period("W") reuses the weekday names, every count 0 and all rows in \'other\'')),
+         dp=lambda e: e["flights_dt"].dep_time.dt.to_period("W").dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("overnight", "flights_dt.assign(overnight=arr_time < dep_time, arr_time=arr_time.where(~overnight, "
          'arr_time + pd.Timedelta(days=1)))', UNCHANGED,
          lambda e: e["flights_dt"].assign(overnight=lambda d: d.arr_time < d.dep_time).assign(

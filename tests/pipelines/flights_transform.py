@@ -97,8 +97,7 @@ STEPS = (
          dp=lambda e: e["flights"].dp.groupby("dest").agg(
              count=("distance", "size"), dist=("distance", "mean"), delay=("arr_delay", "mean"),
              bounds={"distance": DISTANCE, "arr_delay": DELAY}, epsilon=SPEND).query("count > 20 and dest != 'HNL'"),
-         tol=0.05,
-         known=Known(SAFE_REFUSED, 'a group-by agg of several parts on private groups is refused until the groups are released by a count first')),
+         tol=0.05),
     Step("by-dest-groups-first", 'the same, after the groups are released by a count', DP,
          lambda e: e["flights"].groupby("dest").agg(count=("distance", "size"), dist=("distance", "mean"),
                                                      delay=("arr_delay", "mean")).query("count > 20 and dest != 'HNL'"),
