@@ -161,8 +161,6 @@ def test_named_aggregation(penguins: pd.DataFrame) -> None:
     assert (table["mean_mass"] - exact["mean_mass"]).abs().max() < 1
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: the columns are (column, statistic) tuples; pandas' are the "
-                   "statistics alone, so table['mean'] raises KeyError")
 def test_a_list_of_statistics_of_one_column_has_pandas_columns(penguins: pd.DataFrame) -> None:
     p = protect(penguins)
     with seeded_noise(8):

@@ -288,8 +288,11 @@ class ColumnGroupBy(Generic[Result]):
         if statistics is None:
             raise TypeError("agg takes statistics: gb[column].agg(['mean', 'std']) or gb[column].agg(name='mean')")
         listed = [statistics] if isinstance(statistics, str) else list(statistics)
-        return aggregate(self._groupby, parts_of({c: listed for c in self._list}), bounds=bounds, epsilon=epsilon,
-                         delta=delta, rho=rho, mechanism=mechanism)
+        parts = parts_of({c: listed for c in self._list})
+        # As pandas: of one column (gb["x"]), the columns are the statistics; of a list, (column, statistic).
+        names = None if isinstance(self._columns, list) else [statistic for _, statistic in parts]
+        return aggregate(self._groupby, parts, bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
+                         mechanism=mechanism, names=names)
 
     def _refused(self, statistic: str) -> Any:
         raise RefusedError(f"gb[column].{statistic}() is refused on protected data: it has no private counterpart "
