@@ -84,9 +84,23 @@ class AccessorProxy:
             if accessor == "str" and series.dtype == object:
                 key = (args[0] if args else kwargs.get("i")) if name == "get" else 0
                 return series._rowwise(lambda d: _text_method(d, run, key), operation=operation, widen=widen)
-            return series._rowwise(run, operation=operation, widen=widen)
+            return series._rowwise(run, operation=operation, widen=widen and _missing_changes_type(series, run))
 
         return method
+
+
+def _missing_changes_type(series: ProtectedSeries, method: Callable[[pd.Series[Any]], Any]) -> bool:
+    """Whether a ``.str`` method's result type on this text dtype depends on the values: pandas' result on no
+    rows and on one missing value of the dtype differ (``len`` of pandas' ``str``: int64, or float64 with a
+    missing value) or either fails. Where they agree (``contains``: bool, a missing value False) it is pandas'
+    type whatever the values, and kept; else it is widened to hold missing values. Decided from the dtype."""
+    empty = series._private.iloc[:0]
+    try:
+        with quiet():
+            typed = [method(pd.Series([None], dtype=empty.dtype)).dtype, method(empty).dtype]
+    except Exception:
+        return True
+    return bool(typed[0] != typed[1])
 
 
 class _Opaque:
