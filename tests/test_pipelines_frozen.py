@@ -130,14 +130,20 @@ def test_published_row_wise_steps_run_with_pandas_types() -> None:
     assert parts.dp.unprotected().tolist() == pd.to_datetime(flights[["year", "month", "day"]]).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: ISO 8601 text ending in Z parses to a naive column of NaT "
-                   "without utc=True (pandas: datetime64[us, UTC]), and takes minutes on all 336,776 rows")
-def test_to_datetime_of_iso8601_text_with_z_is_pandas() -> None:
+def test_to_datetime_of_iso8601_text_asks_whether_offsets_are_read_and_then_is_pandas() -> None:
+    """ISO 8601 text ending in Z parsed to a naive column of NaT without utc=True (pandas gives the offsets' zone,
+    read from the values): the format may carry offsets, so utc= must say how to read them."""
     flights = data.flights().iloc[:2000].reset_index(drop=True)
-    made = dpframe.to_datetime(protect(flights)["time_hour"], format="ISO8601")
+    p = protect(flights)
+    with pytest.raises(dpframe.RefusedError, match="utc=True"):
+        dpframe.to_datetime(p["time_hour"], format="ISO8601")
+    made = dpframe.to_datetime(p["time_hour"], format="ISO8601", utc=True)
     expected = pd.to_datetime(flights["time_hour"], format="ISO8601")
     assert str(made.dtype) == str(expected.dtype)
     assert made.dp.unprotected().tolist() == expected.tolist()
+    assert made.dt.tz_convert("America/New_York").dt.hour.dp.unprotected().tolist() == \
+        expected.dt.tz_convert("America/New_York").dt.hour.tolist()
+    assert p.dp.budget.spent.epsilon.exact == 0
 
 
 # -------------------------------------------------------------------------------------- 6. group-by spellings

@@ -14,7 +14,10 @@ Where pandas would decide from the values, these decide from the arguments:
   everyone's is read. A value that does not parse is ``NaT`` whatever
   ``errors=`` says (pandas would raise, only where such a value exists).
   Text with UTC offsets needs ``utc=True``: pandas would give the offset's
-  zone, read from the values.
+  zone, read from the values. With a format that may read offsets
+  (``"ISO8601"``, ``"mixed"``, or one with ``%z``/``%Z``), ``utc=`` must be
+  given: ``utc=True`` reads instants in UTC (offsets applied, as pandas),
+  ``utc=False`` text without offsets (a value with one is then ``NaT``).
 * ``to_numeric`` gives ``float64`` (pandas gives ``int64`` when every value
   is whole); a value that does not parse is ``NaN`` whatever ``errors=`` says.
 """
@@ -39,16 +42,17 @@ _TEXT_UNIT: str = pd.to_datetime(pd.Series(["2000-01-01 00:00:00"])).dt.unit
 
 @overload
 def to_datetime(arg: ProtectedSeries | ProtectedFrame, errors: str = ..., dayfirst: bool = ..., yearfirst: bool = ...,
-                utc: bool = ..., format: str | None = ..., exact: bool | None = ..., unit: str | None = ...,
+                utc: bool | None = ..., format: str | None = ..., exact: bool | None = ..., unit: str | None = ...,
                 origin: Any = ...) -> ProtectedSeries: ...
 
 
 @overload
-def to_datetime(arg: Any, errors: str = ..., dayfirst: bool = ..., yearfirst: bool = ..., utc: bool = ...,
+def to_datetime(arg: Any, errors: str = ..., dayfirst: bool = ..., yearfirst: bool = ..., utc: bool | None = ...,
                 format: str | None = ..., exact: bool | None = ..., unit: str | None = ..., origin: Any = ...) -> Any: ...
 
 
-def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfirst: bool = False, utc: bool = False,
+def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfirst: bool = False,
+                utc: bool | None = None,
                 format: str | None = None, exact: bool | None = None, unit: str | None = None,  # noqa: A002 -- pandas' name
                 origin: Any = "unix") -> Any:
     """``pd.to_datetime`` for a protected column or frame of date parts (module docstring); plain data goes to
@@ -57,14 +61,14 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"t": ["2013-01-01 05:00", "not a date"], "year": [2013, 2013], "month": [1, 13],
     ...                   "day": [1, 1]}).dp.protect(epsilon=1.0)
-    >>> when = dpframe.to_datetime(p["t"], format="ISO8601")
+    >>> when = dpframe.to_datetime(p["t"], format="ISO8601", utc=False)
     >>> str(when.dtype)[:11] + "[...]", when.dp.unprotected().isna().tolist()
     ('datetime64[...]', [False, True])
     >>> dpframe.to_datetime(p[["year", "month", "day"]]).dp.unprotected().isna().tolist()
     [False, True]
     """
     # exact=None: pandas' own default (which it refuses to be given with format='ISO8601' or 'mixed').
-    options = {"dayfirst": dayfirst, "yearfirst": yearfirst, "utc": utc, "format": format, "unit": unit,
+    options = {"dayfirst": dayfirst, "yearfirst": yearfirst, "utc": bool(utc), "format": format, "unit": unit,
                "origin": origin, **({} if exact is None else {"exact": exact})}
     if not isinstance(arg, Protected):
         return pd.to_datetime(arg, errors=errors, **options)  # type: ignore[call-overload]
@@ -79,13 +83,23 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
             raise refusal(f"{operation} of text without format=", "private_values",
                           "pandas would infer the format from the first value", instead="pass format=, e.g. "
                           "format='ISO8601', format='%Y-%m-%d', or format='mixed' to read each value on its own")
+        if text and utc is None and isinstance(format, str) and (format in ("ISO8601", "mixed") or "%z" in format
+                                                                 or "%Z" in format):
+            raise refusal(f"{operation}(format={format!r}) without utc=", "private_values",
+                          "text in this format may carry UTC offsets ('Z', '+02:00'), and pandas would give the "
+                          "column the offsets' zone, read from the values",
+                          instead="pass utc=True to read instants in UTC (offsets applied), or utc=False for text "
+                                  "without offsets (a value with one is then missing)")
         if text and unit is None:
             dtype = pd.api.types.pandas_dtype(f"datetime64[{_TEXT_UNIT}{', UTC' if utc else ''}]")
         elif unit is None:  # numbers are nanoseconds since the origin, as in pandas (a probe on no rows says s)
             dtype = pd.api.types.pandas_dtype(f"datetime64[ns{', UTC' if utc else ''}]")
 
     def run(data: Any) -> Any:
-        return pd.to_datetime(data, errors="coerce", **options)
+        parsed = pd.to_datetime(data, errors="coerce", **options)
+        if not utc and getattr(parsed.dtype, "tz", None) is not None:  # text with offsets, read as asked: missing
+            return pd.Series(pd.NaT, index=parsed.index, dtype=dtype, name=parsed.name)
+        return parsed
 
     result: ProtectedSeries = arg._rowwise(run, operation=operation, dtypes=dtype)
     return result

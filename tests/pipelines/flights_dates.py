@@ -84,16 +84,16 @@ STEPS = (
     Step("mean-departure", "flights_dt.dep_time.mean()", DP, lambda e: e["flights_dt"].dep_time.mean(),
          dp=lambda e: e["flights_dt"].dep_time.dp.mean(bounds=("2013-01-01", "2014-01-02"), epsilon=SPEND),
          tol=600),
-    Step("time-hour-iso8601", 'pd.to_datetime(flights["time_hour"], format="ISO8601") (the first 3,000)', UNCHANGED,
-         lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601"),
-         known=Known(SILENTLY_WRONG, 'dpframe.to_datetime of ISO 8601 text ending in Z without utc=True gives a naive column of NaT only (pandas: datetime64[us, UTC]); it takes 130 s on the 336,776 rows (every row re-run on halves)')),
-    Step("time-hour-hour-ny", 'pd.to_datetime(flights["time_hour"], format="ISO8601")'
+    Step("time-hour-iso8601", 'pd.to_datetime(flights["time_hour"], format="ISO8601") (the first 3,000)', REFUSED,
+         lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601"), match="utc=True"),
+    Step("time-hour-iso8601-utc", 'pd.to_datetime(flights["time_hour"], format="ISO8601", utc=True)', UNCHANGED,
+         lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601", utc=True)),
+    Step("time-hour-hour-ny", 'pd.to_datetime(flights["time_hour"], format="ISO8601", utc=True)'
          '.dt.tz_convert("America/New_York").dt.hour.value_counts()', DP,
-         lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601")
+         lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601", utc=True)
          .dt.tz_convert("America/New_York").dt.hour.value_counts(),
-         dp=lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601")
-         .dt.tz_convert("America/New_York").dt.hour.dp.value_counts(epsilon=SPEND), tol=0.5,
-         known=Known(SAFE_REFUSED, 'follows from the naive, all-NaT to_datetime above: tz_convert refuses a naive column')),
+         dp=lambda e: _to_datetime(e["first"]["time_hour"], format="ISO8601", utc=True)
+         .dt.tz_convert("America/New_York").dt.hour.dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("astype-datetime", 'flights["time_hour"].astype("datetime64[ns, UTC]")', REFUSED,
          lambda e: e["flights"]["time_hour"].astype("datetime64[ns, UTC]"), match="dpframe.to_datetime"),
     Step("pd-to-datetime", 'pd.to_datetime(flights["time_hour"]) on a protected column', REFUSED,
