@@ -68,8 +68,6 @@ def test_value_counts_of_another_component_of_a_date_are_its_own(
 # ---------------------------------------------------------------------- 3. automatic bounds on few rows, small ε
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: a group's mean of 2.9e13 is released beside three "
-                   "missing groups (seed 0: 'Thur'; seed 1: 'Sun', -3e14)")
 def test_a_group_mean_with_automatic_bounds_on_244_rows_is_missing_or_sane_never_1e14() -> None:
     tips = data.tips()
     for seed in range(12):

@@ -682,12 +682,13 @@ def table_options(table: pd.DataFrame, normalize: bool | str, margins: bool) -> 
 
 
 def _swamped(query: str, moments: Moments, reach: Any) -> NDArray[np.bool_]:
-    """Cells whose interval is at least as wide as the range the statistic can take within the bounds: a
-    number there says nothing (bounds chosen privately on too few rows land anywhere up to 1e15). Read from the
-    release and the bounds only."""
+    """Cells whose interval spans half the range the statistic can take within the bounds or more -- the rule
+    that marks a scalar UNRELIABLE: with bounds chosen privately, a number there says nothing (bounds found on
+    too few rows land anywhere up to 1e15, and a cell of 1e13 beside them is noise). Read from the release and
+    the bounds only."""
     width = moments.hi - moments.lo
     scale = {"mean": width, "std": width / 2, "var": (width / 2) ** 2}[query]
-    return np.asarray(2 * np.asarray(reach, dtype=np.float64) >= scale, dtype=bool)
+    return np.asarray(2 * np.asarray(reach, dtype=np.float64) >= scale / 2, dtype=bool)
 
 
 class GroupBy:
@@ -1019,9 +1020,10 @@ class GroupBy:
             swamped = _swamped(query, moments, estimate.reach)
             if swamped.any():
                 values[swamped], lower, upper = np.nan, np.where(swamped, np.nan, lower), np.where(swamped, np.nan, upper)
-                note += (f"; {int(swamped.sum())} of {len(cells)} groups missing: their noise is wider than the "
-                         f"bounds chosen privately, which did not stand out of the noise (too few rows for this "
-                         f"epsilon): declare bounds=(lower, upper) from the domain, or spend more epsilon")
+                note += (f"; {int(swamped.sum())} of {len(cells)} groups missing: their interval spans half the "
+                         f"bounds chosen privately or more, so the bounds did not stand out of the noise (too few "
+                         f"rows for this epsilon): declare bounds=(lower, upper) from the domain, or spend more "
+                         f"epsilon")
         result = pd.Series(values, index=cells, name=series.name)
         release = Release(
             moments.plan.query, moments.plan.columns, moments.plan.mechanism,
