@@ -94,6 +94,7 @@ QUERIES = {
     "groupby agg": lambda p: p.dp.groupby("k", keys=["u", "v", "z"]).agg(
         {"x": ["mean", "count"], "n": "sum"}, bounds={"x": (0, 100), "n": (0, 10)}, epsilon=1.0),
     "groupby remembered": _remembered,
+    "groupby median selected": lambda p: p.dp.groupby("c")["x"].median(bounds=(0, 100), epsilon=1.0),
     "groupby agg selected": lambda p: p.dp.groupby("c").agg({"x": ["mean", "sum"]}, bounds=(0, 100), epsilon=1.0,
                                                             delta=1e-6),
     # Automatic bounds: the pandas bounds step, reading the partitions' bucket counts.
@@ -167,7 +168,6 @@ REFUSED = {
                                                                          epsilon=1.0),
     "agg bad statistic": lambda p: p.dp.groupby("k").agg({"x": "mode"}, bounds=(0, 1), epsilon=1.0),
     "duplicate keys": lambda p: p["c"].dp.value_counts(keys=["a", "a"], epsilon=1.0),
-    "median of private groups": lambda p: p.dp.groupby("c")["x"].median(bounds=(0, 100), epsilon=1.0),
     "quantile of an unknown column": lambda p: p.dp.groupby("k").quantile("zz", epsilon=1.0),
     "quantile of text": lambda p: p.dp.groupby("k").quantile("c", bounds=(0, 1), epsilon=1.0),
     "bad quantile level": lambda p: p.dp.groupby("k").quantile("x", 1.5, bounds=(0, 1), epsilon=1.0),

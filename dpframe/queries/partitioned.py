@@ -273,6 +273,9 @@ def require_selection(partitioning: Partitioning, privacy: Privacy) -> None:
 REMAINDER_SHARE = Fraction(1, 10)
 
 
+# The share of a group quantile's budget that selects groups that are not public (a private count), before the
+# quantiles are released for the groups it selected.
+GROUP_SELECTION_SHARE = Fraction(1, 4)
 # What a group statistic's note says when its groups are categories an earlier private selection released.
 REMEMBERED_GROUPS = ("groups released by an earlier private selection (public since); rows of the others are not "
                      "shown (groupby(...).count() counts them together)")
@@ -774,11 +777,52 @@ class GroupBy:
     def quantile(
         self, column: Any, q: Any = 0.5, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,
     ) -> pd.Series[Any] | pd.DataFrame:
-        """Private quantile(s) of ``column`` per group (public groups): see :func:`~dpframe.queries.select.grouped_quantile`."""
-        from dpframe.queries.select import grouped_quantile  # select builds on this module
+        """Private quantile(s) of ``column`` per group: see :func:`~dpframe.queries.select.grouped_quantile`.
 
-        return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
-                                rho=rho, read=self._read)
+        Groups that are not public are selected first by a private count (:data:`GROUP_SELECTION_SHARE` of the
+        budget and the selection's delta, its own ledger line; the whole cost reserved before anything is
+        read): a quantile is pure DP and cannot select them itself.
+        """
+        from dpframe.queries.select import check_quantiles, grouped_quantile  # select builds on this module
+
+        if self._partitioning.public:
+            return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
+                                    rho=rho, read=self._read)
+        levels, scalar = check_quantiles(q)  # every argument error before the charge
+        check_numeric(self._target.column(column), "groupby quantile")
+        if bounds is not None:
+            check_bounds(bounds)
+        self._target.privacy(epsilon, None, rho, None)  # epsilon or rho, valid
+
+        def share(value: float | None, part: Fraction) -> float | None:
+            return None if value is None else float(Fraction(value) * part)
+
+        chosen = (share(epsilon, GROUP_SELECTION_SHARE), share(rho, GROUP_SELECTION_SHARE))
+        rest = (share(epsilon, 1 - GROUP_SELECTION_SHARE), share(rho, 1 - GROUP_SELECTION_SHARE))
+        shared = self._fresh()
+        shared.reserve(self._privacy(chosen[0], None, chosen[1], None).cost,
+                       self._target.privacy(rest[0], None, rest[1], None).cost,
+                       query="groupby quantile with group selection")
+        on_shared = type(self)(self._target, self._by, self._keys, shared=shared, read=self._read)
+        on_shared.count(epsilon=chosen[0], rho=chosen[1])  # selects the groups; they are remembered
+        partitioning = self._partitioning
+        if partitioning.public:
+            answer = grouped_quantile(shared, partitioning, column, q, bounds=bounds, epsilon=rest[0], rho=rest[1],
+                                      read=self._read)
+            release = current_release(answer)
+            assert release is not None
+            selected = (f"groups selected privately first by a noisy count ({GROUP_SELECTION_SHARE} of the budget "
+                        "and the selection's delta, its own ledger line); rows of the others are not shown")
+            return with_release(answer, replace(release, cost=shared.spent,  # type: ignore[no-any-return]
+                                                note="; ".join(filter(None, [release.note, selected]))))
+        # The selection released no group: nothing to answer for, and the quantile's share is not spent.
+        index = product_index([pd.Index([])] * len(self._by), list(self._by))
+        empty: pd.Series[Any] | pd.DataFrame = (pd.Series([], index=index, dtype=float, name=column) if scalar
+                                                else pd.DataFrame([], index=index, columns=levels, dtype=float))
+        return with_release(empty, Release(  # type: ignore[no-any-return]
+            "groupby quantile", (str(column),), "none", shared.spent, float("nan"), float("nan"), float("nan"),
+            LEVEL, None, "no group cleared the private selection of groups (too few rows per group for this "
+            "epsilon): declare keys=, or spend more epsilon"))
 
     def median(
         self, column: Any, *, bounds: Any = None, epsilon: float | None = None, rho: float | None = None,

@@ -27,9 +27,7 @@ def _mpg() -> Env:
 MPG_STEPS = (
     Step("median-hwy-by-class", 'mpg.groupby("class")["hwy"].median()', DP,
          lambda e: e["mpg"].groupby("class")["hwy"].median(),
-         dp=lambda e: e["mpg"].dp.groupby("class")["hwy"].median(bounds=MPG, epsilon=SPEND), tol=1.0,
-         known=Known("safe_refused", "a group-by median on groups not yet public is refused (a mean on the same "
-                     "groups selects them privately)")),
+         dp=lambda e: e["mpg"].dp.groupby("class")["hwy"].median(bounds=MPG, epsilon=SPEND), tol=1.0),
     Step("count-cyl", 'mpg["cyl"].value_counts()', DP, lambda e: e["mpg"]["cyl"].value_counts(),
          dp=lambda e: e["mpg"]["cyl"].dp.value_counts(epsilon=SPEND), tol=0.5),
     Step("query", 'mpg.query("cyl != 5 and `class` == \'suv\'")', UNCHANGED,
@@ -162,9 +160,7 @@ SALARY_STEPS = (
     Step("pivot", 'Salaries.pivot_table("salary", "rank", "discipline", aggfunc="median")', DP,
          lambda e: e["Salaries"].pivot_table("salary", "rank", "discipline", aggfunc="median"),
          dp=lambda e: e["Salaries"].dp.pivot_table("salary", "rank", "discipline", aggfunc="median", bounds=SALARY,
-                                                   epsilon=SPEND), tol=500.0,
-         known=Known("safe_refused", "pivot_table(aggfunc='median') on groups not yet public is refused "
-                     "(aggfunc='mean' selects them privately)")),
+                                                   epsilon=SPEND), tol=2500.0),  # a median lands between the middle values
     Step("ordered-rank", 'Salaries["rank"] = pd.Categorical(Salaries["rank"], ["AsstProf", "AssocProf", "Prof"], '
          "ordered=True)", UNCHANGED,
          lambda e: e["Salaries"].assign(rank=e["Salaries"]["rank"].astype(pd.CategoricalDtype(RANKS, ordered=True))),
