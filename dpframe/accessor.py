@@ -1333,11 +1333,16 @@ def _check_margins_name(name: str, labels: Sequence[pd.Index[Any]]) -> None:
 def _with_margins(table: pd.DataFrame, release: Release, name: str) -> pd.DataFrame:
     """``table`` with pandas' ``All`` row and column: sums of the noisy cells (post-processing), their standard
     deviations added in quadrature (independent noise) and their intervals from those, approximately."""
+    def margin(labels: pd.Index[Any]) -> Any:  # as pandas: (name, '', ...) on a MultiIndex
+        return name if labels.nlevels == 1 else (name, *[""] * (labels.nlevels - 1))
+
     def bordered(part: pd.DataFrame, combine: Any) -> pd.DataFrame:
         out = part.copy()
-        out[name] = combine(part, axis=1)
-        out.loc[name] = combine(out, axis=0)
-        return out
+        out[margin(out.columns)] = combine(part, axis=1)
+        total: pd.DataFrame = combine(out, axis=0).to_frame().T
+        total.index = (pd.Index([name], name=out.index.name) if out.index.nlevels == 1
+                       else pd.MultiIndex.from_tuples([margin(out.index)], names=out.index.names))
+        return pd.concat([out, total])
 
     def in_quadrature(part: pd.DataFrame, axis: Any) -> Any:
         return np.sqrt((part ** 2).sum(axis=axis))

@@ -204,8 +204,6 @@ def test_pivot_table_with_a_list_index_and_a_dict_aggfunc() -> None:
     assert list(by_value.columns.get_level_values(0).unique()) == ["survived"]
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: with a list index, margins=True gives a flat index of "
-                   "tuples and a scalar 'All' row; pandas gives a MultiIndex with ('All', '')")
 def test_pivot_table_margins_with_a_list_index_is_pandas_shaped() -> None:
     t = _titanic_categories()
     with seeded_noise(10):
