@@ -41,6 +41,9 @@ _INSTEAD = {
     "max": "a private quantile near 1: gb.quantile(column, 0.99, bounds=(lo, hi), epsilon=...) (an exact maximum "
            "has unbounded sensitivity)",
     "nunique": "p[p[by] == key][column].dp.nunique(epsilon=...) for each public group",
+    "describe": "gb[column].agg(['count', 'mean', 'std'], bounds=(lo, hi), epsilon=...) and gb.quantile(column, "
+                "[0.25, 0.5, 0.75], bounds=(lo, hi), epsilon=...) (a minimum and maximum have no private counterpart); "
+                "or p[p[by] == key][column].dp.describe(...) for each public group",
     "first": "a private statistic of the group, e.g. 'median' (which row comes first is not public)",
     "last": "a private statistic of the group, e.g. 'median' (which row comes last is not public)",
 }
@@ -309,3 +312,8 @@ class ColumnGroupBy(Generic[Result]):
     def nunique(self, *args: Any, **kwargs: Any) -> Any:
         """Refused, with the private distinct count to ask instead."""
         return self._refused("nunique")
+
+    def describe(self, *args: Any, **kwargs: Any) -> Any:
+        """Refused, with the private statistics to ask instead (pandas' describe per group holds a minimum and a
+        maximum, which have none)."""
+        return self._refused("describe")

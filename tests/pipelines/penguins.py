@@ -47,12 +47,13 @@ STEPS = (
          lambda e: e["penguins"].groupby("species")["flipper_length_mm"].agg(["mean", "median", "std"]),
          dp=lambda e: e["penguins"].dp.groupby("species", keys=SPECIES)["flipper_length_mm"].agg(
              ["mean", "median", "std"], bounds=FLIPPER, epsilon=SPEND), tol=1.0),
-    Step("groupby-describe", 'penguins.groupby("species")["body_mass_g"].describe()', DP,
-         lambda e: e["penguins"].groupby("species")["body_mass_g"].describe()[["count", "mean"]],
-         dp=lambda e: e["penguins"].dp.groupby("species", keys=SPECIES)["body_mass_g"].describe(
-             bounds=MASS, epsilon=SPEND)[["count", "mean"]], tol=1.0,
-         known=Known("confusing_error", "gb[column].describe() raises AttributeError: 'ColumnGroupBy' object has no "
-                     "attribute 'describe' (neither a private describe nor a refusal naming one)")),
+    Step("groupby-describe", 'penguins.groupby("species")["body_mass_g"].describe()', REFUSED,
+         lambda e: e["penguins"].groupby("species")["body_mass_g"].describe(),
+         dp=lambda e: e["penguins"].dp.groupby("species", keys=SPECIES)["body_mass_g"].describe(), match="quantile"),
+    Step("groupby-describe-private", 'the same: count, mean and std, then the quartiles', DP,
+         lambda e: e["penguins"].groupby("species")["body_mass_g"].agg(["count", "mean", "std"]),
+         dp=lambda e: e["penguins"].dp.groupby("species", keys=SPECIES)["body_mass_g"].agg(
+             ["count", "mean", "std"], bounds=MASS, epsilon=SPEND), tol=1.0),
     Step("groupby-min", 'penguins.groupby("species")["body_mass_g"].min()', REFUSED,
          lambda e: e["penguins"].groupby("species")["body_mass_g"].min(),
          dp=lambda e: e["penguins"].dp.groupby("species")["body_mass_g"].min(), match="quantile"),
