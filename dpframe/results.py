@@ -23,8 +23,33 @@ from dpframe.accounting.costs import Cost
 Cells = Union[float, "pd.Series[float]", pd.DataFrame]
 
 
+class Unreleased(str):
+    """The text of :data:`OTHER`, ordered after every other label: a table of numeric keys still sorts
+    (``value_counts().sort_index()``; pandas compares its labels) with the entry last, where text among numbers
+    would raise ``TypeError``. Equal to, and hashed as, the plain text.
+
+    >>> sorted([OTHER, 3, 1.5]), sorted(["zebra", OTHER])
+    ([1.5, 3, 'other (not released)'], ['zebra', 'other (not released)'])
+    """
+
+    __slots__ = ()
+    __hash__ = str.__hash__
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __le__(self, other: object) -> bool:
+        return isinstance(other, str) and str.__eq__(self, other)
+
+    def __gt__(self, other: object) -> bool:
+        return not self.__le__(other)
+
+    def __ge__(self, other: object) -> bool:
+        return True
+
+
 # The label of the entry that counts the rows of the categories a private selection did not release.
-OTHER = "other (not released)"
+OTHER = Unreleased("other (not released)")
 
 
 def is_other(key: object) -> bool:
