@@ -395,8 +395,18 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         table = table.to_frame() if isinstance(table, pd.Series) else table
         if release is None:
             return table
-        pivoted = replace(release, std=unstacked(release.std), lower=unstacked(release.lower),
-                          upper=unstacked(release.upper))
+
+        def framed(part: Any) -> Any:  # the release's cells in the table's shape (one column: a frame too)
+            part = unstacked(part)
+            return part.to_frame().set_axis(table.columns, axis=1) if isinstance(part, pd.Series) else part
+
+        # Groups not released (private selection) leave holes in the pivoted table: the note says so.
+        holes = int(table.isna().to_numpy().sum()) - int(cells.isna().to_numpy().sum())
+        note = "; ".join(filter(None, [release.note, f"{holes} of the table's {table.size} cells are NaN: their "
+                                       "groups were not released" if holes else ""]))
+        clamp = None if release.clamp is None else (framed(release.clamp[0]), framed(release.clamp[1]))
+        pivoted = replace(release, std=framed(release.std), lower=framed(release.lower),
+                          upper=framed(release.upper), clamp=clamp, note=note)
         if margins:
             _check_margins_name(margins_name, [table.index, table.columns])  # groups released just now
             return _with_margins(table, pivoted, margins_name)

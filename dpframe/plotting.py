@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from dpframe.results import Release, current_release, is_other, justified
+from dpframe.results import Release, aligned, current_release, is_other, justified
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -66,15 +66,6 @@ p.dp.crosstab(...)): this data carries no release in .attrs["dp"]
 
 def _floats(values: Any) -> NDArray[np.float64]:
     return np.asarray(pd.DataFrame(values).to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
-
-
-def _aligned(result: pd.Series[Any] | pd.DataFrame, bound: Any) -> NDArray[np.float64]:
-    """An interval bound in the result's order (value_counts sorts the result after the release is made)."""
-    if isinstance(bound, pd.DataFrame) and isinstance(result, pd.DataFrame):
-        return _floats(bound.reindex(index=result.index, columns=result.columns))
-    if isinstance(bound, pd.Series):
-        return _floats(bound.reindex(result.index))
-    return np.full(_floats(result).shape, float(bound))
 
 
 def _label(key: Any) -> str:
@@ -127,7 +118,7 @@ def plot_release(result: pd.Series[Any] | pd.DataFrame, ax: Axes | None = None, 
         _, ax = _pyplot().subplots()
     assert ax is not None
     values = _floats(result)
-    lower, upper = _aligned(result, release.lower), _aligned(result, release.upper)
+    lower, upper = aligned(release.lower, result), aligned(release.upper, result)
     # Error bar extents from the interval; a (never expected) value outside it gets no bar on that side.
     below, above = np.maximum(values - lower, 0), np.maximum(upper - values, 0)
     kwargs.setdefault("capsize", 3)

@@ -2,10 +2,12 @@
 
 Scalars are ``float``/``int`` subclasses, so they drop into any arithmetic,
 and expose ``.std``, ``.ci``, ``.mechanism`` and ``.cost``. Series and frames
-carry a :class:`Release` in ``.attrs["dp"]`` with the same facts, per cell
-where they differ. Intervals describe the added noise: they cover the exact
-(non-private) answer on this data, clipped to the declared bounds, with the
-stated probability. They are post-processing and cost nothing.
+(:class:`DPSeries`, :class:`DPFrame`) carry a :class:`Release` in
+``.attrs["dp"]`` with the same facts, per cell where they differ, and show
+them: each cell with its interval and marks (:mod:`dpframe.report.tables`).
+Intervals describe the added noise: they cover the exact (non-private) answer
+on this data, clipped to the declared bounds, with the stated probability.
+They are post-processing and cost nothing.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from __future__ import annotations
 import datetime
 import math
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from dpframe.accounting.costs import Cost
 
@@ -125,11 +130,17 @@ class Clipping:
 class Release:
     """How a released value was made and how accurate it is.
 
+    ``std``, ``lower`` and ``upper`` are the noise's standard deviation and the ends of the ``level``
+    intervals; ``clamp`` the range the values were clamped to, from which the marks are read
+    (:func:`is_unreliable`, :func:`at_bound`). Each is one number, or a Series or frame per cell.
+
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"x": [1.0, 2.0] * 50}).dp.protect(epsilon=1.0)
     >>> h = p["x"].dp.histogram(bins=[0, 1.5, 3], epsilon=0.5)
     >>> h.attrs["dp"].query, list(h.attrs["dp"].upper - h.attrs["dp"].lower)
     ('histogram', [12, 12])
+    >>> p["x"].dp.mean(bounds=(0, 3), epsilon=0.5).release.clamp  # a mean is clamped to its bounds
+    (0.0, 3.0)
     """
 
     query: str
@@ -143,6 +154,10 @@ class Release:
     bounds: tuple[float, float] | None = None
     note: str = ""
     clipping: Clipping | None = None
+    # The range (low, high) the released values were clamped to (post-processing: a mean to its bounds, a variance
+    # to 0 and up), per cell where it differs, NaN where not clamped; None: nothing clamped. Public, or made of
+    # released values, so that the marks of is_unreliable and at_bound read nothing private.
+    clamp: tuple[Cells, Cells] | None = None
     # The released Series/DataFrame as released: pandas copies attrs through arithmetic, and a release
     # describes only the values it was made for (current_release).
     released: pd.Series | pd.DataFrame | None = field(default=None, repr=False)
@@ -157,10 +172,47 @@ class Release:
         )
 
 
-class _Released:
+class _Marked:
+    """The marks of a released scalar, read from its release (in the release's units) and nothing else."""
+
+    release: Release
+
+    def _number(self) -> float:
+        """The answer in the release's units."""
+        raise NotImplementedError
+
+    @property
+    def unreliable(self) -> bool:
+        """Whether to read this answer as noise, not as a value: the noise is as large as the answer or its interval
+        spans half the range it was clamped to or more (:func:`is_unreliable`; e.g. the mean of an all-missing
+        column), or it sits at an end of that range (:attr:`at_bound`)."""
+        lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
+        return is_unreliable(self._number(), lower, upper, self._clamp) or self.at_bound
+
+    @property
+    def at_bound(self) -> bool:
+        """Whether the noisy answer was clamped to an end of the range it can take (:func:`at_bound`): a mean at
+        its bound, a variance or standard deviation at 0."""
+        return at_bound(self._number(), self._clamp)
+
+    @property
+    def _clamp(self) -> tuple[float, float] | None:
+        clamp = self.release.clamp
+        return None if clamp is None else (float(clamp[0]), float(clamp[1]))  # type: ignore[arg-type]
+
+    def _warning(self, shown: Callable[[float], str]) -> str:
+        """:func:`unreliable_text` of this answer; ``shown`` writes a bound (in the release's units)."""
+        lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
+        return unreliable_text(self._number(), lower, upper, self._clamp, shown)
+
+
+class _Released(_Marked):
     """Accuracy accessors shared by released scalars."""
 
     release: Release
+
+    def _number(self) -> float:
+        return float(self)  # type: ignore[arg-type]
 
     @property
     def std(self) -> float:
@@ -176,16 +228,6 @@ class _Released:
     def mechanism(self) -> str:
         """The mechanism that produced this answer."""
         return self.release.mechanism
-
-    @property
-    def unreliable(self) -> bool:
-        """Whether the noise is as large as the answer (:func:`is_unreliable`) or its interval spans half the
-        bounds or more (e.g. the mean of an all-missing column): read it as noise, not as a value."""
-        lo, hi = self.ci
-        bounds = self.release.bounds
-        if bounds is not None and bounds[1] > bounds[0] and hi - lo >= (bounds[1] - bounds[0]) / 2:
-            return True
-        return is_unreliable(float(self), lo, hi)  # type: ignore[arg-type]
 
     @property
     def cost(self) -> Cost:
@@ -204,21 +246,58 @@ class _Released:
         clipped = "" if bounds is None else f" of the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
         clipping = self.release.clipping
         counted = "" if clipping is None else f"; {clipping.describe()}"
-        warning = "UNRELIABLE, the noise is as large as the value or its range: " if self.unreliable else ""
+        warning = self._warning(lambda bound: f"{bound:g}")
         return (f"{shown} ({warning}95% CI {justified(lo, resolution)} to {justified(hi, resolution)}{clipped}; "
                 f"{self.mechanism}, {cost}{counted})")
 
 
-def is_unreliable(value: float, lower: float, upper: float) -> bool:
+def is_unreliable(value: float, lower: float, upper: float, clamp: tuple[float, float] | None = None) -> bool:
     """Whether an answer's 95% interval reaches as far from it as zero is: the noise is as large as the value.
+    Or, given the range ``clamp`` the answer was clamped to (``Release.clamp``), whether the interval spans half
+    of it or more: the answer says little that the range did not.
 
     Such an answer does not even have a known sign; it is marked, not hidden.
 
     >>> is_unreliable(-442.0, -900.0, 16.0), is_unreliable(41.2, 41.1, 41.3), is_unreliable(0.0, 0.0, 0.0)
     (True, False, False)
+    >>> is_unreliable(60.0, 20.0, 90.0, clamp=(0.0, 100.0)), is_unreliable(60.0, 50.0, 70.0, clamp=(0.0, 100.0))
+    (True, False)
     """
     reach = max(value - lower, upper - value)
-    return reach > 0 and reach >= abs(value)
+    if reach > 0 and reach >= abs(value):
+        return True
+    return clamp is not None and clamp[1] > clamp[0] and upper - lower >= (clamp[1] - clamp[0]) / 2
+
+
+def at_bound(value: float, clamp: tuple[float, float] | None) -> bool:
+    """Whether a released value sits at (or beyond) an end of the range ``clamp`` it was clamped to.
+
+    The noisy answer fell at or past the end of the range the statistic can take, and was moved to it
+    (a mean to its bound, a variance to 0, a correlation to 1): that end says where the noise went, not where
+    the answer is. Read from the released value and the range only. A NaN end is no end.
+
+    >>> at_bound(100.0, (0.0, 100.0)), at_bound(0.0, (0.0, float("inf"))), at_bound(41.2, (0.0, 100.0))
+    (True, True, False)
+    >>> at_bound(1.0, None), at_bound(1.0, (float("nan"), float("nan")))
+    (False, False)
+    """
+    return clamp is not None and (value <= clamp[0] or value >= clamp[1])
+
+
+def unreliable_text(value: float, lower: float, upper: float, clamp: tuple[float, float] | None,
+                    shown: Callable[[float], str]) -> str:
+    """The warning a released answer's text starts with, saying why it is unreliable, or ``""``; ``shown``
+    writes the bound it was clamped to.
+
+    >>> unreliable_text(0.0, 0.0, 3.1, (0.0, 25.0), str)
+    'UNRELIABLE, the noise is as large as the value or its range; clamped to the bound 0.0: '
+    >>> unreliable_text(41.2, 41.1, 41.3, (0.0, 100.0), str)
+    ''
+    """
+    reasons = ["the noise is as large as the value or its range"] if is_unreliable(value, lower, upper, clamp) else []
+    if clamp is not None and at_bound(value, clamp):
+        reasons.append(f"clamped to the bound {shown(clamp[0] if value <= clamp[0] else clamp[1])}")
+    return f"UNRELIABLE, {'; '.join(reasons)}: " if reasons else ""
 
 
 def justified(value: float, std: float, *, grouping: bool = False, trim: bool = False) -> str:
@@ -340,7 +419,7 @@ def duration(seconds: float) -> Any:
     return pd.Timedelta(seconds=_shown_seconds(seconds))
 
 
-class _ReleasedTime:
+class _ReleasedTime(_Marked):
     """Accuracy accessors of released times; the release itself is in seconds (see :mod:`dpframe.queries.temporal`)."""
 
     release: Release
@@ -382,7 +461,8 @@ class _ReleasedTime:
         bounds = self.release.bounds
         clipped = "" if bounds is None else \
             f" of the values clipped to [{self._from_seconds(bounds[0])}, {self._from_seconds(bounds[1])}]"
-        return (f"{self._shown(value)} (95% CI {self._shown(lower)} to {self._shown(upper)}{clipped}; "
+        warning = self._warning(lambda bound: str(self._from_seconds(bound)))
+        return (f"{self._shown(value)} ({warning}95% CI {self._shown(lower)} to {self._shown(upper)}{clipped}; "
                 f"{self.mechanism}, {cost})")
 
 
@@ -412,6 +492,9 @@ class DPTimestamp(_ReleasedTime, datetime.datetime):
         return obj
 
     _tz: Any
+
+    def _number(self) -> float:
+        return pd.Timestamp(self).value / 1e9  # nanoseconds since 1970-01-01 UTC, as the release's seconds
 
     def _from_seconds(self, seconds: float) -> Any:
         if seconds != seconds:
@@ -446,6 +529,9 @@ class DPTimedelta(_ReleasedTime, pd.Timedelta):
         obj.release = release
         return obj
 
+    def _number(self) -> float:
+        return self.value / 1e9
+
     def _from_seconds(self, seconds: float) -> Any:
         return duration(seconds)
 
@@ -462,12 +548,95 @@ class DPTimedelta(_ReleasedTime, pd.Timedelta):
         return (DPTimedelta, (self.value / 1e9, self.release))
 
 
+class _Shown:
+    """The display of a released table (:mod:`dpframe.report.tables`), for :class:`DPSeries` and :class:`DPFrame`.
+    (No ``__slots__``: with them, ``with_release`` could not give a pandas object this class's layout.)"""
+
+    def __repr__(self) -> str:
+        from dpframe.report.tables import text  # the report's cells build on this module
+
+        return text(self)  # type: ignore[arg-type]
+
+    def _repr_html_(self) -> str | None:
+        """A notebook's view: the table of :mod:`dpframe.report.tables` (None: the text)."""
+        from dpframe.report.tables import html
+
+        return html(self)  # type: ignore[arg-type]
+
+
+class DPSeries(_Shown, pd.Series):
+    """A released Series: pandas, shown with each value's interval and marks (:mod:`dpframe.report.tables`)
+    while its release (``attrs["dp"]``) describes its values, as pandas shows it after they change.
+
+    What pandas derives from it -- arithmetic, a copy, a slice, ``pd.concat`` -- is a plain ``pd.Series`` that
+    keeps the release in ``attrs`` (:func:`current_release` says whether it still applies).
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1.0, 2.0] * 50}).dp.protect(epsilon=1.0)
+    >>> h = p["x"].dp.histogram(bins=[0, 1.5, 3], epsilon=0.5)
+    >>> type(h).__name__, isinstance(h, pd.Series), type(h / h.sum()).__name__, "± 6" in repr(h)
+    ('DPSeries', True, 'Series', True)
+    """
+
+    @property
+    def _constructor(self) -> type[pd.Series]:
+        return pd.Series
+
+
+class DPFrame(_Shown, pd.DataFrame):
+    """A released DataFrame: pandas, shown with each cell's interval and marks (:mod:`dpframe.report.tables`)
+    while its release (``attrs["dp"]``) describes its values, as pandas shows it after they change.
+
+    What pandas derives from it (a column, arithmetic, a copy) is plain pandas, keeping the release in ``attrs``.
+
+    >>> import pandas as pd, dpframe
+    >>> df = pd.DataFrame({"a": ["x", "y"] * 500, "b": [True, False, False, True] * 250})
+    >>> t = df.dp.protect(epsilon=1.0).dp.crosstab("a", "b", keys={"a": ["x", "y"], "b": [False, True]}, epsilon=1.0)
+    >>> type(t).__name__, isinstance(t, pd.DataFrame), type(t[True]).__name__, "±" in repr(t)
+    ('DPFrame', True, 'Series', True)
+    """
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame
+
+
 def with_release(obj: pd.Series | pd.DataFrame, release: Release) -> Any:
-    """Attach ``release`` as ``obj.attrs["dp"]``, with a copy of ``obj`` as released (results never carry a budget)."""
+    """Attach ``release`` as ``obj.attrs["dp"]``, with a copy of ``obj`` as released (results never carry a budget),
+    and make ``obj`` a :class:`DPSeries` or :class:`DPFrame`, which shows it."""
     snapshot = obj.copy()
     snapshot.attrs = {}
     obj.attrs = {"dp": replace(release, released=snapshot)}
+    # The same object, shown with its noise: a new class, not a new object (no copy on every query's path).
+    obj.__class__ = DPFrame if isinstance(obj, pd.DataFrame) else DPSeries
     return obj
+
+
+def aligned(part: Any, table: pd.DataFrame | pd.Series[Any]) -> NDArray[np.float64]:
+    """A release's per-cell numbers (``std``, an interval's end, a clamp's end) in ``table``'s shape and order,
+    as a 2-D array (a Series: one column): by label (``value_counts`` sorts its result after the release is
+    made), NaN where the release has none.
+
+    >>> t = pd.Series([5, 7], index=["b", "a"])
+    >>> aligned(pd.Series([1.0, 2.0], index=["a", "b"]), t).ravel().tolist(), aligned(0.5, t).ravel().tolist()
+    ([2.0, 1.0], [0.5, 0.5])
+    """
+    series = isinstance(table, pd.Series)
+    shape = (len(table.index), 1 if series else len(table.columns))
+    if not isinstance(part, (pd.Series, pd.DataFrame)):
+        return np.full(shape, math.nan if part is None else float(part))
+    if isinstance(part, pd.Series) != series:
+        return np.full(shape, math.nan)
+    if isinstance(part, pd.DataFrame):
+        if not (part.index.equals(table.index) and part.columns.equals(table.columns)):
+            if not (part.index.is_unique and part.columns.is_unique):
+                return np.full(shape, math.nan)  # labels pandas keeps apart but that compare equal: no cell to pick
+            part = part.reindex(index=table.index, columns=table.columns)
+    elif not part.index.equals(table.index):
+        if not part.index.is_unique:
+            return np.full(shape, math.nan)
+        part = part.reindex(table.index)
+    return np.asarray(part.to_numpy(dtype=float, na_value=math.nan), dtype=np.float64).reshape(shape)
 
 
 def current_release(obj: Any) -> Release | None:

@@ -70,6 +70,8 @@ def _same(a: Any, b: Any) -> bool:
         return (a == b) and _same(a.release, b.release)  # type: ignore[no-any-return]
     if hasattr(a, "__dataclass_fields__"):
         return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if isinstance(a, tuple):  # e.g. a release's clamp: two cells each
+        return len(a) == len(b) and all(map(_same, a, b))
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
     return a == b  # type: ignore[no-any-return]

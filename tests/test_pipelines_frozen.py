@@ -103,14 +103,12 @@ def test_a_standard_deviation_of_zero_is_marked() -> None:
     assert any(float(a) == 0.0 for a in answers)
 
 
-@pytest.mark.xfail(strict=True, reason="silently_wrong: dp.corr clamps to -1 and +1 (tip against a constant column, "
-                   "or at epsilon 0.01) and neither the table nor its note says so")
 def test_a_correlation_clamped_to_plus_or_minus_one_is_marked() -> None:
     p = protect(data.tips(), epsilon=1e3)
     with seeded_noise(6):
         table = p.dp.corr(["tip", "total_bill"], bounds={"tip": (0, 1), "total_bill": (0, 5)}, epsilon=5)
     assert abs(table.loc["tip", "total_bill"]) == 1.0  # both columns are clipped to (nearly) constants
-    assert _marked(table.attrs["dp"].note) or "undefined" in table.attrs["dp"].note
+    assert "-1 !" in repr(table) and "UNRELIABLE, at the bound" in repr(table)  # the table shows it clamped
 
 
 # --------------------------------------------------------------------------------------- 5. row-wise steps work

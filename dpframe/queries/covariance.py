@@ -11,11 +11,12 @@ The matrices are post-processing:
 
 ``cov_jk = (Q_jk − S_j S_k / n) / (n − 1)``, ``corr_jk = cov_jk / sqrt(cov_jj cov_kk)``
 
-(clipped to [−1, 1]; the diagonal of ``corr`` is 1). Rows with a missing
-value in any of the columns are left out (listwise, where pandas goes
-pairwise). Bounds must be declared: they set every statistic's noise. The
-matrices carry no intervals (the note says so); a noisy covariance matrix
-need not be positive semi-definite.
+(clamped to [−1, 1], and marked where it is: :func:`~dpframe.results.at_bound`;
+the diagonal of ``corr`` is 1). Rows with a missing value in any of the
+columns are left out (listwise, where pandas goes pairwise). Bounds must be
+declared: they set every statistic's noise. The matrices carry no intervals
+(the note says so); a noisy covariance matrix need not be positive
+semi-definite.
 """
 
 from __future__ import annotations
@@ -101,9 +102,11 @@ def covariance(
         np.fill_diagonal(matrix, 1.0)
     result = pd.DataFrame(matrix, index=pd.Index(names), columns=pd.Index(names))
     nan = result * np.nan
+    # A correlation off the diagonal (which is 1 by definition) was clamped to [-1, 1].
+    ends = pd.DataFrame(np.where(np.eye(d, dtype=bool), np.nan, 1.0), index=result.index, columns=result.columns)
     note = (f"from {parts} noisy sufficient statistics (the count of complete rows, {d} sums, {len(pairs)} sums of "
             f"products of the values clipped to their bounds and centred), each with 1/{parts} of the budget; no "
             "intervals; rows missing any of the columns are left out")
     release = Release(query, tuple(map(str, names)), rows_counted.mechanism, target.spent, nan, nan, nan, LEVEL,
-                      None, note)
+                      None, note, clamp=(-ends, ends) if correlation else None)
     return with_release(result, release)  # type: ignore[no-any-return]

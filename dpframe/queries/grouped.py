@@ -18,7 +18,7 @@ only medians, the groups must be public.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import numpy as np
@@ -173,11 +173,11 @@ def aggregate(
 
 def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: int, target: Target) -> pd.DataFrame:
     """The parts side by side, with a release whose std and interval frames have the frame's shape."""
-    def frame(field: str) -> pd.DataFrame:
+    def frame(part: Callable[[Release], Any]) -> pd.DataFrame:
         columns = {}
         for key, answer in released.items():
             release = current_release(answer)
-            value = getattr(release, field) if release is not None else np.nan
+            value = np.nan if release is None else part(release)
             columns[labels[key]] = value if isinstance(value, pd.Series) else pd.Series(value, index=answer.index)
         return pd.DataFrame(columns).astype(float).reindex(groups)
 
@@ -189,14 +189,16 @@ def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: in
     releases = [current_release(answer) for answer in released.values()]
     notes = "; ".join(f"{labels[key]}: {r.note}" for key, r in zip(released, releases) if r is not None and r.note)
     mechanisms = " + ".join(sorted({r.mechanism for r in releases if r is not None}))
-    std, lower, upper = frame("std"), frame("lower"), frame("upper")
-    for part in (std, lower, upper):
+    std, lower, upper = frame(lambda r: r.std), frame(lambda r: r.lower), frame(lambda r: r.upper)
+    low, high = (frame(lambda r: np.nan if r.clamp is None else r.clamp[0]),
+                 frame(lambda r: np.nan if r.clamp is None else r.clamp[1]))
+    for part in (std, lower, upper, low, high):
         part.columns = values.columns
     release = Release(
         "groupby agg", tuple(str(label) for label in values.columns), mechanisms, target.spent, std, lower, upper,
         0.95, None,
         f"each of the {n} parts spent 1/{n} of the budget (sequential composition over the same rows)"
-        + (f"; {notes}" if notes else ""),
+        + (f"; {notes}" if notes else ""), clamp=(low, high),
     )
     return with_release(values, release)  # type: ignore[no-any-return]
 

@@ -297,7 +297,7 @@ def chisquare(target: Target, column: Any, expected: Any, keys: KeySpec, privacy
     statistic, pvalue = goodness_of_fit_test(counts.noisy, proportions, counts.noise, simulations, _generator())
     n = float(counts.noisy.sum())
     table = pd.Series(counts.noisy.astype(np.int64), index=cells, name="count")
-    with_release(table, _count_release(counts.plan, counts.noise, table.copy(), "the test's released table"))
+    table = with_release(table, _count_release(counts.plan, counts.noise, table.copy(), "the test's released table"))
     expected_counts = pd.Series(max(n, 0.0) * proportions, index=cells, name="expected")
     return ChiSquareResult(
         "goodness of fit", statistic, pvalue, len(cells) - 1, n, table, expected_counts, simulations,
@@ -323,7 +323,7 @@ def chi2_contingency(target: Target, index: Any, columns: Any, keys: KeySpec, pr
     statistic, pvalue = independence_test(noisy, counts.noise, simulations, _generator())
     n = float(noisy.sum())
     table = pd.DataFrame(noisy.astype(np.int64), index=rows.rename(index), columns=cols.rename(columns))
-    with_release(table, _count_release(counts.plan, counts.noise, table.copy(), "the test's released table"))
+    table = with_release(table, _count_release(counts.plan, counts.noise, table.copy(), "the test's released table"))
     expected = pd.DataFrame(independence_expected(noisy), index=table.index, columns=table.columns)
     margins = ("the null's margins are estimated from the noisy table's margins, and each simulated table "
                "re-estimates its own (parametric bootstrap, Gaboardi et al. 2016 MC-Indep): an approximation, "

@@ -571,7 +571,7 @@ def value_counts(
         proportions = (result.clip(lower=0) / total).rename("proportion")
         half = (release.upper - release.lower) / 2 / total
         release = replace(release, std=release.std / total, lower=(proportions - half).clip(lower=0),
-                          upper=(proportions + half).clip(upper=1),
+                          upper=(proportions + half).clip(upper=1), clamp=(0.0, math.inf),
                           note="; ".join(filter(None, [release.note, "proportions of noisy counts; intervals "
                                                                      "scaled by the noisy total"])))
         result = proportions
@@ -680,6 +680,7 @@ def table_options(table: pd.DataFrame, normalize: bool | str, margins: bool) -> 
     if release is None:
         return counts
     out = replace(release, std=spread, lower=counts - half, upper=counts + half,
+                  clamp=(0.0, math.inf),  # the counts were clipped at 0 above, and so is what is made of them
                   note="; ".join(filter(None, [release.note, *notes])))
     return with_release(counts, out)  # type: ignore[no-any-return]
 
@@ -1075,5 +1076,6 @@ class GroupBy:
             pd.Series(estimate.std, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
             pd.Series(upper, index=cells, dtype=float),
             LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)" + note,
+            clamp=estimate.clamped(cells),
         )
         return with_release(result, release)  # type: ignore[no-any-return]

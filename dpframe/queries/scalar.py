@@ -41,15 +41,26 @@ LEVEL = 0.95
 
 @dataclass(frozen=True)
 class Estimate:
-    """A post-processed estimate, its noise std, and the half-width of its ``LEVEL`` interval."""
+    """A post-processed estimate, its noise std, the half-width of its ``LEVEL`` interval, and the range
+    ``clamp`` (low, high) each value was clamped to (None: not clamped)."""
 
     value: NDArray[np.float64]
     std: NDArray[np.float64]
     reach: NDArray[np.float64]
+    clamp: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
 
     def interval(self, low: float, high: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The interval ``value +- reach``, clipped to where the statistic can lie."""
         return np.clip(self.value - self.reach, low, high), np.clip(self.value + self.reach, low, high)
+
+    def clamped(self, index: pd.Index[Any] | None = None) -> tuple[Any, Any] | None:
+        """``clamp`` as a :class:`Release` keeps it: two floats (one value), or two Series on ``index``."""
+        if self.clamp is None:
+            return None
+        low, high = self.clamp
+        if index is None:
+            return float(low[0]), float(high[0])
+        return pd.Series(low, index=index, dtype=float), pd.Series(high, index=index, dtype=float)
 
 
 def _values(target: Target, series: pd.Series[Any], mask: NDArray[np.bool_] | None) -> NDArray[np.float64]:
@@ -287,7 +298,8 @@ class Moments:
         return {name: spec.std * self.units[name] for name, spec in self.noise.items()}
 
     def linearised(
-        self, value: NDArray[np.float64], gradient: dict[str, NDArray[np.float64]], slack: NDArray[np.float64]
+        self, value: NDArray[np.float64], gradient: dict[str, NDArray[np.float64]], slack: NDArray[np.float64],
+        clamp: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
     ) -> Estimate:
         """An estimate whose error is ~ sum of gradient[m] * noise[m] (delta method).
 
@@ -300,7 +312,7 @@ class Moments:
         reach = np.sqrt(
             sum((g * self.noise[m].halfwidth(LEVEL) * self.units[m]) ** 2 for m, g in gradient.items())
         )
-        return Estimate(value, np.asarray(std, dtype=np.float64), np.asarray(reach + slack, dtype=np.float64))
+        return Estimate(value, np.asarray(std, dtype=np.float64), np.asarray(reach + slack, dtype=np.float64), clamp)
 
     @staticmethod
     def _rounding(grid: SumGrid, n: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -313,7 +325,8 @@ class Moments:
         n = np.maximum(measured["count"], 1.0)
         deviation = measured["sum"] / n
         estimate = np.clip(self.center + deviation, self.lo, self.hi)
-        return self.linearised(estimate, {"sum": 1 / n, "count": -deviation / n}, self._rounding(self.grid, n))
+        return self.linearised(estimate, {"sum": 1 / n, "count": -deviation / n}, self._rounding(self.grid, n),
+                               (np.full_like(estimate, self.lo), np.full_like(estimate, self.hi)))
 
     def variance(self, measured: dict[str, NDArray[np.float64]]) -> Estimate:
         """Post-processing: variance estimate (clamped to [0, half-width^2]), its approximate noise std and slack."""
@@ -331,7 +344,7 @@ class Moments:
         }
         r1 = self._rounding(self.grid, n)
         slack = correction * (self._rounding(self.square_grid, n) + 2 * np.abs(m1) * r1 + r1**2)
-        return self.linearised(estimate, gradient, slack)
+        return self.linearised(estimate, gradient, slack, (np.zeros_like(estimate), self.half**2 * correction))
 
 
 def moment_result(query: str, moments: Moments, measured: dict[str, NDArray[np.float64]]) -> Estimate:
@@ -346,7 +359,9 @@ def moment_result(query: str, moments: Moments, measured: dict[str, NDArray[np.f
     lower, upper = variance.interval(0.0, math.inf)
     with np.errstate(over="ignore"):  # a variance at 0: the square root's slope, and its spread, are infinite
         spread = variance.std / (2 * np.maximum(root, 1e-300))
-    return Estimate(root, spread, np.maximum(root - np.sqrt(lower), np.sqrt(upper) - root))
+    assert variance.clamp is not None
+    return Estimate(root, spread, np.maximum(root - np.sqrt(lower), np.sqrt(upper) - root),
+                    (np.sqrt(variance.clamp[0]), np.sqrt(variance.clamp[1])))
 
 
 def value_range(query: str, moments: Moments) -> tuple[float, float]:
@@ -408,7 +423,7 @@ def _moment_query(
     release = Release(
         query, moments.plan.columns, moments.plan.mechanism, target.spent, float(estimate.std[0]),
         float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)" + note,
-        clipped,
+        clipped, estimate.clamped(),
     )
     warn_if_clipped(clipped, query, series.name)
     return DPFloat(float(estimate.value[0]), release)

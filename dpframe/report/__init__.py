@@ -2,6 +2,8 @@
 
 * :mod:`dpframe.report.describe` -- the private twin of ``DataFrame.describe()`` and its budget rule.
 * :mod:`dpframe.report.cells` -- released cells as text, with the digits their noise justifies.
+* :mod:`dpframe.report.tables` -- released tables as a terminal or a notebook shows them, with intervals and
+  marks.
 * :mod:`dpframe.report.html` -- a self-contained HTML report (tables, figures, the ledger); needs the
   ``report`` extra (Jinja2 and matplotlib).
 * :mod:`dpframe.report.cli` -- ``dpframe describe data.csv --schema schema.json --epsilon 1``.

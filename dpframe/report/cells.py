@@ -3,8 +3,9 @@
 A noisy count of 30,061.3 with a noise std of 70 is shown as ``30,060 ± 140``,
 not ``30061.3`` or ``3.006e+04``: the digits come from
 :func:`dpframe.results.justified`, as in the repr of released numbers. Used by
-the printed table of ``dpframe describe`` and by the HTML report
-(:mod:`dpframe.report.html`); no optional dependency.
+the printed table of ``dpframe describe``, by the HTML report
+(:mod:`dpframe.report.html`) and by released tables as they are shown
+(:mod:`dpframe.report.tables`); no optional dependency.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
-from dpframe.results import current_release, is_unreliable, justified, shown_resolution, time_resolution
+from dpframe.results import (
+    aligned, at_bound, current_release, is_unreliable, justified, shown_resolution, time_resolution,
+)
 
 __all__ = ["Cell", "cell", "cells", "format_value", "formatted"]
 
@@ -28,11 +32,14 @@ _DURATION_UNITS = (("days", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0))
 @dataclass(frozen=True)
 class Cell:
     """A released cell as text: its ``value``, its 95% ``interval`` (``"± 140"``, ``"-12 to 250"`` or ``""``
-    when it has none) and whether the noise is as large as the value (``unreliable``)."""
+    when it has none), whether the noise is as large as the value or its range (``unreliable``,
+    :func:`~dpframe.results.is_unreliable`) and whether it was clamped to an end of its range (``at_bound``,
+    :func:`~dpframe.results.at_bound`)."""
 
     value: str
     interval: str = ""
     unreliable: bool = False
+    at_bound: bool = False
 
 
 def format_value(value: Any, *, grouping: bool = False) -> str:
@@ -71,44 +78,61 @@ def _duration(seconds: float, resolution: float, grouping: bool) -> str:
     return f"{justified(seconds / size, resolution / size, grouping=grouping)} {name}"
 
 
-def cell(value: Any, std: float, lower: float, upper: float, *, grouping: bool = False) -> Cell:
-    """One released value with its noise's ``std`` and 95% interval ``[lower, upper]`` (NaN: none) as text.
+def cell(value: Any, std: float, lower: float, upper: float, *, clamp: tuple[float, float] | None = None,
+         grouping: bool = False) -> Cell:
+    """One released value with its noise's ``std``, 95% interval ``[lower, upper]`` and the range ``clamp`` it was
+    clamped to (NaN, None: none) as text.
 
     Times (dates, durations) have their noise in seconds, as a describe release keeps it.
 
     >>> cell(30061.3, 70.0, 29924.1, 30198.5, grouping=True)
-    Cell(value='30,061', interval='± 137', unreliable=False)
+    Cell(value='30,061', interval='± 137', unreliable=False, at_bound=False)
     >>> cell(30061.3, 700.0, 28689.3, 31433.3, grouping=True)
-    Cell(value='30,060', interval='± 1,370', unreliable=False)
+    Cell(value='30,060', interval='± 1,370', unreliable=False, at_bound=False)
     >>> cell(0, 100.0, -230.0, 220.0)
-    Cell(value='0', interval='-230 to 220', unreliable=True)
-    >>> cell(41.5, float("nan"), float("nan"), float("nan")), cell("HS", float("nan"), float("nan"), float("nan"))
-    (Cell(value='41.5', interval='', unreliable=False), Cell(value='HS', interval='', unreliable=False))
-    >>> cell(pd.Timestamp("2021-05-15 13:47:12"), 86400.0 * 3, 0.0, 86400.0 * 12)
-    Cell(value='2021-05-16', interval='± 6.0 days', unreliable=False)
+    Cell(value='0', interval='-230 to 220', unreliable=True, at_bound=False)
+    >>> cell(41.5, float("nan"), float("nan"), float("nan"))
+    Cell(value='41.5', interval='', unreliable=False, at_bound=False)
+    >>> cell("HS", float("nan"), float("nan"), float("nan"))
+    Cell(value='HS', interval='', unreliable=False, at_bound=False)
+    >>> t = pd.Timestamp("2021-05-15 13:47:12")
+    >>> cell(t, 86400.0 * 3, t.value / 1e9 - 86400.0 * 6, t.value / 1e9 + 86400.0 * 6)
+    Cell(value='2021-05-16', interval='± 6.0 days', unreliable=False, at_bound=False)
+    >>> cell(100.0, 0.3, 99.4, 100.0, clamp=(0.0, 100.0))  # a mean clamped to its upper bound
+    Cell(value='100.00', interval='99.40 to 100.00', unreliable=False, at_bound=True)
     """
     noisy = math.isfinite(std) and std > 0 and math.isfinite(lower) and math.isfinite(upper)
     resolution = shown_resolution(std, lower, upper) if noisy else math.nan
-    if isinstance(value, pd.Timestamp) and value is not pd.NaT:
-        unit = time_resolution(std) if noisy else None
-        rounded = value.round(unit or "s")
-        shown = rounded.strftime("%Y-%m-%d") if unit == "D" else str(rounded)  # to the day: no 00:00:00
-        return Cell(shown, f"± {_duration((upper - lower) / 2, resolution, grouping)}" if noisy else "")
-    if isinstance(value, pd.Timedelta) and value is not pd.NaT:
-        seconds = value.total_seconds()
+    if isinstance(value, (pd.Timestamp, pd.Timedelta)) and value is not pd.NaT:
+        seconds = value.value / 1e9  # in the release's units: nanoseconds since 1970-01-01 UTC, or of the duration
+        marks = is_unreliable(seconds, lower, upper, clamp), at_bound(seconds, clamp)
+        if isinstance(value, pd.Timestamp):
+            unit = time_resolution(std) if noisy else None
+            rounded = value.round(unit or "s")
+            shown = rounded.strftime("%Y-%m-%d") if unit == "D" else str(rounded)  # to the day: no 00:00:00
+            return Cell(shown, f"± {_duration((upper - lower) / 2, resolution, grouping)}" if noisy else "", *marks)
         interval = f"{_duration(lower, resolution, grouping)} to {_duration(upper, resolution, grouping)}"
-        return Cell(_duration(seconds, resolution, grouping), interval if noisy else "")
-    if not noisy or isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return Cell(_duration(seconds, resolution, grouping), interval if noisy else "", *marks)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return Cell(format_value(value, grouping=grouping))
     number: float = int(value) if isinstance(value, numbers.Integral) else float(value)
-    below, above = (justified(reach, resolution, grouping=grouping) for reach in (number - lower, upper - number))
-    ends = (justified(end, resolution, grouping=grouping) for end in (lower, upper))
+    marks = is_unreliable(number, lower, upper, clamp), at_bound(number, clamp)
+    if not noisy:
+        return Cell(format_value(value, grouping=grouping), "", *marks)
+
+    def written(x: float) -> str:  # a count's whole interval in whole numbers, as the count
+        return justified(int(x) if isinstance(number, int) and x.is_integer() else x, resolution, grouping=grouping)
+
+    below, above = written(number - lower), written(upper - number)
+    ends = (written(end) for end in (lower, upper))
     interval = f"± {above}" if below == above else " to ".join(ends)
-    return Cell(justified(number, resolution, grouping=grouping), interval, is_unreliable(number, lower, upper))
+    return Cell(justified(number, resolution, grouping=grouping), interval, *marks)
 
 
-def cells(table: pd.DataFrame, *, grouping: bool = False) -> pd.DataFrame:
-    """Every cell of a released table as a :class:`Cell`, with the noise its release records.
+def cells(table: pd.DataFrame | pd.Series[Any], *, grouping: bool = False,
+          rows: NDArray[np.intp] | None = None) -> pd.DataFrame:
+    """Every cell of a released table (a Series: one column) as a :class:`Cell`, with the noise and the clamp its
+    release records; ``rows``: only the rows at these positions (those a display shows).
 
     A describe table's ``unreliable`` row also marks the statistics it names
     (e.g. percentiles resting on an unreliable count), which have no interval.
@@ -122,21 +146,27 @@ def cells(table: pd.DataFrame, *, grouping: bool = False) -> pd.DataFrame:
     ('9999', '± 36', '± 0.0054')
     """
     release = current_release(table)
-    values = table.to_numpy(dtype=object)
+    frame = table.to_frame() if isinstance(table, pd.Series) else table
+    rows = np.arange(len(frame.index)) if rows is None else rows
+    values = frame.iloc[rows].to_numpy(dtype=object)
     nan = np.full(values.shape, math.nan)
-    std, lower, upper = (nan, nan, nan) if release is None else (
-        pd.DataFrame(part, index=table.index, columns=table.columns).to_numpy(dtype=float)  # scalars: everywhere
-        for part in (release.std, release.lower, release.upper)
-    )
-    flagged = ({column: {row.strip() for row in str(table.loc["unreliable", column]).split(",")}
-                for column in table.columns} if "unreliable" in table.index else {})
-    rows = []
-    for i, row in enumerate(table.index):
-        shown = [cell(values[i, j], std[i, j], lower[i, j], upper[i, j], grouping=grouping)
-                 for j in range(len(table.columns))]
-        rows.append([Cell(c.value, c.interval, True) if str(row) in flagged.get(column, ()) else c
-                     for c, column in zip(shown, table.columns)])
-    return pd.DataFrame(rows, index=table.index, columns=table.columns, dtype=object)
+
+    def shown(part: Any) -> NDArray[np.float64]:
+        return aligned(part, table)[rows]
+
+    std, lower, upper = (nan, nan, nan) if release is None else map(shown, (release.std, release.lower, release.upper))
+    clamp = None if release is None else release.clamp
+    low, high = (nan, nan) if clamp is None else map(shown, clamp)
+    flagged = ({column: {row.strip() for row in str(frame.loc["unreliable", column]).split(",")}
+                for column in frame.columns} if "unreliable" in frame.index else {})
+    grid = []
+    for i, row in enumerate(frame.index[rows]):
+        line = [cell(values[i, j], std[i, j], lower[i, j], upper[i, j], grouping=grouping,
+                     clamp=None if clamp is None else (low[i, j], high[i, j]))
+                for j in range(len(frame.columns))]
+        grid.append([Cell(c.value, c.interval, True, c.at_bound) if str(row) in flagged.get(column, ()) else c
+                     for c, column in zip(line, frame.columns)])
+    return pd.DataFrame(grid, index=frame.index[rows], columns=frame.columns, dtype=object)
 
 
 def formatted(table: pd.DataFrame) -> pd.DataFrame:

@@ -43,8 +43,8 @@ from dpframe.queries import select as selection
 from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
 from dpframe.queries.partitioned import CellReader, Partitioning, require_selection
 from dpframe.queries.plan import Target, check_bounds
-from dpframe.queries.scalar import LEVEL, Moments, moment_result
-from dpframe.results import Release, current_release, is_unreliable, with_release
+from dpframe.queries.scalar import LEVEL, Estimate, Moments, moment_result
+from dpframe.results import Release, at_bound, current_release, is_unreliable, with_release
 
 __all__ = [
     "BOUNDS_SHARE",
@@ -273,17 +273,17 @@ def _numeric(target: Target, plan: _Column, levels: list[float], reads: ColumnRe
     count_half = moments.noise["count"].halfwidth(LEVEL)
     out: dict[str, Cell] = {  # a count below 0 is shown as 0 (post-processing); its interval stays
         "count": {"value": max(round(count), 0), "std": moments.stds()["count"], "lower": count - count_half,
-                  "upper": count + count_half},
+                  "upper": count + count_half, "clamp low": 0.0, "clamp high": math.inf},
     }
     mean = moments.mean(measured)
     mean_lo, mean_hi = mean.interval(lo, hi)
     out["mean"] = {"value": float(mean.value[0]), "std": float(mean.std[0]), "lower": float(mean_lo[0]),
-                   "upper": float(mean_hi[0])}
+                   "upper": float(mean_hi[0]), **_clamp(mean)}
     with np.errstate(over="ignore", divide="ignore"):  # a std clamped to 0 has an unbounded linearised spread
         std = moment_result("std", moments, measured)
     std_lo, std_hi = std.interval(0.0, math.inf)
     out["std"] = {"value": float(std.value[0]), "std": float(std.std[0]), "lower": float(std_lo[0]),
-                  "upper": float(std_hi[0])}
+                  "upper": float(std_hi[0]), **_clamp(std)}
     out["lower bound"] = {"value": lo, "std": nan, "lower": nan, "upper": nan}
     out["upper bound"] = {"value": hi, "std": nan, "lower": nan, "upper": nan}
     if levels and plan.quantile_epsilon > 0:
@@ -296,11 +296,23 @@ def _numeric(target: Target, plan: _Column, levels: list[float], reads: ColumnRe
         for level, value in zip(sorted(levels), np.sort(answers[sorted(levels)].to_numpy(dtype=float))):
             out[percentile_label(level)] = {"value": float(value), "std": nan, "lower": nan, "upper": nan}
     statistics = ["count", "mean", "std"]
-    unreliable = [row for row in statistics if is_unreliable(out[row]["value"], out[row]["lower"], out[row]["upper"])]
+    unreliable = [row for row in statistics if _marked(out[row])]
     if "count" in unreliable or "mean" in unreliable:  # the percentiles rest on the same few (or no) values
         unreliable += [percentile_label(level) for level in sorted(levels) if plan.quantile_epsilon > 0]
     out["unreliable"] = _unreliable_cell(unreliable)
     return out
+
+
+def _clamp(estimate: Estimate) -> Cell:
+    """The range a statistic was clamped to, as the cell's "clamp low" and "clamp high"."""
+    low, high = estimate.clamped() or (math.nan, math.nan)
+    return {"clamp low": low, "clamp high": high}
+
+
+def _marked(cell: Cell) -> bool:
+    """Whether a statistic's noise is as large as its value or its range, or it was clamped to a bound."""
+    clamp = (cell.get("clamp low", math.nan), cell.get("clamp high", math.nan))
+    return is_unreliable(cell["value"], cell["lower"], cell["upper"], clamp) or at_bound(cell["value"], clamp)
 
 
 def _as_time(scale: temporal.TimeScale, row: str, value: Any) -> Any:
@@ -316,7 +328,8 @@ def _as_time(scale: temporal.TimeScale, row: str, value: Any) -> Any:
 
 
 def _unreliable_cell(rows: list[str]) -> dict[str, Any]:
-    """The ``unreliable`` row: the statistics whose noise is as large as their value, or ``""``."""
+    """The ``unreliable`` row: the statistics whose noise is as large as their value or range, or that were clamped to
+    a bound, or ``""``."""
     nan = math.nan
     return {"value": ", ".join(rows), "std": nan, "lower": nan, "upper": nan}
 
@@ -346,9 +359,7 @@ def _categorical(target: Target, plan: _Column, reads: ColumnReads | None) -> di
     else:
         out["top"] = {"value": nan, "std": nan, "lower": nan, "upper": nan}
         out["freq"] = {"value": nan, "std": nan, "lower": nan, "upper": nan}
-    unreliable = [row for row in ("count", "freq")
-                  if not math.isnan(out[row]["lower"]) and is_unreliable(out[row]["value"], out[row]["lower"],
-                                                                         out[row]["upper"])]
+    unreliable = [row for row in ("count", "freq") if not math.isnan(out[row]["lower"]) and _marked(out[row])]
     if "count" in unreliable:  # too few values to tell: the top category is noise too
         unreliable += [row for row in ("top", "freq") if row not in unreliable]
     out["unreliable"] = _unreliable_cell(unreliable)
@@ -373,8 +384,10 @@ def describe(
     ``mean``, ``std``, ``lower bound``, the percentiles, ``upper bound``
     (numeric columns); NaN where a statistic does not apply; and
     ``unreliable``, naming the column's statistics whose noise is as large as
-    their value (:func:`~dpframe.results.is_unreliable`), or ``""``. Counts
-    are shown at least 0 and percentiles sorted (post-processing). The bounds rows
+    their value or their range (:func:`~dpframe.results.is_unreliable`) or
+    that were clamped to a bound (:func:`~dpframe.results.at_bound`: a count
+    at 0, a mean at its bound, a std at 0), or ``""``. Counts are shown at
+    least 0 and percentiles sorted (post-processing). The bounds rows
     are the **clipping bounds** used (declared in ``bounds=`` or chosen
     privately), not the data's minimum and maximum. ``unique`` is the number of
     public categories (declared, categorical dtype or boolean) or of privately
@@ -451,8 +464,8 @@ def describe(
         f"{declared or 'none'}; chosen privately by the sparse vector technique: {chosen or 'none'}), "
         "not the data's extremes; percentiles have no value interval (exponential mechanism); "
         "count, mean, std and freq intervals are 95% intervals of the noise; the unreliable row names the "
-        "statistics whose noise is as large as their value (and the percentiles and top category that rest "
-        "on such a count or mean)"
+        "statistics whose noise is as large as their value or range, or that were clamped to a bound (and the "
+        "percentiles and top category that rest on such a count or mean)"
         + ("; dates and durations are shown as times, their intervals (in this release) are in seconds "
            "(since 1970-01-01 for dates)" if scales else "")
     )
@@ -461,7 +474,7 @@ def describe(
                            if levels else set()))
     release = Release(
         QUERY, tuple(map(str, names)), " + ".join(mechanisms), target.spent, frame("std", float), frame("lower", float),
-        frame("upper", float), LEVEL, None, note,
+        frame("upper", float), LEVEL, None, note, clamp=(frame("clamp low", float), frame("clamp high", float)),
     )
     return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -482,6 +495,8 @@ def describe_column(frame: Target, name: Any, **arguments: Any) -> pd.Series[Any
     def of_column(cells: Any) -> Any:
         return cells[name] if isinstance(cells, pd.DataFrame) else cells
 
+    clamp = None if release.clamp is None else (of_column(release.clamp[0]), of_column(release.clamp[1]))
     described: pd.Series[Any] = with_release(column, replace(
-        release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper)))
+        release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper),
+        clamp=clamp))
     return described

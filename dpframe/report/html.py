@@ -113,6 +113,9 @@ def _cell_html(shown: Cell) -> Markup:
     if shown.unreliable:
         parts.append(Markup('<span class="flag" title="the noise is as large as the value: read it as noise">'
                             "unreliable</span>"))
+    if shown.at_bound:
+        parts.append(Markup('<span class="flag" title="the noise took it to an end of its range, where it was '
+                            'clamped">at the bound</span>'))
     return Markup("").join(parts)
 
 

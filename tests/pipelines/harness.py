@@ -188,7 +188,8 @@ def _halfwidths(actual: pd.Series | pd.DataFrame) -> pd.Series | pd.DataFrame | 
     """Half the widths of a table's 95% intervals, cell by cell (None without them)."""
     release = actual.attrs.get("dp")
     lower, upper = getattr(release, "lower", None), getattr(release, "upper", None)
-    if isinstance(lower, type(actual)) and isinstance(upper, type(actual)):
+    kind = pd.Series if isinstance(actual, pd.Series) else pd.DataFrame  # a released table is a subclass of it
+    if isinstance(lower, kind) and isinstance(upper, kind):
         try:
             return ((upper - lower).abs() / 2).astype(float)
         except (TypeError, ValueError):
