@@ -170,8 +170,12 @@ def merge(
     template = probe(run, [flat], "ProtectedFrame.merge")
     with shielded("ProtectedFrame.merge"):
         merged: pd.DataFrame = conform(run(flat), template.dtypes, template)
-    # The protected columns that kept their labels hold their values (the public table's are new expressions).
-    return left._wrap(merged, left._rows.derived(), lineage=left._lineage)
+    # A protected column holds its values under its label unless the public table has a column of that label
+    # (other than a key of the same name), which may take the label (suffixes=("_x", "")): new expressions.
+    joined = {lk for lk, rk in zip(left_keys, right_keys) if lk == rk} if how != "cross" else set()
+    kept = {label: token for label, token in left._lineage.items()
+            if label not in right.columns or label in joined}
+    return left._wrap(merged, left._rows.derived(), lineage=kept)
 
 
 def _merge_protected(

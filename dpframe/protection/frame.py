@@ -110,7 +110,9 @@ class ProtectedFrame(Protected):
         if name == "columns":
             renamed = self._private.copy(deep=False)
             renamed.columns = value
+            lineage = self._same_values(renamed, relabelled=True)  # the same columns, by position
             object.__setattr__(self, "_private", plain_labels(renamed))
+            object.__setattr__(self, "_lineage", lineage)
             return
         super().__setattr__(name, value)
 

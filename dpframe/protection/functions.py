@@ -77,6 +77,7 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
     if errors not in ("raise", "coerce", "ignore"):
         raise ValueError(f"errors must be 'raise', 'coerce' or 'ignore', got {errors!r}")
     dtype: Any = None  # from the probe
+    text = False
     if isinstance(arg, ProtectedSeries):
         text = pd.api.types.is_object_dtype(arg.dtype) or pd.api.types.is_string_dtype(arg.dtype)
         if text and format is None and unit is None:
@@ -90,19 +91,42 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
                           "column the offsets' zone, read from the values",
                           instead="pass utc=True to read instants in UTC (offsets applied), or utc=False for text "
                                   "without offsets (a value with one is then missing)")
-        if text and unit is None:
+        if pd.api.types.is_datetime64_any_dtype(arg.dtype):  # dates already: as they are, or in UTC
+            dtype = pd.api.types.pandas_dtype(f"datetime64[{_unit(arg.dtype)}, UTC]") if utc else arg.dtype
+        elif text and unit is None:
             dtype = pd.api.types.pandas_dtype(f"datetime64[{_TEXT_UNIT}{', UTC' if utc else ''}]")
         elif unit is None:  # numbers are nanoseconds since the origin, as in pandas (a probe on no rows says s)
             dtype = pd.api.types.pandas_dtype(f"datetime64[ns{', UTC' if utc else ''}]")
 
+    def parse(data: Any) -> Any:
+        return pd.to_datetime(data, errors="coerce", **options)
+
     def run(data: Any) -> Any:
-        parsed = pd.to_datetime(data, errors="coerce", **options)
-        if not utc and getattr(parsed.dtype, "tz", None) is not None:  # text with offsets, read as asked: missing
+        parsed = parse(data)
+        if text and not utc and getattr(parsed.dtype, "tz", None) is not None:  # offsets, read as asked: missing
             return pd.Series(pd.NaT, index=parsed.index, dtype=dtype, name=parsed.name)
+        if not isinstance(data, pd.Series):
+            return parsed
+        # pandas gives a whole batch the finest unit one value needs (nanoseconds, for one person's 9 digits), and
+        # values that unit cannot hold (before 1677) come out missing: such rows are read again on their own, so
+        # that no value changes another's.
+        unit = _unit(dtype if dtype is not None else parse(data.iloc[:0]).dtype)
+        if unit is None or _unit(parsed.dtype) in (None, unit):
+            return parsed
+        parsed = parsed.dt.as_unit(unit)
+        for position in np.flatnonzero((parsed.isna() & data.notna()).to_numpy()):
+            parsed.iloc[position] = parse(data.iloc[position:position + 1]).dt.as_unit(unit).iloc[0]
         return parsed
 
     result: ProtectedSeries = arg._rowwise(run, operation=operation, dtypes=dtype)
     return result
+
+
+def _unit(dtype: Any) -> str | None:
+    """The unit of a datetime dtype, with or without a time zone (None for any other)."""
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return str(dtype.unit)
+    return str(np.datetime_data(dtype)[0]) if isinstance(dtype, np.dtype) and dtype.kind == "M" else None
 
 
 @overload

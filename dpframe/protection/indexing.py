@@ -49,8 +49,14 @@ class _Loc:
         rows, columns = self._split(key)
         frame = self._frame
         if not (isinstance(rows, slice) and rows == slice(None)):
-            frame = frame._filter(frame._condition(rows, "p.loc[rows]"), rows) if _is_condition(rows) \
-                else _refuse_labels()
+            if not _is_condition(rows):
+                _refuse_labels()
+            mask = frame._condition(rows, "p.loc[rows]")
+            if np.ndim(mask) != 1:  # as pandas, which would otherwise mask cells (a type read from the values)
+                raise TypeError("Cannot index with multidimensional key: p.loc takes one condition per row; combine "
+                                "the columns' conditions, e.g. (p[['a', 'b']] > 0).all(axis=1), or mask cells "
+                                "with p.where(cond)")
+            frame = frame._filter(mask, rows)
         if isinstance(columns, slice) and columns == slice(None):
             return frame
         if callable(columns):

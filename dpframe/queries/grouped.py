@@ -26,7 +26,7 @@ import pandas as pd
 
 from dpframe.errors import RefusedError
 from dpframe.queries.plan import Target, check_bounds, check_numeric
-from dpframe.results import Release, current_release, with_release
+from dpframe.results import Release, current_release, is_other, with_release
 
 if TYPE_CHECKING:
     from dpframe.queries.partitioned import GroupBy
@@ -147,32 +147,52 @@ def aggregate(
                  for _, statistic in parts]
     shared = target.fresh()
     shared.reserve(*(privacy.cost for privacy in privacies), query="groupby agg")
-    # Drawing from the reservation, reading where the group-by reads.
-    on_shared = type(groupby)(target, groupby._by, groupby._keys, shared=shared, read=groupby._read)
     released: dict[Any, pd.Series[Any]] = {}
-    # A part that can select private groups runs first; the groups it releases are public to the others.
+    # A part that can select private groups runs first; the groups it releases are the declared keys of the others,
+    # so that no part selects again and none answers for a group it did not release.
+    private = not groupby._partitioning.public
+    keys: Any = groupby._keys
+    chosen: pd.Index[Any] | None = None
     for column, statistic in sorted(parts, key=lambda part: part not in selecting):
-        if statistic == "size":
-            answer = on_shared.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+        if chosen is not None and len(chosen) == 0:  # the selection released no group: nothing to answer for
+            answer: pd.Series[Any] = pd.Series([], index=chosen, dtype=float, name=column)
+        elif statistic == "size":
+            answer = _on(groupby, keys, shared).count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
         elif statistic == "count":  # as pandas: the values present, read where the group-by reads
-            with_values = type(groupby)(target, groupby._by, groupby._keys, shared=shared,
-                                        read=on_shared._reader(shared).with_values_in(column))
-            answer = with_values.count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+            answer = _on(groupby, keys, shared, values_in=column).count(epsilon=eps, delta=dlt, rho=rh,
+                                                                        mechanism=mechanism)
         elif statistic == "median":
-            answer = on_shared.median(column, bounds=_bounds_for(bounds, column), epsilon=eps, rho=rh)
+            answer = _on(groupby, keys, shared).median(column, bounds=_bounds_for(bounds, column), epsilon=eps,
+                                                       rho=rh)
         else:
-            answer = getattr(on_shared, statistic)(column, bounds=_bounds_for(bounds, column), epsilon=eps,
-                                                   delta=dlt, rho=rh, mechanism=mechanism)
+            answer = getattr(_on(groupby, keys, shared), statistic)(
+                column, bounds=_bounds_for(bounds, column), epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
         released[(column, statistic)] = answer
+        if private and chosen is None:
+            chosen = answer.index[[not is_other(key) for key in answer.index]]
+            keys = (list(chosen) if len(groupby._by) == 1
+                    else {by: list(chosen.get_level_values(level).unique()) for level, by in enumerate(groupby._by)})
     released = {part: released[part] for part in parts}
     single = len({column for column, _ in parts}) == n
     labels = (dict(zip(released, names)) if names is not None
               else {key: key[0] if single else key for key in released})
-    return _combined(released, labels, n, shared)
+    # The groups the selecting part released (and its "other" entry), not the product of their keys' values.
+    first = next(answer for (column, statistic), answer in released.items() if (column, statistic) in selecting)
+    return _combined(released, labels, n, shared, first.index if private else None)
 
 
-def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: int, target: Target) -> pd.DataFrame:
-    """The parts side by side, with a release whose std and interval frames have the frame's shape."""
+def _on(groupby: GroupBy, keys: Any, shared: Target, values_in: Any = None) -> GroupBy:
+    """The group-by of one part of a release: its keys, drawing from the reservation of ``shared``, reading the
+    rows (with a value in ``values_in``) where the group-by reads."""
+    read = groupby._reader(shared)
+    return type(groupby)(groupby._target, groupby._by, keys, shared=shared,
+                         read=read.with_values_in(values_in) if values_in is not None else groupby._read)
+
+
+def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: int, target: Target,
+              groups: pd.Index[Any] | None = None) -> pd.DataFrame:
+    """The parts side by side, with a release whose std and interval frames have the frame's shape: on ``groups``,
+    or on every part's groups."""
     def frame(part: Callable[[Release], Any]) -> pd.DataFrame:
         columns = {}
         for key, answer in released.items():
@@ -181,10 +201,10 @@ def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: in
             columns[labels[key]] = value if isinstance(value, pd.Series) else pd.Series(value, index=answer.index)
         return pd.DataFrame(columns).astype(float).reindex(groups)
 
-    # The groups in the order the parts released them (the "other" entry last), not sorted by the union.
-    groups = next(iter(released.values())).index
-    for answer in released.values():
-        groups = groups.append(answer.index.difference(groups, sort=False))
+    if groups is None:  # in the order the parts released them (the "other" entry last), not sorted by the union
+        groups = next(iter(released.values())).index
+        for answer in released.values():
+            groups = groups.append(answer.index.difference(groups, sort=False))
     values = pd.DataFrame({labels[key]: answer for key, answer in released.items()}).reindex(groups)  # tuples: a MultiIndex
     releases = [current_release(answer) for answer in released.values()]
     notes = "; ".join(f"{labels[key]}: {r.note}" for key, r in zip(released, releases) if r is not None and r.note)
