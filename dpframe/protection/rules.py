@@ -42,16 +42,20 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("filter", "`p[cond]`, `p.loc[cond]`, `p.query(expr)`, `dropna()` (rows)", "1", "kept",
+    Rule("filter", "`p[cond]`, `p.loc[cond]`, `p.query(expr)` (pandas' grammar, dpframe's allow-listed evaluator), "
+         "`dropna()` (rows)", "1", "kept",
          "whether a row stays depends on that row's values only"),
-    Rule("columns", "`p[cols]`, `p.col`, `p.iloc[:, cols]`, `drop(columns=)`, `rename(columns=)`", "1", "kept",
-         "only the schema changes, not the rows"),
+    Rule("columns", "`p[cols]`, `p.col`, `p.iloc[:, cols]`, `p.loc[:, 'a':'b']`, `drop(columns=)`, "
+         "`rename(columns=)`, `p.columns = [...]`", "1", "kept",
+         "only the schema changes, not the rows (a slice of labels is read from the schema)"),
     Rule("rowwise", "arithmetic, comparisons, `assign`, `map`/`apply` (per value or `axis=1`), `where`/`mask`, "
          "`p.loc[cond, col] = value` (and `*=`, `+=`: the filtered values go back to the rows they came from), "
          "`astype`, `fillna`/`replace`/`clip` with constants, `isin`, `between`, `.str`, `.dt`, `.cat`, numpy ufuncs, "
-         "`all`/`any`/`sum`/`mean`/`min`/`max(axis=1)`, `cut(bins=[edges])`", "1", "kept",
+         "`all`/`any`/`sum`/`mean`/`min`/`max(axis=1)`, `cut(bins=[edges])`, `dpframe.to_datetime`/`to_numeric`",
+         "1", "kept",
          "each output row is a function of the same input row and public constants; result dtypes follow from "
-         "the schema, never from the values"),
+         "the schema, never from the values (to_datetime reads a row again on its own where pandas gave a batch "
+         "the unit another row needed)"),
     Rule("order", "`sort_values`, `sort_index`, `set_index`, `reset_index`, `copy`, pickling, `pipe`", "1", "kept",
          "row order and row labels are never released"),
     Rule("merge_public", "`merge(public)` with `how='inner'`, `'left'` or `'cross'`", "bounded", "bounded",
