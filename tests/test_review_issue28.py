@@ -130,3 +130,44 @@ def test_agg_multi_key_rows_are_the_selected_cells() -> None:
     with seeded_noise(1):
         table = p.dp.groupby(["a", "b"]).agg({"x": ["count", "mean"]}, bounds=(0, 100), epsilon=3.0, delta=1e-5)
     assert table[("x", "count")].notna().all()  # today: a row (a1, b2) with no count
+
+
+def test_second_review_categorical_text_needs_a_format_and_reads_rows_alone() -> None:
+    """A categorical column of text skipped the format= refusal: pandas guessed the format from the first value."""
+    df = pd.DataFrame({"x": pd.Series(["13/02/2000", "01/02/2000"], dtype="category")})
+    p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(dpframe.RefusedError, match="format="):
+        dpframe.to_datetime(p["x"])
+    parsed = dpframe.to_datetime(p["x"], format="%d/%m/%Y").dp.unprotected()
+    assert parsed.tolist() == [pd.Timestamp("2000-02-13"), pd.Timestamp("2000-02-01")]
+
+
+def test_second_review_object_numbers_with_a_unit_keep_their_fractions() -> None:
+    p = pd.DataFrame({"e": pd.Series([1, 1.5], dtype=object)}).dp.protect(epsilon=1.0,
+                                                                          ledger=dpframe.Ledger.in_memory())
+    parsed = dpframe.to_datetime(p["e"], unit="s").dp.unprotected()
+    assert parsed.tolist() == pd.to_datetime(pd.Series([1.0, 1.5]), unit="s").tolist()
+
+
+def test_second_review_duplicated_labels_renamed_are_new_expressions() -> None:
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.choice(["x", "y"], 2000), "b": rng.choice(["u", "v"], 2000)})
+    p = df.dp.protect(epsilon=10.0, delta=1e-4, ledger=dpframe.Ledger.in_memory())
+    p["b"].dp.value_counts(epsilon=1.0, delta=1e-6)
+    q = p.rename(columns={"b": "a"})
+    q.columns = ["c", "d"]
+    counts = q.dp.groupby("c").count(epsilon=1.0, delta=1e-6)
+    assert set(counts.index) - {"other (not released)"} == {"x", "y"}
+
+
+def test_second_review_agg_with_laplace_and_mixed_keys_after_the_selection() -> None:
+    rng = np.random.default_rng(4)
+    n = 3000
+    df = pd.DataFrame({"a": rng.choice(["p", "q"], n), "v": rng.uniform(0, 4, n),
+                       "k": pd.Series([1 if x else "1" for x in rng.random(n) < 0.5], dtype=object)})
+    p = df.dp.protect(epsilon=10.0, delta=1e-4, ledger=dpframe.Ledger.in_memory())
+    table = p.dp.groupby("a").agg({"v": ["size", "sum"]}, bounds=(0, 5), epsilon=1.0, delta=1e-6,
+                                   mechanism="laplace")
+    assert {"p", "q"} <= set(table.index)
+    mixed = p.dp.groupby("k").agg({"v": ["size", "mean"]}, bounds=(0, 5), epsilon=3.0, delta=1e-6)
+    assert len(mixed) >= 2

@@ -198,7 +198,12 @@ class Protected:
         """The lineage of ``data``, whose columns hold these columns' values unchanged: found by label, or, when
         ``relabelled`` (a rename), by position."""
         labels = labels_of(data)
-        return carried(self._lineage, labels, dict(zip(labels, labels_of(self._private))) if relabelled else None)
+        if not relabelled:
+            return carried(self._lineage, labels)
+        before = labels_of(self._private)
+        if len(set(before)) < len(before) or len(set(labels)) < len(labels):
+            return {}  # duplicated labels: which column is which is ambiguous, so all are new expressions
+        return carried(self._lineage, labels, dict(zip(labels, before)))
 
     def _same_rows(self, other: Protected, operation: str) -> None:
         if other._protection.key != self._protection.key:

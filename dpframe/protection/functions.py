@@ -79,7 +79,9 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
     dtype: Any = None  # from the probe
     text = False
     if isinstance(arg, ProtectedSeries):
-        text = pd.api.types.is_object_dtype(arg.dtype) or pd.api.types.is_string_dtype(arg.dtype)
+        # A categorical column is read by its categories' type (categories of text are text).
+        values = arg.dtype.categories.dtype if isinstance(arg.dtype, pd.CategoricalDtype) else arg.dtype
+        text = pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)
         if text and format is None and unit is None:
             raise refusal(f"{operation} of text without format=", "private_values",
                           "pandas would infer the format from the first value", instead="pass format=, e.g. "
@@ -95,6 +97,9 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
             dtype = pd.api.types.pandas_dtype(f"datetime64[{_unit(arg.dtype)}, UTC]") if utc else arg.dtype
         elif text and unit is None:
             dtype = pd.api.types.pandas_dtype(f"datetime64[{_TEXT_UNIT}{', UTC' if utc else ''}]")
+        elif text:  # numbers held as objects or text, with unit=: pandas' type for numbers (a probe on no objects
+            # gives whole seconds)
+            dtype = pd.to_datetime(pd.Series([], dtype="float64"), errors="coerce", **options).dtype
         elif unit is None:  # numbers are nanoseconds since the origin, as in pandas (a probe on no rows says s)
             dtype = pd.api.types.pandas_dtype(f"datetime64[ns{', UTC' if utc else ''}]")
 

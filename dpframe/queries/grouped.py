@@ -157,16 +157,18 @@ def aggregate(
         if chosen is not None and len(chosen) == 0:  # the selection released no group: nothing to answer for
             answer: pd.Series[Any] = pd.Series([], index=chosen, dtype=float, name=column)
         elif statistic == "size":
-            answer = _on(groupby, keys, shared).count(epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+            answer = _on(groupby, keys, shared).count(epsilon=eps, delta=_delta(chosen, dlt, mechanism), rho=rh,
+                                                      mechanism=mechanism)
         elif statistic == "count":  # as pandas: the values present, read where the group-by reads
-            answer = _on(groupby, keys, shared, values_in=column).count(epsilon=eps, delta=dlt, rho=rh,
-                                                                        mechanism=mechanism)
+            answer = _on(groupby, keys, shared, values_in=column).count(
+                epsilon=eps, delta=_delta(chosen, dlt, mechanism), rho=rh, mechanism=mechanism)
         elif statistic == "median":
             answer = _on(groupby, keys, shared).median(column, bounds=_bounds_for(bounds, column), epsilon=eps,
                                                        rho=rh)
         else:
             answer = getattr(_on(groupby, keys, shared), statistic)(
-                column, bounds=_bounds_for(bounds, column), epsilon=eps, delta=dlt, rho=rh, mechanism=mechanism)
+                column, bounds=_bounds_for(bounds, column), epsilon=eps, delta=_delta(chosen, dlt, mechanism),
+                rho=rh, mechanism=mechanism)
         released[(column, statistic)] = answer
         if private and chosen is None:
             chosen = answer.index[[not is_other(key) for key in answer.index]]
@@ -179,6 +181,12 @@ def aggregate(
     # The groups the selecting part released (and its "other" entry), not the product of their keys' values.
     first = next(answer for (column, statistic), answer in released.items() if (column, statistic) in selecting)
     return _combined(released, labels, n, shared, first.index if private else None)
+
+
+def _delta(chosen: pd.Index[Any] | None, delta: float | None, mechanism: str | None) -> float | None:
+    """A part's delta: on groups the first part chose (declared from then on), the Laplace mechanism takes none
+    (the selection spent it)."""
+    return None if chosen is not None and mechanism == "laplace" else delta
 
 
 def _on(groupby: GroupBy, keys: Any, shared: Target, values_in: Any = None) -> GroupBy:
@@ -199,13 +207,14 @@ def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: in
             release = current_release(answer)
             value = np.nan if release is None else part(release)
             columns[labels[key]] = value if isinstance(value, pd.Series) else pd.Series(value, index=answer.index)
-        return pd.DataFrame(columns).astype(float).reindex(groups)
+        return pd.DataFrame({label: column.reindex(groups) for label, column in columns.items()}).astype(float)
 
     if groups is None:  # in the order the parts released them (the "other" entry last), not sorted by the union
         groups = next(iter(released.values())).index
         for answer in released.values():
             groups = groups.append(answer.index.difference(groups, sort=False))
-    values = pd.DataFrame({labels[key]: answer for key, answer in released.items()}).reindex(groups)  # tuples: a MultiIndex
+    # Each part on the groups first: pandas would sort the union of their labels (which fails on mixed types).
+    values = pd.DataFrame({labels[key]: answer.reindex(groups) for key, answer in released.items()})  # tuples: a MultiIndex
     releases = [current_release(answer) for answer in released.values()]
     notes = "; ".join(f"{labels[key]}: {r.note}" for key, r in zip(released, releases) if r is not None and r.note)
     mechanisms = " + ".join(sorted({r.mechanism for r in releases if r is not None}))
