@@ -32,6 +32,7 @@ import pandas as pd
 from dpframe.protection.analyst import public_value
 from dpframe.protection.base import Protected
 from dpframe.protection.frame import ProtectedFrame
+from dpframe.protection.rowwise import time_unit
 from dpframe.protection.rules import refusal
 from dpframe.protection.series import ProtectedSeries
 
@@ -128,10 +129,8 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
 
 
 def _unit(dtype: Any) -> str | None:
-    """The unit of a datetime dtype, with or without a time zone (None for any other)."""
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        return str(dtype.unit)
-    return str(np.datetime_data(dtype)[0]) if isinstance(dtype, np.dtype) and dtype.kind == "M" else None
+    """The unit of a datetime dtype (:func:`~dpframe.protection.rowwise.time_unit`); None for any other."""
+    return time_unit(dtype) if pd.api.types.is_datetime64_any_dtype(dtype) else None
 
 
 @overload

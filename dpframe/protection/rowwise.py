@@ -157,6 +157,16 @@ def hashable_or_missing(series: pd.Series[Any]) -> pd.Series[Any]:
     return pd.Series([hashable(v) for v in series.to_numpy()], index=series.index, dtype=object, name=series.name)
 
 
+def time_unit(dtype: Any) -> str:
+    """The unit of a datetime64 or timedelta64 dtype, with or without a time zone: "s", "ms", "us" or "ns".
+
+    >>> time_unit(pd.DatetimeTZDtype("ns", "UTC")), time_unit(np.dtype("timedelta64[s]"))
+    ('ns', 's')"""
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return str(dtype.unit)
+    return str(np.datetime_data(dtype)[0])
+
+
 def holds_missing(dtype: Any) -> bool:
     """True when a column of ``dtype`` can hold a missing value (numpy integers and booleans cannot).
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from dpframe.protection.rowwise import time_unit
 from dpframe.queries.plan import Target
 from dpframe.results import (
     SHOWN_SECONDS,
@@ -44,16 +45,6 @@ _SECOND = pd.Timedelta(seconds=1)
 # How datetime64 and timedelta64 store times: integer ticks of their unit; a missing time as the lowest int64.
 TICKS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 NAT_TICKS = np.iinfo(np.int64).min
-
-
-def time_unit(dtype: Any) -> str:
-    """The unit of a datetime64 or timedelta64 dtype, with or without a time zone: "s", "ms", "us" or "ns".
-
-    >>> time_unit(pd.DatetimeTZDtype("ns", "UTC")), time_unit(np.dtype("timedelta64[s]"))
-    ('ns', 's')"""
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        return str(dtype.unit)
-    return str(np.datetime_data(dtype)[0])
 
 
 def seconds_array(series: pd.Series[Any]) -> NDArray[np.float64]:

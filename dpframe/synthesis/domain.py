@@ -78,11 +78,12 @@ from pandas.api.extensions import ExtensionArray
 
 from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import Privacy, laplace_epsilon
+from dpframe.protection.rowwise import time_unit
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
 from dpframe.queries.partitioned import Partitioning, release_counts
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
-from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array, time_unit
+from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array
 
 __all__ = [
     "DEFAULT_BINS",
