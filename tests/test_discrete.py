@@ -26,7 +26,7 @@ from dpframe.noise.discrete import (
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
-from dpframe.noise.random import RandomSource, SeededRandomSource, current_source
+from dpframe.noise.random import RandomSource, SeededRandomSource, _buffered, current_source
 from dpframe.testing import NotPrivateWarning, seeded_noise
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpframe.testing.NotPrivateWarning")
@@ -205,7 +205,7 @@ def test_lazy_ratio_resolves_ties_exactly(seeded: RandomSource, num: int, den: i
 
 
 def test_scalar_bernoulli_exp_matches(seeded: RandomSource) -> None:
-    src = current_source()
+    src = _buffered(current_source())
     for num, den in [(1, 3), (5, 2), (2**70, 2**69 + 1)]:
         n = 4000
         freq = sum(disc._bern_exp_int(num, den, src) for _ in range(n)) / n
@@ -399,7 +399,7 @@ def test_gaussian_acceptance_routes_agree(seeded: RandomSource, sigma2: Fraction
     ys = np.unique(np.round(np.array([0, 0.3, 1, 2.5]) * sigma + np.array([0, 1, 2, 3]))).astype(np.int64)
     reps = 10_000
     y = np.repeat(np.concatenate([ys, -ys]), reps)
-    src = current_source()
+    src = _buffered(current_source())
     top = int(np.abs(y).max())
     middle = int(ys[len(ys) // 2])
     for ymax in (top, -1, middle):  # all vectorised, all scalar, mixed

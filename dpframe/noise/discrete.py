@@ -72,6 +72,7 @@ from dpframe.noise.random import (
     _buffered,
     _draw_bits,
     _uniform_below_scalar,
+    _WordBuffer,
     current_source,
     random_bits,
     uniform_below,
@@ -363,7 +364,7 @@ def _gauss_offset(a: int, b: int) -> tuple[int, int]:
 
 
 def _gauss_accept(
-    y: _Int64Array, a: int, b: int, p: int, q: int, ymax: int, source: RandomSource
+    y: _Int64Array, a: int, b: int, p: int, q: int, ymax: int, source: _WordBuffer
 ) -> _BoolArray:
     """Algorithm 3's test for offset p/q: Bernoulli(exp(-(q|Y| - p)**2 b / (2 q**2 a))).
 
@@ -389,7 +390,7 @@ def _gauss_accept(
 # ---------------------------------------------------------------------------
 
 
-def _uniform_below_int(high: int, source: RandomSource) -> int:
+def _uniform_below_int(high: int, source: _WordBuffer) -> int:
     """One exact uniform integer in [0, high) for a Python int ``high >= 1``."""
     bits = (high - 1).bit_length()
     if bits == 0:
@@ -397,12 +398,12 @@ def _uniform_below_int(high: int, source: RandomSource) -> int:
     nwords = -(-bits // 64)
     mask = (1 << bits) - 1
     while True:
-        value = int.from_bytes(source.words(nwords).tobytes(), "little") & mask
+        value = source.integer(nwords) & mask
         if value < high:
             return value
 
 
-def _bern_exp_unit_int(num: int, den: int, source: RandomSource) -> bool:
+def _bern_exp_unit_int(num: int, den: int, source: _WordBuffer) -> bool:
     """CKS Algorithm 1 literally, for gamma = num/den in [0, 1]."""
     k = 1
     while _uniform_below_int(k * den, source) < num:  # A ~ Bernoulli(gamma/K)
@@ -410,7 +411,7 @@ def _bern_exp_unit_int(num: int, den: int, source: RandomSource) -> bool:
     return k % 2 == 1
 
 
-def _bern_exp_int(num: int, den: int, source: RandomSource) -> bool:
+def _bern_exp_int(num: int, den: int, source: _WordBuffer) -> bool:
     """Bernoulli(exp(-num/den)) for any Python ints num >= 0, den >= 1."""
     whole, frac = divmod(num, den)
     for _ in range(whole):  # exits at the first failure, almost surely soon
@@ -419,7 +420,7 @@ def _bern_exp_int(num: int, den: int, source: RandomSource) -> bool:
     return _bern_exp_unit_int(frac, den, source)
 
 
-def _dlap_int(t: int, s: int, source: RandomSource) -> int:
+def _dlap_int(t: int, s: int, source: _WordBuffer) -> int:
     """One DLap(t/s) sample by CKS Algorithm 2 on Python ints."""
     while True:
         u = _uniform_below_int(t, source)
@@ -435,7 +436,7 @@ def _dlap_int(t: int, s: int, source: RandomSource) -> int:
         return -y if negative else y
 
 
-def _dgauss_int(a: int, b: int, t: int, source: RandomSource) -> int:
+def _dgauss_int(a: int, b: int, t: int, source: _WordBuffer) -> int:
     """One N_Z(0, a/b) sample by CKS Algorithm 3 on Python ints."""
     while True:
         y = _dlap_int(t, 1, source)

@@ -195,11 +195,12 @@ class _WordBuffer:
     one-sample call should not read kilobytes) and doubles with each refill.
     """
 
-    __slots__ = ("_buf", "_chunk", "_inner", "_pos")
+    __slots__ = ("_buf", "_bytes", "_chunk", "_inner", "_pos")
 
     def __init__(self, inner: RandomSource, chunk: int = 64) -> None:
         self._inner = inner
         self._buf: NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+        self._bytes = b""  # the buffer's bytes, for integer(): made at its first use after a refill
         self._pos = 0
         self._chunk = chunk
 
@@ -212,12 +213,27 @@ class _WordBuffer:
         if n >= self._chunk:
             return self._inner.words(n)
         self._buf = self._inner.words(self._chunk)
+        self._bytes = b""
         self._chunk = min(2 * self._chunk, 1 << 14)
         self._pos = n
         return self._buf[:n]
 
+    def integer(self, n: int) -> int:
+        """The next ``n`` words as one little-endian Python int: the words ``words(n)`` would return.
 
-def _buffered(source: RandomSource) -> RandomSource:
+        The exact scalar samplers draw one or two words at a time; slicing bytes is several times
+        cheaper than slicing the array and converting it.
+        """
+        pos = self._pos
+        if pos + n <= self._buf.size:
+            if not self._bytes:
+                self._bytes = self._buf.tobytes()
+            self._pos = pos + n
+            return int.from_bytes(self._bytes[8 * pos : 8 * (pos + n)], "little")
+        return int.from_bytes(self.words(n).tobytes(), "little")
+
+
+def _buffered(source: RandomSource) -> _WordBuffer:
     """Wrap ``source`` in a :class:`_WordBuffer` (unless it already is one)."""
     return source if isinstance(source, _WordBuffer) else _WordBuffer(source)
 

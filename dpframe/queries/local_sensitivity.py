@@ -78,7 +78,7 @@ from dpframe.accounting.costs import exact
 from dpframe.errors import ProposalRefusedError
 from dpframe.noise.discrete import MAX_LAPLACE_SCALE, _bern_exp_int, sample_bernoulli_exp, sample_discrete_laplace
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, resolve
-from dpframe.noise.random import RandomSource, _buffered, current_source, random_bits, uniform_below
+from dpframe.noise.random import RandomSource, _buffered, _WordBuffer, current_source, random_bits, uniform_below
 from dpframe.protection.analyst import guarded
 from dpframe.protection.labels import plain_index
 from dpframe.protection.rowwise import quiet
@@ -422,7 +422,7 @@ def rounded_laplace(center: Fraction, width: Fraction, size: int = 1,
     return out
 
 
-def _bernoulli_exp(gamma: Fraction, size: int, source: RandomSource) -> NDArray[np.bool_]:
+def _bernoulli_exp(gamma: Fraction, size: int, source: _WordBuffer) -> NDArray[np.bool_]:
     """``size`` exact Bernoulli(e^{-gamma}) draws: vectorised within int64, else on Python ints."""
     num, den = gamma.numerator, gamma.denominator
     if num <= _INT_LIMIT and den <= _INT_LIMIT:
