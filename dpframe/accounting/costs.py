@@ -158,9 +158,9 @@ class Cost:
                 raise TypeError(f"a cost's {name} must be a Fraction, got {type(value).__name__} {value!r}; write it "
                                 "as one (Fraction(1, 10) for 0.1), or read a float as queries do with "
                                 "dpframe.accounting.costs.exact")
-            if value < 0:
+            if value.numerator < 0:  # a Fraction's denominator is positive; this skips Fraction's slow comparison
                 raise ValueError(f"a cost's {name} must be >= 0, got {value}: a release never gives privacy back")
-        if self.delta >= 1:
+        if self.delta.numerator >= self.delta.denominator:
             raise ValueError(f"a cost's delta must be < 1, got {self.delta}: δ is the probability that the guarantee "
                              "fails, and δ >= 1 guarantees nothing")
 

@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS charges (
     epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL,
     noise TEXT NOT NULL, rule TEXT NOT NULL, seeded INTEGER NOT NULL, process INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS charges_by_budget ON charges(budget_id, line);
+CREATE INDEX IF NOT EXISTS charges_by_query ON charges(budget_id, query);
 CREATE TABLE IF NOT EXISTS filter_state (
     budget_id TEXT NOT NULL REFERENCES budgets(id), key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (budget_id, key));

@@ -132,15 +132,11 @@ class NoiseSpec:
     @property
     def std(self) -> float:
         """Standard deviation of one draw."""
-        if self.mechanism == "laplace":
-            return math.sqrt(calibrate.discrete_laplace_variance(float(self.param)))
-        return math.sqrt(calibrate.discrete_gaussian_variance(float(self.param)))
+        return _noise_std(self.mechanism, self.param)
 
     def halfwidth(self, level: float = 0.95) -> int:
         """Smallest integer k with P(|noise| <= k) >= level."""
-        if self.mechanism == "laplace":
-            return calibrate.discrete_laplace_halfwidth(float(self.param), level)
-        return calibrate.discrete_gaussian_halfwidth(float(self.param), level)
+        return _noise_halfwidth(self.mechanism, self.param, level)
 
     @property
     def name(self) -> str:
@@ -187,6 +183,9 @@ class Privacy:
 
     def noise(self, sensitivity: int) -> NoiseSpec:
         """Exact noise for a measurement with integer sensitivity (L1 for Laplace, L2 for Gaussian)."""
+        return _noise(self, sensitivity)
+
+    def _noise(self, sensitivity: int) -> NoiseSpec:
         if self.mechanism == "laplace":
             return NoiseSpec("laplace", round_up(Fraction(sensitivity) / self.epsilon))
         if self.kind != "approx":
@@ -241,6 +240,27 @@ def _below(value: Fraction) -> float:
     """The largest float not above ``value``: calibrating to it can only add noise."""
     approx = float(value)
     return approx if Fraction(approx) <= value else math.nextafter(approx, 0.0)
+
+
+# Noise parameters and their statistics depend only on the privacy arguments and the schema (bounds,
+# contributions), never on the data: a notebook asks the same few again and again, so they are computed once.
+@functools.lru_cache(maxsize=1024)
+def _noise(privacy: Privacy, sensitivity: int) -> NoiseSpec:
+    return privacy._noise(sensitivity)
+
+
+@functools.lru_cache(maxsize=1024)
+def _noise_std(mechanism: MechanismName, param: Fraction) -> float:
+    if mechanism == "laplace":
+        return math.sqrt(calibrate.discrete_laplace_variance(float(param)))
+    return math.sqrt(calibrate.discrete_gaussian_variance(float(param)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _noise_halfwidth(mechanism: MechanismName, param: Fraction, level: float) -> int:
+    if mechanism == "laplace":
+        return calibrate.discrete_laplace_halfwidth(float(param), level)
+    return calibrate.discrete_gaussian_halfwidth(float(param), level)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -406,6 +426,11 @@ class SumGrid:
         >>> [SumGrid.choose(18, 90, 1, budget_half, replace=r).sensitivity for r in ("", "present", "any")]
         [737281, 589825, 737281]
         """
+        return _sum_grid(float(lo), float(hi), contributions, privacy, replace)
+
+    @classmethod
+    def _choose(cls, lo: float, hi: float, contributions: int, privacy: Privacy,
+                replace: Literal["", "present", "any"]) -> SumGrid:
         magnitude = max(abs(lo), abs(hi))
         data_step, data_bound = _data_grid(lo, hi)
         # Rounding to the grid is monotone, so values in [lo, hi] land within [round(lo), round(hi)] steps.
@@ -452,3 +477,10 @@ class SumGrid:
         up = (remainder > half) | ((remainder == half) & (quotient % 2 == 1))
         rounded: NDArray[np.int64] = quotient + up.astype(np.int64)
         return rounded
+
+
+@functools.lru_cache(maxsize=1024)
+def _sum_grid(lo: float, hi: float, contributions: int, privacy: Privacy,
+              replace: Literal["", "present", "any"]) -> SumGrid:
+    # A grid depends only on the bounds and the privacy arguments (see _noise); a refused one raises every time.
+    return SumGrid._choose(lo, hi, contributions, privacy, replace)
