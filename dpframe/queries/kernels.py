@@ -37,6 +37,23 @@ def as_float_array(series: pd.Series[Any]) -> NDArray[np.float64]:
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def present(series: pd.Series[Any]) -> NDArray[np.bool_]:
+    """Per row, whether it holds a value: ``series.notna()`` as an array, without pandas' per-call cost where the
+    dtype decides it (numpy integers and booleans always hold one; numpy floats are missing where NaN).
+
+    >>> present(pd.Series([1.0, None, 3.0])).tolist(), present(pd.Series(["a", None])).tolist()
+    ([True, False, True], [True, False])
+    """
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return np.ones(len(series), dtype=np.bool_)
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        missing: NDArray[np.bool_] = np.isnan(series.to_numpy())
+        return ~missing
+    values: NDArray[np.bool_] = series.notna().to_numpy()
+    return values
+
+
 def _chunks(n: int) -> Iterator[slice]:
     for start in range(0, n, CHUNK):
         yield slice(start, min(start + CHUNK, n))

@@ -217,7 +217,7 @@ class CellReader:
         mask = self.target.rows_in_use()
         present = np.ones(len(self.target.obj), dtype=bool) if mask is None else mask.copy()
         for column in columns:
-            present &= self.target.column(column).notna().to_numpy()
+            present &= kernels.present(self.target.column(column))
         return int(np.count_nonzero(present))
 
     def missing(self, column: Any) -> int:
@@ -228,7 +228,7 @@ class CellReader:
 
     def with_values_in(self, column: Any) -> CellReader:
         """The reader of the rows that have a value in ``column`` (``gb[column].count()``)."""
-        present = self.target.column(column).notna().to_numpy()
+        present = kernels.present(self.target.column(column))
         return CellReader(Target(self.target.obj[present], self.target.protection, self.target.sample))
 
     def bounds_reads(self, column: Any) -> BoundsReads | None:

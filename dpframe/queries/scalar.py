@@ -83,7 +83,7 @@ def count(target: Target, privacy: Privacy, read: Callable[[], int] | None = Non
     if read is not None:
         exact = read()
     elif isinstance(obj, pd.Series):
-        present = obj.notna().to_numpy()
+        present = kernels.present(obj)
         exact = int(present.sum() if mask is None else (present & mask).sum())
     else:
         exact = len(obj) if mask is None else int(mask.sum())

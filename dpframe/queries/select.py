@@ -459,7 +459,7 @@ def above_threshold(
 
 def quantile_values(series: pd.Series[Any], mask: NDArray[np.bool_] | None, integer: bool) -> NDArray[Any]:
     """The non-missing values of the rows in use, as a fresh array (int64 for integer grids)."""
-    present = series.notna().to_numpy()
+    present = kernels.present(series)
     if mask is not None:
         present = present & mask  # a new array: pandas may hand out a read-only one
     if integer:
@@ -613,7 +613,7 @@ def grouped_quantile(
     else:
         mask = target.rows_in_use()
         codes, cells = partitioning.codes(target, mask)
-        present = series.notna().to_numpy() & (codes >= 0)
+        present = kernels.present(series) & (codes >= 0)
         values = quantile_values(series, present, grid.integer)
         groups = codes[present]
         order = np.argsort(groups, kind="stable")
