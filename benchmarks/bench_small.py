@@ -8,9 +8,11 @@ Usage::
 
 For each query and size, every library that offers the query is called once as
 a warm-up, then once per round, in turn (:func:`timing.alternating_rounds`), so
-that load from other processes hits all alike. The table shows the median time
-per call and the spread over the rounds (25th and 75th percentiles), and each
-entry's ratio to the fastest peer.
+that load from other processes hits all alike; in its turn each entry runs once
+untimed and then once timed (``settle=True``: the timed call finds memory as its
+own library left it, not as the previous library did). The table shows the
+median time per call and the spread over the rounds (25th and 75th
+percentiles), and each entry's ratio to the fastest peer.
 
 Entries: **pandas** (the non-private answer), **dpframe** with the in-memory
 ledger (``Ledger.in_memory()``) and with a ledger file (the default persistent
@@ -220,7 +222,7 @@ def run(rows: int, rounds: int, queries: list[str], folder: str) -> list[dict[st
         calls = {name: calls[query] for name, calls in libraries.items() if query in calls}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            times = alternating_rounds(calls, rounds)
+            times = alternating_rounds(calls, rounds, settle=True)
         medians = {name: statistics.median(ts) for name, ts in times.items()}
         fastest_peer = min((medians[name] for name in medians if name in PEERS), default=None)
         print(f"\n{query}, {rows:,} rows, ε = {EPSILON}, {rounds} alternating rounds"
