@@ -172,9 +172,6 @@ class Privacy:
 
     def share(self, weight: Fraction) -> Privacy:
         """The privacy of one of several measurements composed sequentially (a ``weight`` share)."""
-        return _share(self, weight)
-
-    def _share(self, weight: Fraction) -> Privacy:
         if self.kind == "rdp" and self.mechanism == "laplace":
             epsilon = self.epsilon * weight
             return Privacy(self.kind, self.mechanism, epsilon, Fraction(0), epsilon * epsilon / 2)
@@ -250,11 +247,6 @@ def _below(value: Fraction) -> float:
 @functools.lru_cache(maxsize=1024)
 def _noise(privacy: Privacy, sensitivity: int) -> NoiseSpec:
     return privacy._noise(sensitivity)
-
-
-@functools.lru_cache(maxsize=1024)
-def _share(privacy: Privacy, weight: Fraction) -> Privacy:
-    return privacy._share(weight)
 
 
 @functools.lru_cache(maxsize=1024)
