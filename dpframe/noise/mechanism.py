@@ -406,7 +406,7 @@ class SumGrid:
     shift: int
     sensitivity: int
 
-    @property
+    @functools.cached_property
     def release_step(self) -> float:
         """Real value of one unit of the released integer."""
         return float(self.data_step * 2**self.shift)
