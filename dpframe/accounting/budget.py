@@ -245,7 +245,7 @@ class Budget:
         line = Line(f"{query} (reserved)", cost, mechanism="reserved",
                     rule="write-ahead: every part of one release is charged together, before any data is read",
                     seeded=seeded)
-        return self._store._charge(self._id, [line])[0]
+        return self._store._reserve(self._id, line)
 
     def _draw(self, reserved: int, line: Line) -> None:
         """Record a part of a reserved release as its own line, taken from the reserved line (ValueError if more)."""

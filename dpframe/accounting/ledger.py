@@ -14,6 +14,15 @@ charge never refunds it, and two processes spending one budget serialise on
 the lock and can never overspend. Amounts are stored as exact fractions
 (text ``"p/q"``).
 
+A release of several parts is charged once, as a reserved line (the one
+durable commit of the release); each part then *draws* its own line from the
+reserved one. A draw changes no spending, only how the reserved amount is
+described, so it is kept in memory and written with the ledger's next
+transaction (or before the lines are read, or when the process exits): one
+commit per release. A draw lost in a crash leaves the reserved line holding
+its whole amount, charged as before: a crash can never refund budget
+(docs/ledger.md).
+
 A budget kept as a privacy filter (kind ``"rdp"``: Rényi terms; ``"advanced"``:
 advanced composition) also keeps its filter's state in the ``filter_state``
 table: for a Rényi budget one row per order, the total of its releases' RDP
@@ -37,6 +46,7 @@ spend a negative δ that cancels the mark.) And a charge first checks that the
 
 from __future__ import annotations
 
+import atexit
 import os
 import sqlite3
 import sys
@@ -44,7 +54,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from fractions import Fraction
@@ -95,6 +105,9 @@ FILTERED = {
 # What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
 # spending with the total column by column (one from before the filter budgets) refuses every charge.
 FILTER_MARK = Fraction(-1)
+
+# How many stored amounts a ledger keeps parsed (Ledger._amount): a few per budget in use.
+_AMOUNTS_KEPT = 256
 
 LEDGER_COLUMNS = ["time", "query", "columns", "mechanism", "epsilon", "delta", "rho", "noise", "rule", "seeded"]
 
@@ -224,6 +237,12 @@ class Ledger:
         self.is_in_memory = location == IN_MEMORY
         self._process = process.current()
         self._lock = threading.RLock()
+        # This process's reserved lines, by number: their budget, its kind, and what is left of them to draw.
+        self._reserved: dict[int, tuple[str, BudgetKind, Cost]] = {}
+        # Draws not yet written (module docstring): budget, reserved line, the drawn line, its time, what is left.
+        self._drawn: list[tuple[str, int, Line, str, Cost]] = []
+        # Amounts as stored (text) -> Cost: a budget's row is parsed once per change, not once per charge.
+        self._amounts: dict[tuple[str, str, str], Cost] = {}
         if not self.is_in_memory:
             folder = Path(location).expanduser().parent
             try:
@@ -299,42 +318,60 @@ class Ledger:
                           f"moved, point {LEDGER_VARIABLE} at its new place")
 
     # -- transactions --------------------------------------------------------------
-    @contextmanager
-    def _transaction(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
-        """One write transaction holding SQLite's write lock from the start (``BEGIN IMMEDIATE``).
+    def _connection_here(self) -> sqlite3.Connection:
+        """The connection of this process: a forked process opens its own (and forgets the parent's draws)."""
+        if self._process is not process.current():
+            if self.is_in_memory:
+                raise LedgerError("an in-memory ledger belongs to the process that made it; a forked process "
+                                  "cannot spend from it. Use a ledger file")
+            self._connection = self._connect()
+            self._process = process.current()
+            # The parent writes its own draws; the child must neither write them again nor draw from its reservations.
+            self._reserved.clear()
+            self._drawn.clear()
+        return self._connection
 
-        ``durable=False`` skips the wait for the disk at commit (``synchronous=NORMAL``): only for writes
-        whose loss in a power cut leaves the ledger charging at least as much as before.
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One durable write transaction holding SQLite's write lock from the start (``BEGIN IMMEDIATE``).
+
+        The draws made since the last transaction are written first, in it: they are forgotten only once it is
+        committed, so a refused charge (rolled back) keeps them for the next one.
         """
         with self._lock:
-            if self._process is not process.current():
-                if self.is_in_memory:
-                    raise LedgerError("an in-memory ledger belongs to the process that made it; a forked process "
-                                      "cannot spend from it. Use a ledger file")
-                self._connection = self._connect()
-                self._process = process.current()
-            db = self._connection
-            if not durable:
-                db.execute("PRAGMA synchronous=NORMAL")
+            db = self._connection_here()
+            drawn = len(self._drawn)
+            db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield db
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-            finally:
-                if not durable:
-                    db.execute("PRAGMA synchronous=FULL")
+                self._write_draws(db, self._drawn[:drawn])
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            del self._drawn[:drawn]
 
-    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
-        # One statement in autocommit mode reads one consistent snapshot (WAL); no write lock needed.
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read-only transaction: its statements see one state of the ledger (WAL), without the write lock."""
         with self._lock:
-            if self._process is not process.current():
+            db = self._connection_here()
+            db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                db.execute("COMMIT")
+
+    def _read(self, sql: str, parameters: Sequence[Any] = (), *, with_draws: bool = False) -> list[Any]:
+        """One statement in autocommit mode: one consistent snapshot (WAL), no write lock.
+
+        ``with_draws``: the statement reads the lines, so draws still in memory are written first.
+        """
+        with self._lock:
+            if with_draws and self._drawn:
                 with self._transaction():
-                    pass  # reconnects (or refuses) after a fork
-            return self._connection.execute(sql, parameters).fetchall()
+                    pass
+            return self._connection_here().execute(sql, parameters).fetchall()
 
     # -- budgets -------------------------------------------------------------------
     def create(self, kind: BudgetKind, total: Cost, *, name: str | None = None,
@@ -438,7 +475,7 @@ class Ledger:
 
     def record(self, budget_id: str) -> BudgetRecord:
         """The budget's current state (raises LedgerError if it is not in this ledger)."""
-        with self._transaction() as db:
+        with self._snapshot() as db:
             return self._record(db, budget_id)
 
     def lookup(self, name_or_id: str) -> BudgetRecord:
@@ -462,7 +499,8 @@ class Ledger:
             raise LedgerError(f"budget {budget_id} is not in {self} (was it deleted?)")
         filtered = row[2] in FILTERED
         # A filter budget's total_rho column holds the mark, not a total.
-        total, spent = _cost(budget_id, row[4], row[5], "0" if filtered else row[6]), _cost(budget_id, *row[7:10])
+        total = self._amount(budget_id, row[4], row[5], "0" if filtered else row[6])
+        spent = self._amount(budget_id, *row[7:10])
         if filtered:
             state = self._filter_state(db, budget_id)
             if not _agrees(spent, state):  # charged by something that does not keep the filter: all spent
@@ -474,6 +512,16 @@ class Ledger:
             else:
                 spent = Cost()
         return BudgetRecord(row[0], row[1], row[2], row[3], total, spent)
+
+    def _amount(self, budget_id: str, epsilon: str, delta: str, rho: str) -> Cost:
+        """:func:`_cost`, remembered: a budget's total and spending are parsed once per change, not per charge."""
+        key = (epsilon, delta, rho)
+        amount = self._amounts.get(key)
+        if amount is None:
+            if len(self._amounts) >= _AMOUNTS_KEPT:
+                self._amounts.clear()
+            amount = self._amounts[key] = _cost(budget_id, epsilon, delta, rho)
+        return amount
 
     def _filter_state(self, db: sqlite3.Connection, budget_id: str) -> dict[str, Fraction]:
         """The state a filtered budget's filter keeps."""
@@ -536,7 +584,13 @@ class Ledger:
 
         Committed durably before returning; returns the lines' numbers.
         """
-        total_cost = sum((line.cost for line in lines), Cost())
+        return self._write_charge(budget_id, lines)[0]
+
+    def _write_charge(self, budget_id: str, lines: Sequence[Line]) -> tuple[list[int], BudgetKind]:
+        """:meth:`_charge`, also returning the budget's kind."""
+        total_cost = lines[0].cost
+        for line in lines[1:]:
+            total_cost = total_cost + line.cost
         query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
         with self._transaction() as db:
             record = self._record(db, budget_id)
@@ -548,10 +602,21 @@ class Ledger:
                     raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
                                               f"{remaining.describe(record.kind)} remains; nothing was charged")
                 spent = record.spent + total_cost
-            numbers = [self._insert(db, budget_id, _in_terms_of(line, record.kind)) for line in lines]
+            time = _now()
+            numbers = [self._insert(db, budget_id, _in_terms_of(line, record.kind), time) for line in lines]
+            stored = (_text(spent.epsilon), _text(spent.delta), _text(spent.rho))
             db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
-                       (_text(spent.epsilon), _text(spent.delta), _text(spent.rho), budget_id))
-        return numbers
+                       (*stored, budget_id))
+        if record.kind not in FILTERED:
+            self._amounts.setdefault(stored, spent)  # the next charge reads this row back: no need to parse it
+        return numbers, record.kind
+
+    def _reserve(self, budget_id: str, line: Line) -> int:
+        """Charge a reserved line (as :meth:`_charge`), which this process's parts then :meth:`_draw` from."""
+        with self._lock:
+            numbers, kind = self._write_charge(budget_id, [line])
+            self._reserved[numbers[0]] = (budget_id, kind, line.cost)
+        return numbers[0]
 
     def _charge_filtered(self, db: sqlite3.Connection, record: BudgetRecord, cost: Cost, query: str) -> Cost:
         """Check a release against a filtered budget's filter and update its state; return the new raw spending.
@@ -587,11 +652,11 @@ class Ledger:
         db.execute("UPDATE budgets SET total_rho = ? WHERE id = ?", (_stored_rho(record.kind, record.total), record.id))
         return raw + cost
 
-    def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line) -> int:
+    def _insert(self, db: sqlite3.Connection, budget_id: str, line: Line, time: str) -> int:
         cursor = db.execute(
             "INSERT INTO charges (budget_id, time, query, columns, mechanism, epsilon, delta, rho, noise, rule, "
             "seeded, process) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (budget_id, _now(), line.query, ", ".join(line.columns), line.mechanism, _text(line.cost.epsilon),
+            (budget_id, time, line.query, ", ".join(line.columns), line.mechanism, _text(line.cost.epsilon),
              _text(line.cost.delta), _text(line.cost.rho), line.noise, line.rule, int(line.seeded), os.getpid()),
         )
         assert cursor.lastrowid is not None
@@ -602,29 +667,42 @@ class Ledger:
 
         The budget's spending does not change: the part was charged when the
         line was reserved. A part that is more than the line holds raises
-        (ValueError) and nothing changes.
+        (ValueError) and nothing changes. Kept in memory and written with the
+        next transaction (module docstring): if it is never written, the
+        reserved line keeps its whole amount.
         """
-        # Not waited for on disk: if a power cut loses this draw, the reserved line keeps its whole amount.
-        with self._transaction(durable=False) as db:
-            kind = db.execute("SELECT kind FROM budgets WHERE id = ?", (budget_id,)).fetchone()[0]
-            row = db.execute("SELECT epsilon, delta, rho FROM charges WHERE line = ? AND budget_id = ? AND "
-                             "mechanism = 'reserved'", (reserved, budget_id)).fetchone()
-            if row is None:
-                raise LedgerError(f"line {reserved} of budget {budget_id} is not a reserved line (or is drawn "
-                                  "already): there is nothing to draw from it")
-            left = _cost(budget_id, *row) - line.cost
-            self._insert(db, budget_id, _in_terms_of(line, kind))
+        with self._lock:
+            self._connection_here()  # a forked process has none of its parent's reservations
+            held = self._reserved.get(reserved)
+            if held is None or held[0] != budget_id:
+                raise LedgerError(f"line {reserved} of budget {budget_id} is not a reserved line of this process (or "
+                                  "is drawn already): there is nothing to draw from it")
+            _, kind, amount = held
+            left = amount - line.cost
+            self._drawn.append((budget_id, reserved, _in_terms_of(line, kind), _now(), left))
+            _WITH_DRAWS.add(self)
             if left.is_zero:
-                db.execute("DELETE FROM charges WHERE line = ? AND budget_id = ?", (reserved, budget_id))
+                del self._reserved[reserved]
             else:
-                db.execute("UPDATE charges SET epsilon = ?, delta = ?, rho = ? WHERE line = ? AND budget_id = ?",
-                           (_text(left.epsilon), _text(left.delta), _text(left.rho), reserved, budget_id))
+                self._reserved[reserved] = (budget_id, kind, left)
+
+    def _write_draws(self, db: sqlite3.Connection, drawn: Sequence[tuple[str, int, Line, str, Cost]]) -> None:
+        """Write draws kept in memory: each drawn line, and what is left of its reserved line (removed at zero)."""
+        for budget_id, reserved, line, time, left in drawn:
+            where = "WHERE line = ? AND budget_id = ? AND mechanism = 'reserved'"
+            if left.is_zero:
+                cursor = db.execute(f"DELETE FROM charges {where}", (reserved, budget_id))
+            else:
+                cursor = db.execute(f"UPDATE charges SET epsilon = ?, delta = ?, rho = ? {where}",
+                                    (_text(left.epsilon), _text(left.delta), _text(left.rho), reserved, budget_id))
+            if cursor.rowcount:  # else the budget was deleted meanwhile: nothing to describe
+                self._insert(db, budget_id, line, time)
 
     # -- reading -------------------------------------------------------------------
     def lines(self, budget_id: str) -> pd.DataFrame:
         """The budget's ledger lines, oldest first."""
         rows = self._read("SELECT time, query, columns, mechanism, epsilon, delta, rho, noise, rule, seeded "
-                          "FROM charges WHERE budget_id = ? ORDER BY line", (budget_id,))
+                          "FROM charges WHERE budget_id = ? ORDER BY line", (budget_id,), with_draws=True)
         frame = pd.DataFrame(rows, columns=LEDGER_COLUMNS)
         frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
         for column in ("epsilon", "delta", "rho"):
@@ -634,11 +712,16 @@ class Ledger:
 
     def count_lines(self, budget_id: str) -> int:
         """How many ledger lines the budget has."""
-        return int(self._read("SELECT COUNT(*) FROM charges WHERE budget_id = ?", (budget_id,))[0][0])
+        return int(self._read("SELECT COUNT(*) FROM charges WHERE budget_id = ?", (budget_id,), with_draws=True)[0][0])
 
     def has_line(self, budget_id: str, query: str) -> bool:
-        """Whether the budget has a ledger line of this ``query``."""
-        return bool(self._read("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1", (budget_id, query)))
+        """Whether the budget has a ledger line of this ``query`` (asked before every charge: draws not yet written
+        are looked at in memory, not written for it)."""
+        with self._lock:
+            if any(drawn[0] == budget_id and drawn[2].query == query for drawn in self._drawn):
+                return True
+            return bool(self._read("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
+                                   (budget_id, query)))
 
     def events(self, budget_id: str) -> pd.DataFrame:
         """When the budget was created, reconnected to, extended or renamed."""
@@ -651,7 +734,7 @@ class Ledger:
         """One row per budget: name (or id), kind, totals, spending and number of lines."""
         rows = self._read("SELECT b.id, b.name, b.kind, b.created, b.total_epsilon, b.total_delta, b.total_rho, "
                           "b.spent_epsilon, b.spent_delta, b.spent_rho, COUNT(c.line) FROM budgets b "
-                          "LEFT JOIN charges c ON c.budget_id = b.id GROUP BY b.id ORDER BY b.created")
+                          "LEFT JOIN charges c ON c.budget_id = b.id GROUP BY b.id ORDER BY b.created", with_draws=True)
         out = []
         for row in rows:
             record = (self.record(row[0]) if row[2] in FILTERED  # its spending is read through its filter
@@ -671,3 +754,16 @@ class Ledger:
 # The process-wide in-memory ledger of DPFRAME_LEDGER=:memory:, kept for the life of the process.
 _PROCESS_MEMORY: list[Ledger] = []
 
+
+
+# Ledgers that have made draws (Ledger._draw), so that those still in memory are written when the process exits.
+_WITH_DRAWS: weakref.WeakSet[Ledger] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_draws_at_exit() -> None:
+    """Write the draws still in memory. If this fails, their reserved lines keep their whole amounts, charged."""
+    for ledger in list(_WITH_DRAWS):
+        if ledger._drawn and not ledger.is_in_memory and ledger._process is process.current():
+            with suppress(sqlite3.Error, LedgerError), ledger._transaction():
+                pass
