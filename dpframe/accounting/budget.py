@@ -39,7 +39,7 @@ import pandas as pd
 
 from dpframe.accounting.costs import BudgetKind, Cost, Reading, exact, zcdp_epsilon
 from dpframe.accounting.dryrun import stop_if_dry_run
-from dpframe.accounting.fingerprint import fingerprint
+from dpframe.accounting.fingerprint import fingerprint, legacy_fingerprint
 from dpframe.accounting.ledger import BudgetRecord, Ledger, Line
 from dpframe.errors import ReconnectedWarning, warn
 
@@ -353,7 +353,8 @@ def budget_for_data(store: Ledger, kind: BudgetKind, total: Cost, *, name: str |
     given instead (Dask's token of the frame's graph), so the same files cannot get a second budget by name.
     """
     fingerprint = identity if data is None else _identity(data)
-    record, existed = store.open_budget(kind, total, name=name, fingerprint=fingerprint, extend=extend)
+    legacy = None if data is None else lambda: legacy_fingerprint(data)
+    record, existed = store.open_budget(kind, total, name=name, fingerprint=fingerprint, extend=extend, legacy=legacy)
     budget = Budget._bind(store, record)
     if existed:
         warn(
@@ -379,7 +380,7 @@ def share_budget(budget: Budget, data: pd.DataFrame | pd.Series[Any]) -> Budget:
     ...
     dpframe.errors.LedgerError: this data is already protected under budget ..., not ...; a second budget over the same people would spend twice. Reconnect to it with protect(its total and no name=), or protect(budget=) with that budget
     """
-    budget._store.attach(budget._id, _identity(data))
+    budget._store.attach(budget._id, _identity(data), lambda: legacy_fingerprint(data))
     return budget
 
 

@@ -94,7 +94,7 @@ def _fingerprint(data: pd.DataFrame | pd.Series[Any], *, legacy: bool) -> str:
         levels = []
     else:
         levels = [index.get_level_values(level) for level in range(index.nlevels)]
-    parts = [frame.iloc[:, i] for i in range(frame.shape[1])] + levels
+    parts = [column for _, column in frame.items()] + levels
     checksum = _sha256 if legacy else _crc32
     # Jobs: digesting a column that is not bytes (grouping objects), or checksumming one piece of bytes. The
     # slow grouping jobs go first so the work spreads evenly over the threads; the digests then combine in
@@ -164,7 +164,9 @@ def _arrow_string_blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs:
     """An Arrow string column's offsets (from 0), characters and missing values: its content, whatever its chunks."""
     import pyarrow as pa
 
-    strings = pa.array(values.array)  # one array: chunks combined
+    strings = pa.array(values.array)
+    if isinstance(strings, pa.ChunkedArray):  # one array: chunks combined (a copy only if there are several)
+        strings = strings.chunk(0) if strings.num_chunks == 1 else strings.combine_chunks()
     offsets_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     _, offsets_buffer, characters = strings.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=offsets_type)[strings.offset:strings.offset + len(strings) + 1]

@@ -53,7 +53,7 @@ import sys
 import threading
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -397,15 +397,18 @@ class Ledger:
         return BudgetRecord(budget_id, name, kind, created, total, Cost())
 
     def open_budget(self, kind: BudgetKind, total: Cost, *, name: str | None,
-                    fingerprint: tuple[str, int, str] | None, extend: bool) -> tuple[BudgetRecord, bool]:
+                    fingerprint: tuple[str, int, str] | None, extend: bool,
+                    legacy: Callable[[], str] | None = None) -> tuple[BudgetRecord, bool]:
         """The budget of this name or data (by name, else by fingerprint), created if new; and whether it existed.
+
+        ``legacy`` computes the data's fingerprint as an older dpframe did (:meth:`_linked`).
 
         Refuses (LedgerError) when the data is already protected under another
         budget, when the kind differs, or when the asked total differs from the
         recorded one (a larger total only with ``extend=True``, recorded).
         """
         with self._transaction() as db:
-            by_data = None if fingerprint is None else self._linked(db, fingerprint)
+            by_data = None if fingerprint is None else self._linked(db, fingerprint, legacy)
             by_name = (db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
                        if name is not None else None)
             if by_data is not None and by_name is not None and by_data[0] != by_name[0]:
@@ -448,7 +451,8 @@ class Ledger:
             self._event(db, budget_id, "reconnected", "by name" if fingerprint is None else f"data {fingerprint[0][:12]}")
             return record, True
 
-    def attach(self, budget_id: str, fingerprint: tuple[str, int, str]) -> None:
+    def attach(self, budget_id: str, fingerprint: tuple[str, int, str],
+               legacy: Callable[[], str] | None = None) -> None:
         """Record that the data with ``fingerprint`` is protected under this budget (if it is not yet).
 
         Refuses (LedgerError) when the data is already protected under another
@@ -462,7 +466,7 @@ class Ledger:
         """
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            by_data = self._linked(db, fingerprint)
+            by_data = self._linked(db, fingerprint, legacy)
             if by_data is not None and by_data[0] != budget_id:
                 other = self._record(db, by_data[0])
                 how = f"name={other.name!r}" if other.name else "its total and no name="
@@ -528,10 +532,28 @@ class Ledger:
         rows = db.execute("SELECT key, value FROM filter_state WHERE budget_id = ?", (budget_id,)).fetchall()
         return {key: Fraction(value) for key, value in rows}
 
-    def _linked(self, db: sqlite3.Connection, fingerprint: tuple[str, int, str]) -> tuple[str] | None:
-        """The budget the data with this fingerprint is linked to, as a row ``(budget_id,)``, or None."""
+    def _linked(self, db: sqlite3.Connection, fingerprint: tuple[str, int, str],
+                legacy: Callable[[], str] | None = None) -> tuple[str] | None:
+        """The budget the data with this fingerprint is linked to, as a row ``(budget_id,)``, or None.
+
+        A ledger written by an older dpframe holds legacy fingerprints (64 hexadecimal digits,
+        :func:`~dpframe.accounting.fingerprint.legacy_fingerprint`). When one of them was recorded for data of the
+        same number of rows and column names, ``legacy()`` computes this data's legacy fingerprint (only then: it
+        costs a pass over the data); if it matches, the data's fingerprint is linked to that budget too, so the
+        next lookup finds it directly.
+        """
         row: tuple[str] | None = db.execute("SELECT budget_id FROM fingerprints WHERE fingerprint = ?",
                                             (fingerprint[0],)).fetchone()
+        if row is not None or legacy is None:
+            return row
+        if db.execute("SELECT 1 FROM fingerprints WHERE rows = ? AND columns = ? AND length(fingerprint) = 64 LIMIT 1",
+                      fingerprint[1:]).fetchone() is None:
+            return None
+        old = legacy()
+        row = db.execute("SELECT budget_id FROM fingerprints WHERE fingerprint = ?", (old,)).fetchone()
+        if row is not None:
+            self._link(db, row[0], fingerprint)
+            self._event(db, row[0], "relinked", f"data {old[:12]} now also {fingerprint[0][:16]} (fingerprint v2)")
         return row
 
     def _link(self, db: sqlite3.Connection, budget_id: str, fingerprint: tuple[str, int, str]) -> None:

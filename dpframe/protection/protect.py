@@ -178,7 +178,7 @@ def _plain_objects(data: Any) -> Any:
     """
     frame = data if isinstance(data, pd.DataFrame) else data.to_frame()
     out = frame
-    for position in range(frame.shape[1]):
+    for position in _positions_holding_objects(frame):
         column = frame.iloc[:, position]
         converted = plain_column(column)
         if converted is not column:
@@ -193,6 +193,12 @@ def _plain_objects(data: Any) -> Any:
         out = out.copy(deep=False) if out is frame else out
         out.index = index_of(plain_levels, index.names)
     return out if isinstance(data, pd.DataFrame) else out.iloc[:, 0]
+
+
+def _positions_holding_objects(frame: pd.DataFrame) -> list[int]:
+    """The positions of the columns whose values are Python objects (:func:`holds_objects`), read from the dtypes:
+    the other columns need no look at their values."""
+    return [position for position, dtype in enumerate(frame.dtypes) if holds_objects(dtype)]
 
 
 def check_contributions(max_contributions: Any) -> None:
@@ -269,10 +275,11 @@ def _check_missing_testable(data: pd.DataFrame | pd.Series[Any]) -> None:
     every query would then fail or succeed depending on whether one exists.
     """
     frame = data if isinstance(data, pd.DataFrame) else data.to_frame()
-    for column in frame.columns:
-        if pd.api.types.is_object_dtype(frame[column].dtype):
+    for position in _positions_holding_objects(frame):
+        if pd.api.types.is_object_dtype(frame.dtypes.iloc[position]):
+            column = frame.columns[position]
             try:
-                frame[column].isna()
+                frame.iloc[:, position].isna()
             except ArithmeticError:
                 raise ValueError(f"column {column!r} holds a value for which pandas cannot tell whether it is "
                                  "missing (a signaling NaN, Decimal('sNaN')); replace it before protect()") from None
