@@ -140,7 +140,7 @@ def commits_per_release(folder: Path) -> dict[str, int]:
     out["protect (budget=)"] = durable_commits(ledger, lambda: df[["x"]].dp.protect(budget=p.dp.budget))
     for name, release in RELEASES.items():
         release(p)  # a first release of its kind; the second writes the first's draws within its own commit
-        out[name] = durable_commits(ledger, lambda: release(p))
+        out[name] = durable_commits(ledger, lambda release=release: release(p))
     return out
 
 
@@ -167,7 +167,7 @@ def protect_against_copy(sizes: list[int], count: int) -> None:
     for n in sizes:
         df = frame(n)
         repeats = 3 if n >= 1_000_000 else 50
-        timed = rounds({"copy": lambda: df.copy(), "protect": lambda: df.dp.protect(epsilon=1.0, ledger=ledger)},
+        timed = rounds({"copy": df.copy, "protect": lambda df=df: df.dp.protect(epsilon=1.0, ledger=ledger)},
                        repeats, count)
         ratios = [p / c for p, c in zip(timed["protect"], timed["copy"])]
         print(f"{n:>11,} rows  copy {spread(timed['copy'])}   protect {spread(timed['protect'])}   "

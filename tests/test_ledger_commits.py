@@ -127,7 +127,7 @@ def test_a_draw_not_written_leaves_its_reserved_line_charged_in_full(tmp_path: P
         p["x"].dp.mean(epsilon=1)
         os._exit(0)  # no exit handlers: the draws stay in memory, as in a crash
     """
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     budget = dpframe.Budget.open("crash", ledger=path)
@@ -146,7 +146,7 @@ def test_draws_are_written_when_the_process_exits(tmp_path: Path) -> None:
         p = df.dp.protect(epsilon=10.0, name="exit", ledger={str(path)!r})
         p["x"].dp.mean(epsilon=1)
     """
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     lines = dpframe.Budget.open("exit", ledger=path).ledger
@@ -185,8 +185,8 @@ def test_the_legacy_fingerprint_is_the_one_older_ledgers_hold() -> None:
     """Digests of dpframe's SHA-256 fingerprint (before fingerprint v2), frozen: they must never change."""
     mixed = pd.DataFrame({
         "n": [1.5, np.nan, 3.0], "i": pd.array([1, None, 3], dtype="Int64"), "s": ["a", None, "a"],
-        "c": pd.Categorical(["x", "y", "x"]), "t": pd.to_datetime(["2020-01-01", None, "2021-01-01"]).tz_localize("UTC"),
-        "o": [[1], {"a": 1}, 2]})
+        "c": pd.Categorical(["x", "y", "x"]),
+        "t": pd.to_datetime(["2020-01-01", None, "2021-01-01"]).tz_localize("UTC"), "o": [[1], {"a": 1}, 2]})
     assert legacy_fingerprint(mixed) == "4e850c613fe96eec74c24d6211e162fc76e8837472b79d94a02e343a34664d93"
     assert (legacy_fingerprint(pd.Series([1, 2, 3], name="z"))
             == "b4893a82cfcf01fbd97b8af41c9e8a14e7f49f5d475015c29325bf66291eefa8")
@@ -213,7 +213,7 @@ def test_an_old_ledger_finds_its_budgets_and_relinks_them(tmp_path: Path, how: s
         print(p.dp.budget.id)
     """
     df.to_pickle(tmp_path / "df.pkl")
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
                           timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     budget_id = done.stdout.strip()
@@ -264,3 +264,21 @@ def test_arrow_strings_fingerprint_by_content_whatever_their_chunks_or_slices() 
     empty_not_missing = pd.Series([v if v is not None else "" for v in values], dtype="str")
     moved = pd.Series(["alph", "a"] + values[2:], dtype="str")  # same characters, other boundaries
     assert len({fingerprint(whole), fingerprint(empty_not_missing), fingerprint(moved)}) == 3
+
+
+def test_a_forked_process_neither_writes_nor_draws_its_parents_draws(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent writes its own draws; a child that wrote them too would split the reserved line twice."""
+    from dpframe.accounting import process
+
+    ledger = Ledger.at(tmp_path / "l.sqlite")
+    budget = dpframe.Budget(epsilon=1.0, ledger=ledger)
+    reserved = budget._reserve(Cost(epsilon=Fraction(1, 2)), query="describe")
+    budget._draw(reserved, Line("count", Cost(epsilon=Fraction(1, 5))))
+    monkeypatch.setattr(process, "_current", process.ProcessToken())  # what a fork does
+    budget._charge(Cost(epsilon=Fraction(1, 10)), query="the child's count")
+    with pytest.raises(dpframe.LedgerError, match="not a reserved line of this process"):
+        budget._draw(reserved, Line("mean", Cost(epsilon=Fraction(1, 10))))
+    lines = budget.ledger
+    assert lines["query"].tolist() == ["describe (reserved)", "the child's count"]
+    assert lines["epsilon"].tolist() == [0.5, 0.1]
