@@ -158,9 +158,11 @@ def protect(
     # Last: every argument was checked before the ledger records anything.
     if budget is None:
         budget = budget_for_data(store, kind, total, name=name, data=data, extend=extend)
+        total_delta = total.delta  # a reconnected budget has this total: the recorded one, or extended to it
     else:
         budget = share_budget(budget, data)
-    _warn_if_delta_large(budget, len(data) if units is None else len(pd.unique(units)))
+        total_delta = budget.total.cost.delta
+    _warn_if_delta_large(total_delta, len(data) if units is None else len(pd.unique(units)))
     _keep_one_relation(budget, neighbours)
     rows = Rows()
     protection = Protection(budget, max_contributions, privacy_unit, neighbours=neighbours,
@@ -253,7 +255,7 @@ def _keep_one_relation(budget: Budget, neighbours: str) -> None:
                        rule="this budget is kept under replace-one neighbours (bounded DP): n is public")
 
 
-def _warn_if_delta_large(budget: Budget, units: int) -> None:
+def _warn_if_delta_large(delta: Fraction, units: int) -> None:
     """Warn (the curator, at protect) when the budget's δ is at least 1/n for this data's n privacy units.
 
     Only here: protect() holds the raw data legitimately, and its caller is the
@@ -261,7 +263,6 @@ def _warn_if_delta_large(budget: Budget, units: int) -> None:
     and messages do not depend on it; a query's δ is part of the budget's, so
     a budget with δ < 1/n keeps every query's δ below 1/n too.
     """
-    delta = budget.total.cost.delta
     if delta * units >= 1:
         warn(f"the budget's delta ({float(delta):.3g}) is at least 1/n for the number n of privacy units in this "
              "data: a delta that large allows releasing some people's records outright. Use a delta well below "
