@@ -160,13 +160,18 @@ def _blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs | None:
     return _raw_blobs(values)
 
 
-def _arrow_string_blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs:
-    """An Arrow string column's offsets (from 0), characters and missing values: its content, whatever its chunks."""
+def _arrow_string_blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs | None:
+    """An Arrow string column's offsets (from 0), characters and missing values: its content, whatever its chunks.
+
+    None for another layout (string views), which :func:`_digest` digests instead.
+    """
     import pyarrow as pa
 
     strings = pa.array(values.array)
     if isinstance(strings, pa.ChunkedArray):  # one array: chunks combined (a copy only if there are several)
         strings = strings.chunk(0) if strings.num_chunks == 1 else strings.combine_chunks()
+    if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
+        return None
     offsets_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     _, offsets_buffer, characters = strings.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=offsets_type)[strings.offset:strings.offset + len(strings) + 1]
