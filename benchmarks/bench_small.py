@@ -238,7 +238,7 @@ def run(rows: int, rounds: int, queries: list[str], folder: str) -> list[dict[st
     return records
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, action="append", default=None,
                         help="rows (repeatable; default 1,000 and 30,000)")
@@ -249,9 +249,11 @@ def main(argv: list[str] | None = None) -> None:
     unknown = sorted(set(queries) - set(QUERIES))
     if unknown:
         parser.error(f"unknown queries {unknown}; choose from {', '.join(QUERIES)}")
+    records = []
     with tempfile.TemporaryDirectory(prefix="dpframe-bench-") as folder:
         for rows in args.rows or [1_000, 30_000]:
-            run(rows, args.rounds, queries, folder)
+            records += run(rows, args.rounds, queries, folder)
+    return records
 
 
 if __name__ == "__main__":

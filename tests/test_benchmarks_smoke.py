@@ -117,3 +117,18 @@ def test_quantile_peer_benchmark_runs_and_skips_what_is_missing(
     monkeypatch.setattr(bench, "ADULT", tmp_path / "absent.csv")
     bench.main(["--trials", "5", "--skip-mean"])
     assert "skipped" in capsys.readouterr().out
+
+
+def test_small_frames_benchmark_runs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # the script imports its neighbour timing.py
+    spec = importlib.util.spec_from_file_location("bench_small", benchmarks / "bench_small.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    records = bench.main(["--rows", "300", "--rounds", "1"])
+    # Every query ran for pandas and for dpframe with both ledgers (the peers only where they are installed).
+    for library in ("pandas", "dpframe (in-memory ledger)", "dpframe (ledger file)"):
+        assert {r["query"] for r in records if r["library"] == library} == set(bench.QUERIES)
+    assert all(r["ms"] > 0 for r in records)
+    assert "group-by mean, 300 rows" in capsys.readouterr().out
