@@ -207,6 +207,10 @@ class Release:
     # The public range (A, B) the values were declared to lie in: the interval then covers the mean of the values
     # clipped to it, the clipping to ``bounds`` included (Clipping.widened). None: the interval is the noise's.
     domain: tuple[float, float] | None = None
+    # A selection's rank interval (quantiles): with probability ``level`` each answer's rank among the values
+    # clipped to ``bounds`` is within this many ranks of q·n (one number, or per cell). From the mechanism's
+    # data-independent error bound: free. No value interval: mapping ranks to values would read the data.
+    rank_reach: Cells | None = None
     # The released Series/DataFrame as released: pandas copies attrs through arithmetic, and a release
     # describes only the values it was made for (current_release).
     released: pd.Series | pd.DataFrame | None = field(default=None, repr=False)
@@ -215,10 +219,29 @@ class Release:
         # Selections (mode, top_k, quantiles) release a choice, with no interval around it.
         selection = isinstance(self.std, float) and math.isnan(self.std)
         accuracy = "no intervals (a selection)" if selection else f"{self.level:.0%} intervals"
+        if self.rank_reach is not None:
+            accuracy = f"{self.level:.0%} rank intervals (a selection)"
         return (
             f"Release({self.query} of {', '.join(self.columns) or 'rows'}: {self.mechanism}, "
             f"cost {self.cost.describe('zcdp' if self.cost.rho else 'approx')}, {accuracy})"
         )
+
+
+def rank_interval_text(release: Release) -> str | None:
+    """The rank interval of a quantile's release in words (the largest reach where cells differ), or None.
+
+    >>> rank_interval_text(Release("median", ("x",), "m", Cost(), math.nan, math.nan, math.nan, bounds=(0, 9),
+    ...                            rank_reach=7.83))
+    '95% rank interval: its rank among the values clipped to [0, 9] is within ±7.8 of q·n (no value interval)'
+    """
+    reach = release.rank_reach
+    if reach is None:
+        return None
+    largest = float(np.nanmax(np.asarray(reach, dtype=float)))
+    bounds = release.bounds
+    among = "the values" if bounds is None else f"the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
+    return (f"{release.level:.0%} rank interval: its rank among {among} is within ±{largest:.2g} of q·n "
+            "(no value interval)")
 
 
 def clipping_bites(clipping: Clipping | None, query: str, lower: float, upper: float) -> bool:
@@ -306,13 +329,20 @@ class _Released(_Marked):
         """What this answer cost the budget."""
         return self.release.cost
 
+    @property
+    def rank_interval(self) -> str | None:
+        """A quantile's interval, in ranks (``Release.rank_reach``), in words; None for other answers."""
+        return rank_interval_text(self.release)
+
     def _describe(self, value: float) -> str:
         lo, hi = self.ci
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
         resolution = shown_resolution(self.std, lo, hi)
         shown = justified(value, resolution)
-        if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
-            return f"{shown} ({self.mechanism}, {cost}; no interval)"
+        if lo != lo or hi != hi:  # NaN: no value interval (e.g. a quantile: its rank interval; see release.note)
+            ranks = self.rank_interval
+            within = "no interval" if ranks is None else ranks
+            return f"{shown} ({within}; {self.mechanism}, {cost})"
         # The interval covers the statistic of the clipped values: say so, with what the bounds clipped.
         bounds, domain = self.release.bounds, self.release.domain
         clipped = "" if bounds is None else f" of the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
