@@ -880,7 +880,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share or may move the mean by more
         than its interval's half-width (marked: ``.clipping_bites``). ``domain=(lower, upper)``, a public range
         the values lie in (not read from this data), makes the interval cover the mean of the values clipped to
-        it, what the bounds clipped included (docs/bounds.md, "Honest when clipping bites").
+        it, what the bounds clipped included (docs/reading-answers.md, "Honest when clipping bites").
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [20, 40, 60] * 1000}).dp.protect(epsilon=1.0)

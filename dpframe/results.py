@@ -130,7 +130,7 @@ class Clipping:
 
         Read from the released counts and bounds only. Nobody knows how far the clipped values lay; the bounds'
         width is the scale of a tail cut where few values remain. The one-std margin is a trade measured on
-        five real data sets (docs/bounds.md, "Honest when clipping bites"): a 95% margin flags a fifth of the
+        five real data sets (docs/reading-answers.md, "Honest when clipping bites"): a 95% margin flags a fifth of the
         misses, none a half of all answers.
 
         >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=30.0, reach=60, chosen_privately=True)

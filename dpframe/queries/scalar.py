@@ -433,7 +433,7 @@ def _moment_query(
         noise_lower, noise_upper = estimate.interval(moments.lo, moments.hi)
         lower, upper = (np.array([end]) for end in clipped.widened(float(noise_lower[0]), float(noise_upper[0]), domain))
         note = ("approximate interval (delta method) of the mean of the values clipped to the domain, widened by "
-                "what clipping to the bounds can have moved it (docs/bounds.md)" + note)
+                "what clipping to the bounds can have moved it (docs/reading-answers.md)" + note)
     else:
         estimate = moment_result(query, moments, measured)
         lower, upper = estimate.interval(*value_range(query, moments))
