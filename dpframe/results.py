@@ -227,8 +227,9 @@ class Release:
         )
 
 
-def rank_interval_text(release: Release) -> str | None:
-    """The rank interval of a quantile's release in words (the largest reach where cells differ), or None.
+def rank_interval_text(release: Release, shown: Callable[[float], str] = "{:g}".format) -> str | None:
+    """The rank interval of a quantile's release in words (the largest reach where cells differ), or None;
+    ``shown`` writes a bound (in the release's units).
 
     >>> rank_interval_text(Release("median", ("x",), "m", Cost(), math.nan, math.nan, math.nan, bounds=(0, 9),
     ...                            rank_reach=7.83))
@@ -239,7 +240,7 @@ def rank_interval_text(release: Release) -> str | None:
         return None
     largest = float(np.nanmax(np.asarray(reach, dtype=float)))
     bounds = release.bounds
-    among = "the values" if bounds is None else f"the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
+    among = "the values" if bounds is None else f"the values clipped to [{shown(bounds[0])}, {shown(bounds[1])}]"
     return (f"{release.level:.0%} rank interval: its rank among {among} is within ±{largest:.2g} of q·n "
             "(no value interval)")
 
@@ -296,9 +297,12 @@ class _Marked:
         return None if clamp is None else (float(clamp[0]), float(clamp[1]))  # type: ignore[arg-type]
 
     def _warning(self, shown: Callable[[float], str]) -> str:
-        """:func:`unreliable_text` of this answer; ``shown`` writes a bound (in the release's units)."""
+        """The marks a description starts with: :func:`unreliable_text` of this answer, after the clipping's
+        (:attr:`clipping_bites`); ``shown`` writes a bound (in the release's units)."""
         lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
-        return unreliable_text(self._number(), lower, upper, self._clamp, shown)
+        clipping = ("CLIPPING BIAS, clipping may move it by more than the interval's half-width: "
+                    if self.clipping_bites else "")
+        return clipping + unreliable_text(self._number(), lower, upper, self._clamp, shown)
 
 
 class _Released(_Marked):
@@ -352,8 +356,6 @@ class _Released(_Marked):
         clipping = self.release.clipping
         counted = "" if clipping is None else f"; {clipping.describe()}"
         warning = self._warning(lambda bound: f"{bound:g}")
-        if self.clipping_bites:
-            warning = "CLIPPING BIAS, clipping may move it by more than the interval's half-width: " + warning
         return (f"{shown} ({warning}95% CI {justified(lo, resolution)} to {justified(hi, resolution)}{clipped}; "
                 f"{self.mechanism}, {cost}{counted})")
 
@@ -564,7 +566,8 @@ class _ReleasedTime(_Marked):
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
         lower, upper = self.ci
         if lower is pd.NaT or upper is pd.NaT:
-            return f"{self._shown(value)} ({self.mechanism}, {cost}; no interval)"
+            ranks = rank_interval_text(self.release, lambda bound: str(self._from_seconds(bound)))
+            return f"{self._shown(value)} ({'no interval' if ranks is None else ranks}; {self.mechanism}, {cost})"
         bounds = self.release.bounds
         clipped = "" if bounds is None else \
             f" of the values clipped to [{self._from_seconds(bounds[0])}, {self._from_seconds(bounds[1])}]"
