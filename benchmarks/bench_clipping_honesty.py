@@ -15,8 +15,8 @@ For each column, ``--runs`` answers of ``p[col].dp.mean(epsilon=1)`` (seeded thr
 
 * ``coverage``: the share whose 95% interval holds the exact mean of the non-missing values;
 * ``flagged misses``: the share of the misses marked ``clipping_bites`` (and so warned);
-* ``flagged``: the share of all answers marked; ``warned``: the share with any ClippingWarning (the old rule
-  warns too, on a noticeable clipped share);
+* ``flagged``: the share of all answers marked; ``warned``: the share with any ClippingWarning (the older rule
+  warns too, on a noticeable clipped share); ``misses, older rule``: the misses that rule alone warned about;
 * ``domain coverage``: the same query with ``domain=`` the column's range widened by half its width on each side
   (a stand-in for a public range known from outside the data): the share of intervals holding the exact mean,
   and their width over the noise interval's.
@@ -88,7 +88,7 @@ def column_runs(frame: pd.DataFrame, column: str, runs: int, seed: int) -> dict[
     truth = float(values.mean())
     low, high = float(values.min()), float(values.max())
     domain = (low - (high - low) / 2, high + (high - low) / 2)
-    covered = flagged = warned = flagged_misses = misses = domain_covered = 0
+    covered = flagged = warned = flagged_misses = misses = domain_covered = noticed_misses = 0
     widths: list[float] = []
     p = frame[[column]].dp.protect(epsilon=2.0 * runs, ledger=":memory:")
     for run in range(runs):
@@ -100,13 +100,14 @@ def column_runs(frame: pd.DataFrame, column: str, runs: int, seed: int) -> dict[
         misses += not hit
         flagged += answer.clipping_bites
         flagged_misses += answer.clipping_bites and not hit
+        noticed_misses += answer.release.clipping is not None and answer.release.clipping.noticeable and not hit
         warned += any(issubclass(w.category, ClippingWarning) for w in caught)
         with warnings.catch_warnings(), seeded_noise(seed + run):
             warnings.simplefilter("ignore", ClippingWarning)
             wide = p[column].dp.mean(epsilon=1.0, domain=domain)
         domain_covered += wide.ci[0] <= truth <= wide.ci[1]
         widths.append((wide.ci[1] - wide.ci[0]) / max(answer.ci[1] - answer.ci[0], 1e-300))
-    return {"runs": runs, "coverage": covered / runs, "misses": misses, "flagged misses": flagged_misses,
+    return {"runs": runs, "coverage": covered / runs, "misses": misses, "flagged misses": flagged_misses, "misses, older rule": noticed_misses,
             "flagged": flagged / runs, "warned": warned / runs, "domain coverage": domain_covered / runs,
             "domain width ratio": float(np.median(widths))}
 
@@ -119,7 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     warnings.simplefilter("ignore", NotPrivateWarning)  # the seeded source says so on every answer
     results: dict[str, dict[str, dict[str, float]]] = {}
-    totals = {"answers": 0, "covered": 0.0, "misses": 0, "flagged misses": 0, "flagged": 0.0, "warned": 0.0,
+    totals = {"answers": 0, "covered": 0.0, "misses": 0, "flagged misses": 0, "misses, older rule": 0, "flagged": 0.0, "warned": 0.0,
               "domain covered": 0.0}
     for name, load in DATA.items():
         frame = load()
@@ -130,19 +131,21 @@ def main() -> None:
             figures = column_runs(frame, column, args.runs, args.seed)
             results[name][column] = figures
             print(f"{name:22} {column:16} coverage {figures['coverage']:.2f}  misses {figures['misses']:3.0f} "
-                  f"(flagged {figures['flagged misses']:3.0f})  flagged {figures['flagged']:.2f}  "
+                  f"(flagged {figures['flagged misses']:3.0f}, older rule {figures['misses, older rule']:3.0f})  flagged {figures['flagged']:.2f}  "
                   f"warned {figures['warned']:.2f}  domain coverage {figures['domain coverage']:.2f} "
                   f"(width x{figures['domain width ratio']:.1f})", flush=True)
             totals["answers"] += args.runs
             totals["covered"] += figures["coverage"] * args.runs
             totals["misses"] += figures["misses"]
             totals["flagged misses"] += figures["flagged misses"]
+            totals["misses, older rule"] += figures["misses, older rule"]
             totals["flagged"] += figures["flagged"] * args.runs
             totals["warned"] += figures["warned"] * args.runs
             totals["domain covered"] += figures["domain coverage"] * args.runs
     answers = totals["answers"]
     summary = {"answers": answers, "coverage": totals["covered"] / answers,
                "share of misses flagged": totals["flagged misses"] / max(totals["misses"], 1),
+               "share of misses the older rule warned about": totals["misses, older rule"] / max(totals["misses"], 1),
                "share of answers flagged": totals["flagged"] / answers, "share warned": totals["warned"] / answers,
                "domain coverage": totals["domain covered"] / answers}
     print(json.dumps(summary, indent=1))

@@ -69,6 +69,13 @@ NOTICEABLE_CLIPPING = 0.01
 # ... where "beyond the noise" means more than this many standard deviations of the two counts' sum: with
 # nothing clipped, noise alone then warns in about 1 run in 200 (two Laplace counts: P[S > 6b] = 2e^-6).
 CLIPPING_NOISE_MARGIN = 3.0
+# The flag of clipping that may move an answer beyond its interval (Clipping.possible_shift) discounts each clipped
+# count by this many noise standard deviations: with nothing clipped, noise alone then flags at most 6% of answers
+# (two Laplace counts, each over 2σ with probability e^(-2√2)/2), about as often as the interval itself misses.
+# The counts' noise (σ ≈ 14 at ε = 1) exceeds the few clipped values that move a mean past its interval, so every
+# margin trades: on five real data sets one std flagged 60% of the misses but 30% of all answers (and 15% with
+# nothing clipped), two stds 30% and 11% (docs/reading-answers.md).
+SHIFT_NOISE_MARGIN = 2.0
 # The miss probability a bias-inclusive interval (Clipping.widened) gives each of the three noisy counts it
 # bounds one-sided: with the noise interval at 1 - (1 - level) / 2, the four events share 1 - level (union bound).
 COUNT_TAIL = (1 - 0.95) / 6
@@ -125,19 +132,18 @@ class Clipping:
 
     def possible_shift(self, per_value: bool) -> float:
         """How far clipping may have moved a mean (``per_value``) or a sum: the larger side's clipped count,
-        less one standard deviation of its noise, each value as far beyond its bound as the bounds are wide, over
-        the noisy count of values for a mean.
+        less :data:`SHIFT_NOISE_MARGIN` standard deviations of its noise, each value as far beyond its bound as
+        the bounds are wide, over the noisy count of values for a mean.
 
         Read from the released counts and bounds only. Nobody knows how far the clipped values lay; the bounds'
-        width is the scale of a tail cut where few values remain. The one-std margin is a trade measured on
-        five real data sets (docs/reading-answers.md, "Honest when clipping bites"): a 95% margin flags a fifth of the
-        misses, none a half of all answers.
+        width is the scale of a tail cut where few values remain. The margin is a trade measured on five real
+        data sets (docs/reading-answers.md, "Honest when clipping bites").
 
-        >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=30.0, reach=60, chosen_privately=True)
+        >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=15.0, reach=60, chosen_privately=True)
         >>> c.possible_shift(per_value=True), c.possible_shift(per_value=False)
         (0.1, 100.0)
         """
-        clipped = max(self.below, self.above) - self.std
+        clipped = max(self.below, self.above) - SHIFT_NOISE_MARGIN * self.std
         shift = max(clipped, 0.0) * (self.upper - self.lower)
         return shift / max(self.total, 1.0) if per_value else shift
 
@@ -250,7 +256,7 @@ def clipping_bites(clipping: Clipping | None, query: str, lower: float, upper: f
     (:meth:`Clipping.possible_shift`): the interval then need not cover the unclipped answer. Read from released
     values only.
 
-    >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=30.0, reach=60, chosen_privately=True)
+    >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=15.0, reach=60, chosen_privately=True)
     >>> clipping_bites(c, "mean", 4.95, 5.05), clipping_bites(c, "mean", 4.8, 5.2), clipping_bites(c, "var", 0, 0)
     (True, False, False)
     """
