@@ -386,7 +386,8 @@ def with_bounds(
     reads: BoundsReads | None = None,
     domain: tuple[float, float] | None = None,
 ) -> tuple[Moments, str, Clipping | None]:
-    """The query's :class:`Moments` (bounds found privately when ``bounds`` is None), a note, and the clipping.
+    """The query's :class:`Moments` (bounds found privately when ``bounds`` is None, cut to a public ``domain``
+    if given), a note, and the clipping.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -409,8 +410,8 @@ def with_bounds(
     (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping,
                                              reads=reads)
     if domain is not None:
-        # Cut to the public domain (post-processing); a value clipped to the cut bounds moved no further than to
-        # the domain's end would have. Bounds outside it (data outside the domain): the domain.
+        # Cut to the public domain (post-processing): a value beyond a cut end is clipped to the domain's end, as
+        # clipping to the domain would. Bounds wholly outside it (data outside the domain): the domain itself.
         cut = max(lo, domain[0]), min(hi, domain[1])
         lo, hi = cut if cut[0] < cut[1] else domain
     note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
