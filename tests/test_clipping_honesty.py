@@ -119,3 +119,15 @@ def test_group_by_quantiles_carry_rank_intervals() -> None:
     assert "95% rank interval" in repr(medians)
     table = p.dp.groupby("g").quantile("x", [0.25, 0.75], bounds=(0, 1000), epsilon=1.0)
     assert table.attrs["dp"].rank_reach.shape == table.shape
+
+
+def test_describe_percentiles_carry_rank_intervals_for_all_at_once() -> None:
+    df = pd.DataFrame({"age": np.arange(2000) % 70 + 18})
+    p = df.dp.protect(epsilon=2.0, ledger=":memory:")
+    table = p.dp.describe(epsilon=1.0, bounds={"age": (0, 100)})
+    reach = table.attrs["dp"].rank_reach["age"]
+    assert reach[["25%", "50%", "75%"]].notna().all() and reach.drop(["25%", "50%", "75%"]).isna().all()
+    # All three at once at 95%: each at 1 - 5%/3, wider than one quantile's own 95% reach.
+    alone = p["age"].dp.quantile(0.5, bounds=(0, 100), epsilon=1.0 / 3)
+    assert reach["50%"] > alone.release.rank_reach
+    assert "all of a column's percentiles at once" in table.attrs["dp"].note
