@@ -868,6 +868,7 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         rho: float | None = None,
         mechanism: str | None = None,
         clipping: bool | None = None,
+        domain: Any = None,
     ) -> DPFloat:
         """Noisy mean of the values clipped to ``bounds`` (noisy sum / noisy count).
 
@@ -876,7 +877,10 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         budget (its own ledger line); the result reports them in ``.release.bounds``.
         ``clipping`` (default: with automatic bounds only) spends a tenth of the
         budget counting the values the bounds clip (``.release.clipping``) and
-        warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share.
+        warns (:class:`~dpframe.ClippingWarning`) when they are a noticeable share or may move the mean by more
+        than its interval's half-width (marked: ``.clipping_bites``). ``domain=(lower, upper)``, a public range
+        the values lie in (not read from this data), makes the interval cover the mean of the values clipped to
+        it, what the bounds clipped included (docs/reading-answers.md, "Honest when clipping bites").
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"age": [20, 40, 60] * 1000}).dp.protect(epsilon=1.0)
@@ -885,7 +889,10 @@ class SeriesAccessor(_Accessor[ProtectedSeries]):
         (True, True)
         """
         target, scale, bounds = self._in_seconds("mean", bounds)
-        answer = scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), clipping)
+        if domain is not None and scale is not None:
+            raise ValueError("domain= is for numeric columns")
+        answer = scalar.mean(target, target.series, bounds, target.privacy(epsilon, delta, rho, mechanism), clipping,
+                             domain=domain)
         return answer if scale is None else scale.answer(answer, "mean")
 
     def var(

@@ -69,6 +69,16 @@ NOTICEABLE_CLIPPING = 0.01
 # ... where "beyond the noise" means more than this many standard deviations of the two counts' sum: with
 # nothing clipped, noise alone then warns in about 1 run in 200 (two Laplace counts: P[S > 6b] = 2e^-6).
 CLIPPING_NOISE_MARGIN = 3.0
+# The flag of clipping that may move an answer beyond its interval (Clipping.possible_shift) discounts each clipped
+# count by this many noise standard deviations: with nothing clipped, noise alone then flags at most 6% of answers
+# (two Laplace counts, each over 2σ with probability e^(-2√2)/2), about as often as the interval itself misses.
+# The counts' noise (σ ≈ 14 at ε = 1) exceeds the few clipped values that move a mean past its interval, so every
+# margin trades: on five real data sets one std flagged 60% of the misses but 30% of all answers (and 15% with
+# nothing clipped), two stds 30% and 11% (docs/reading-answers.md).
+SHIFT_NOISE_MARGIN = 2.0
+# The miss probability a bias-inclusive interval (Clipping.widened) gives each of the three noisy counts it
+# bounds one-sided: with the noise interval at 1 - (1 - level) / 2, the four events share 1 - level (union bound).
+COUNT_TAIL = (1 - 0.95) / 6
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,8 @@ class Clipping:
     std: float
     reach: float
     chosen_privately: bool
+    # Each count's one-sided bound at COUNT_TAIL: P[noise > margin] <= COUNT_TAIL (NaN: not measured).
+    margin: float = math.nan
 
     @property
     def total(self) -> float:
@@ -117,6 +129,46 @@ class Clipping:
         """
         clipped = self.below + self.above
         return clipped > CLIPPING_NOISE_MARGIN * math.sqrt(2) * self.std and self.share >= NOTICEABLE_CLIPPING
+
+    def possible_shift(self, per_value: bool) -> float:
+        """How far clipping may have moved a mean (``per_value``) or a sum: the larger side's clipped count,
+        less :data:`SHIFT_NOISE_MARGIN` standard deviations of its noise, each value as far beyond its bound as
+        the bounds are wide, over the noisy count of values for a mean.
+
+        Read from the released counts and bounds only. Nobody knows how far the clipped values lay; the bounds'
+        width is the scale of a tail cut where few values remain. The margin is a trade measured on five real
+        data sets (docs/reading-answers.md, "Honest when clipping bites").
+
+        >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=15.0, reach=60, chosen_privately=True)
+        >>> c.possible_shift(per_value=True), c.possible_shift(per_value=False)
+        (0.1, 100.0)
+        """
+        clipped = max(self.below, self.above) - SHIFT_NOISE_MARGIN * self.std
+        shift = max(clipped, 0.0) * (self.upper - self.lower)
+        return shift / max(self.total, 1.0) if per_value else shift
+
+    def widened(self, lower: float, upper: float, domain: tuple[float, float]) -> tuple[float, float]:
+        """A noise interval ``(lower, upper)`` of the clipped values' mean, widened by how far clipping to
+        ``(self.lower, self.upper)`` can have moved it from the mean of the values clipped to the public ``domain``.
+
+        A value above the upper bound U moved by at most B - U (B the domain's end), one below L by at most
+        L - A; so that mean lies in [lower - below⁺ (L - A) / n⁻, upper + above⁺ (B - U) / n⁻], with below⁺ and
+        above⁺ the counts' upper bounds and n⁻ the within count's lower bound (n is at least it), each
+        missed with probability at most :data:`COUNT_TAIL`. With the noise interval at 1 - (1 - level) / 2,
+        the result misses with probability at most 1 - level (union bound).
+
+        >>> c = Clipping(0.0, 10.0, below=0, within=1040, above=40, std=14.1, reach=30, chosen_privately=True,
+        ...              margin=40)
+        >>> c.widened(4.0, 5.0, (0.0, 100.0))
+        (4.0, 12.2)
+        """
+        n = self.within - self.margin
+        if n < 1:
+            return domain
+        # A bound at or beyond the domain's end moves no value clipped to the domain.
+        below = max(self.below + self.margin, 0.0) * max(self.lower - domain[0], 0.0) / n
+        above = max(self.above + self.margin, 0.0) * max(domain[1] - self.upper, 0.0) / n
+        return max(lower - below, domain[0]), min(upper + above, domain[1])
 
     def describe(self) -> str:
         """The counts in words (negative noisy counts shown as 0)."""
@@ -158,6 +210,13 @@ class Release:
     # to 0 and up), per cell where it differs, NaN where not clamped; None: nothing clamped. Public, or made of
     # released values, so that the marks of is_unreliable and at_bound read nothing private.
     clamp: tuple[Cells, Cells] | None = None
+    # The public range (A, B) the values were declared to lie in: the interval then covers the mean of the values
+    # clipped to it, the clipping to ``bounds`` included (Clipping.widened). None: the interval is the noise's.
+    domain: tuple[float, float] | None = None
+    # A selection's rank interval (quantiles): with probability ``level`` each answer's rank among the values
+    # clipped to ``bounds`` is within this many ranks of q·n (one number, or per cell). From the mechanism's
+    # data-independent error bound: free. No value interval: mapping ranks to values would read the data.
+    rank_reach: Cells | None = None
     # The released Series/DataFrame as released: pandas copies attrs through arithmetic, and a release
     # describes only the values it was made for (current_release).
     released: pd.Series | pd.DataFrame | None = field(default=None, repr=False)
@@ -166,10 +225,44 @@ class Release:
         # Selections (mode, top_k, quantiles) release a choice, with no interval around it.
         selection = isinstance(self.std, float) and math.isnan(self.std)
         accuracy = "no intervals (a selection)" if selection else f"{self.level:.0%} intervals"
+        if self.rank_reach is not None:
+            accuracy = f"{self.level:.0%} rank intervals (a selection)"
         return (
             f"Release({self.query} of {', '.join(self.columns) or 'rows'}: {self.mechanism}, "
             f"cost {self.cost.describe('zcdp' if self.cost.rho else 'approx')}, {accuracy})"
         )
+
+
+def rank_interval_text(release: Release, shown: Callable[[float], str] = "{:g}".format) -> str | None:
+    """The rank interval of a quantile's release in words (the largest reach where cells differ), or None;
+    ``shown`` writes a bound (in the release's units).
+
+    >>> rank_interval_text(Release("median", ("x",), "m", Cost(), math.nan, math.nan, math.nan, bounds=(0, 9),
+    ...                            rank_reach=7.83))
+    '95% rank interval: its rank among the values clipped to [0, 9] is within ±7.8 of q·n (no value interval)'
+    """
+    reach = release.rank_reach
+    if reach is None:
+        return None
+    largest = float(np.nanmax(np.asarray(reach, dtype=float)))
+    bounds = release.bounds
+    among = "the values" if bounds is None else f"the values clipped to [{shown(bounds[0])}, {shown(bounds[1])}]"
+    return (f"{release.level:.0%} rank interval: its rank among {among} is within ±{largest:.2g} of q·n "
+            "(no value interval)")
+
+
+def clipping_bites(clipping: Clipping | None, query: str, lower: float, upper: float) -> bool:
+    """Whether the clipping counted for a mean or sum may have moved it by more than its interval's half-width
+    (:meth:`Clipping.possible_shift`): the interval then need not cover the unclipped answer. Read from released
+    values only.
+
+    >>> c = Clipping(0.0, 10.0, below=0, within=960, above=40, std=15.0, reach=60, chosen_privately=True)
+    >>> clipping_bites(c, "mean", 4.95, 5.05), clipping_bites(c, "mean", 4.8, 5.2), clipping_bites(c, "var", 0, 0)
+    (True, False, False)
+    """
+    if clipping is None or query not in ("mean", "sum"):
+        return False
+    return clipping.possible_shift(per_value=query == "mean") > (upper - lower) / 2
 
 
 class _Marked:
@@ -190,6 +283,15 @@ class _Marked:
         return is_unreliable(self._number(), lower, upper, self._clamp) or self.at_bound
 
     @property
+    def clipping_bites(self) -> bool:
+        """Whether the clipping may have moved this answer (a mean or sum) by more than its interval's half-width
+        (:func:`clipping_bites`): read its interval as the clipped values', not the data's. False where the
+        interval already includes the clipping (a declared ``domain``)."""
+        release = self.release
+        lower, upper = float(release.lower), float(release.upper)  # type: ignore[arg-type]
+        return release.domain is None and clipping_bites(release.clipping, release.query, lower, upper)
+
+    @property
     def at_bound(self) -> bool:
         """Whether the noisy answer was clamped to an end of the range it can take (:func:`at_bound`): a mean at
         its bound, a variance or standard deviation at 0."""
@@ -201,9 +303,12 @@ class _Marked:
         return None if clamp is None else (float(clamp[0]), float(clamp[1]))  # type: ignore[arg-type]
 
     def _warning(self, shown: Callable[[float], str]) -> str:
-        """:func:`unreliable_text` of this answer; ``shown`` writes a bound (in the release's units)."""
+        """The marks a description starts with: :func:`unreliable_text` of this answer, after the clipping's
+        (:attr:`clipping_bites`); ``shown`` writes a bound (in the release's units)."""
         lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
-        return unreliable_text(self._number(), lower, upper, self._clamp, shown)
+        clipping = ("CLIPPING BIAS, clipping may move it by more than the interval's half-width: "
+                    if self.clipping_bites else "")
+        return clipping + unreliable_text(self._number(), lower, upper, self._clamp, shown)
 
 
 class _Released(_Marked):
@@ -234,16 +339,26 @@ class _Released(_Marked):
         """What this answer cost the budget."""
         return self.release.cost
 
+    @property
+    def rank_interval(self) -> str | None:
+        """A quantile's interval, in ranks (``Release.rank_reach``), in words; None for other answers."""
+        return rank_interval_text(self.release)
+
     def _describe(self, value: float) -> str:
         lo, hi = self.ci
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
         resolution = shown_resolution(self.std, lo, hi)
         shown = justified(value, resolution)
-        if lo != lo or hi != hi:  # NaN: no interval (e.g. a quantile; see release.note)
-            return f"{shown} ({self.mechanism}, {cost}; no interval)"
+        if lo != lo or hi != hi:  # NaN: no value interval (e.g. a quantile: its rank interval; see release.note)
+            ranks = self.rank_interval
+            within = "no interval" if ranks is None else ranks
+            return f"{shown} ({within}; {self.mechanism}, {cost})"
         # The interval covers the statistic of the clipped values: say so, with what the bounds clipped.
-        bounds = self.release.bounds
+        bounds, domain = self.release.bounds, self.release.domain
         clipped = "" if bounds is None else f" of the values clipped to [{bounds[0]:g}, {bounds[1]:g}]"
+        if domain is not None:
+            clipped = (f" of the values clipped to the domain [{domain[0]:g}, {domain[1]:g}], including what the "
+                       f"bounds [{bounds[0]:g}, {bounds[1]:g}] clipped" if bounds is not None else "")
         clipping = self.release.clipping
         counted = "" if clipping is None else f"; {clipping.describe()}"
         warning = self._warning(lambda bound: f"{bound:g}")
@@ -457,7 +572,8 @@ class _ReleasedTime(_Marked):
         cost = self.cost.describe("zcdp" if self.cost.rho else "approx")
         lower, upper = self.ci
         if lower is pd.NaT or upper is pd.NaT:
-            return f"{self._shown(value)} ({self.mechanism}, {cost}; no interval)"
+            ranks = rank_interval_text(self.release, lambda bound: str(self._from_seconds(bound)))
+            return f"{self._shown(value)} ({'no interval' if ranks is None else ranks}; {self.mechanism}, {cost})"
         bounds = self.release.bounds
         clipped = "" if bounds is None else \
             f" of the values clipped to [{self._from_seconds(bounds[0])}, {self._from_seconds(bounds[1])}]"

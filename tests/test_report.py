@@ -161,7 +161,7 @@ def test_budget_summary_and_cost_by_query(report: str) -> None:
 def test_every_release_note_is_shown(report: str) -> None:
     notes = Page(report).notes
     assert any(n.startswith("Lower/upper bound rows are the clipping bounds used") for n in notes)
-    assert any(n.startswith("Percentiles have no value interval") for n in notes)
+    assert any(n.startswith("Percentiles have rank intervals, no value interval") for n in notes)
     assert any(n.startswith("Histograms: 0.2 of ε") for n in notes)  # the command's own note
     assert sum(n == "Last bin includes its right edge" for n in notes) == 3  # each histogram's release
     assert sum(n.startswith("Values below") and n.endswith("are not counted") for n in notes) == 3

@@ -127,7 +127,7 @@ from dpframe.noise.mechanism import Privacy, laplace_epsilon
 from dpframe.noise.random import RandomSource
 from dpframe.queries import kernels
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
-from dpframe.results import Clipping, Release, with_release
+from dpframe.results import COUNT_TAIL, Clipping, Release, clipping_bites, with_release
 from dpframe.selection.svt import SparseVector, SVTNoise, positive_int
 
 __all__ = [
@@ -613,7 +613,8 @@ def measure_clipping(
     exact = np.array([n_below, n_values - n_below - n_above, n_above], dtype=np.int64)
     noisy = (exact + noise.sample(3)).astype(float)
     return Clipping(lo, hi, below=float(noisy[0]), within=float(noisy[1]), above=float(noisy[2]), std=noise.std,
-                    reach=float(noise.halfwidth(0.95)), chosen_privately=table is not None)
+                    reach=float(noise.halfwidth(0.95)), chosen_privately=table is not None,
+                    margin=float(noise.halfwidth(1 - 2 * COUNT_TAIL)))
 
 
 def automatic_bounds(
@@ -698,16 +699,23 @@ def resolve_bounds(
     return declared, rest, measure_clipping(target, series, declared, counts, query=query, reads=reads)
 
 
-def warn_if_clipped(clipping: Clipping | None, query: str, column: Any) -> None:
-    """Warn (:class:`~dpframe.errors.ClippingWarning`) when a noticeable share of the values was clipped."""
-    if clipping is None or not clipping.noticeable:
+def warn_if_clipped(clipping: Clipping | None, query: str, column: Any,
+                    interval: tuple[float, float] | None = None) -> None:
+    """Warn (:class:`~dpframe.errors.ClippingWarning`) when a noticeable share of the values was clipped, or when
+    the clipping may have moved the answer by more than half its ``interval`` (:func:`~dpframe.results.clipping_bites`;
+    pass no interval where it already includes the clipping)."""
+    if clipping is None:
+        return
+    bites = interval is not None and clipping_bites(clipping, query, *interval)
+    if not (bites or clipping.noticeable):
         return
     how = "chosen privately" if clipping.chosen_privately else "declared"
+    moved = "; clipping may move the answer by more than its interval's half-width" if bites else ""
     warn(
         f"{query} of {column!r}: {clipping.describe()} were clipped to the bounds ({clipping.lower:g}, "
-        f"{clipping.upper:g}), {how}; the answer and its interval are for the clipped values. "
-        "Declare bounds=(lower, upper) that contain the data, from what you know of the domain (not from this "
-        "data), to avoid the bias",
+        f"{clipping.upper:g}), {how}; the answer and its interval are for the clipped values{moved}. "
+        "Declare bounds=(lower, upper) that contain the data, or a domain=(lower, upper) for an interval that "
+        "includes the clipping, from what you know of the domain (not from this data), to avoid the bias",
         ClippingWarning,
     )
 

@@ -191,7 +191,7 @@ def bounded_sum(
         "sum", plan.columns, plan.mechanism, target.spent, noise.std * step, value - half, value + half, LEVEL, (lo, hi),
         note, clipped,
     )
-    warn_if_clipped(clipped, "sum", series.name)
+    warn_if_clipped(clipped, "sum", series.name, (value - half, value + half))
     return DPInt(int(value), release) if whole else DPFloat(value, release)
 
 
@@ -299,18 +299,18 @@ class Moments:
 
     def linearised(
         self, value: NDArray[np.float64], gradient: dict[str, NDArray[np.float64]], slack: NDArray[np.float64],
-        clamp: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+        clamp: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None, level: float = LEVEL,
     ) -> Estimate:
         """An estimate whose error is ~ sum of gradient[m] * noise[m] (delta method).
 
-        The interval adds the measurements' exact ``LEVEL`` quantiles in
+        The interval adds the measurements' exact ``level`` quantiles in
         quadrature: exact when one measurement dominates (e.g. the Laplace noise
         of a sum) or the noise is Gaussian, conservative otherwise.
         """
         stds = self.stds()
         std = np.sqrt(sum((g * stds[m]) ** 2 for m, g in gradient.items()))
         reach = np.sqrt(
-            sum((g * self.noise[m].halfwidth(LEVEL) * self.units[m]) ** 2 for m, g in gradient.items())
+            sum((g * self.noise[m].halfwidth(level) * self.units[m]) ** 2 for m, g in gradient.items())
         )
         return Estimate(value, np.asarray(std, dtype=np.float64), np.asarray(reach + slack, dtype=np.float64), clamp)
 
@@ -320,13 +320,14 @@ class Moments:
         # grid and the sum to the release grid; tiny, but intervals must cover.
         return float(grid.data_step) / 2 + grid.release_step / (2 * n)
 
-    def mean(self, measured: dict[str, NDArray[np.float64]]) -> Estimate:
-        """Post-processing: mean estimate (clamped to the bounds), its approximate noise std and rounding slack."""
+    def mean(self, measured: dict[str, NDArray[np.float64]], level: float = LEVEL) -> Estimate:
+        """Post-processing: mean estimate (clamped to the bounds), its approximate noise std and rounding slack
+        (the interval at ``level``)."""
         n = np.maximum(measured["count"], 1.0)
         deviation = measured["sum"] / n
         estimate = np.clip(self.center + deviation, self.lo, self.hi)
         return self.linearised(estimate, {"sum": 1 / n, "count": -deviation / n}, self._rounding(self.grid, n),
-                               (np.full_like(estimate, self.lo), np.full_like(estimate, self.hi)))
+                               (np.full_like(estimate, self.lo), np.full_like(estimate, self.hi)), level)
 
     def variance(self, measured: dict[str, NDArray[np.float64]]) -> Estimate:
         """Post-processing: variance estimate (clamped to [0, half-width^2]), its approximate noise std and slack."""
@@ -383,8 +384,10 @@ def with_bounds(
     ddof: int = 1,
     clipping: bool = False,
     reads: BoundsReads | None = None,
+    domain: tuple[float, float] | None = None,
 ) -> tuple[Moments, str, Clipping | None]:
-    """The query's :class:`Moments` (bounds found privately when ``bounds`` is None), a note, and the clipping.
+    """The query's :class:`Moments` (bounds found privately when ``bounds`` is None, cut to a public ``domain``
+    if given), a note, and the clipping.
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.testing import seeded_noise
@@ -406,6 +409,11 @@ def with_bounds(
 
     (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping,
                                              reads=reads)
+    if domain is not None:
+        # Cut to the public domain (post-processing): a value beyond a cut end is clipped to the domain's end, as
+        # clipping to the domain would. Bounds wholly outside it (data outside the domain): the domain itself.
+        cut = max(lo, domain[0]), min(hi, domain[1])
+        lo, hi = cut if cut[0] < cut[1] else domain
     note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
     return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), note, clipped
 
@@ -413,34 +421,63 @@ def with_bounds(
 def _moment_query(
     query: str, target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1,
     clipping: bool | None = None, read: Callable[[Moments], kernels.MomentSums] | None = None,
-    bounds_reads: BoundsReads | None = None,
+    bounds_reads: BoundsReads | None = None, domain: tuple[float, float] | None = None,
 ) -> DPFloat:
     bounds = schema_bounds(series) if bounds is None else bounds  # nothing to find, nothing clipped
     moments, note, clipped = with_bounds(query, target, series, bounds, privacy, 1 if query == "mean" else 2, ddof=ddof,
-                                         clipping=bounds is None if clipping is None else clipping, reads=bounds_reads)
-    estimate = moment_result(query, moments, moments.measure(read))
-    lower, upper = estimate.interval(*value_range(query, moments))
+                                         clipping=bounds is None if clipping is None else clipping, reads=bounds_reads,
+                                         domain=domain)
+    measured = moments.measure(read)
+    if domain is not None and clipped is not None:
+        # The noise interval at half the miss probability, the clipping counts' bounds at the rest (union bound).
+        estimate = moments.mean(measured, 1 - (1 - LEVEL) / 2)
+        noise_lower, noise_upper = estimate.interval(moments.lo, moments.hi)
+        lower, upper = (np.array([end]) for end in clipped.widened(float(noise_lower[0]), float(noise_upper[0]), domain))
+        note = ("approximate interval (delta method) of the mean of the values clipped to the domain, widened by "
+                "what clipping to the bounds can have moved it (docs/reading-answers.md)" + note)
+    else:
+        estimate = moment_result(query, moments, measured)
+        lower, upper = estimate.interval(*value_range(query, moments))
+        note = "approximate interval (delta method)" + note
     release = Release(
         query, moments.plan.columns, moments.plan.mechanism, target.spent, float(estimate.std[0]),
-        float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), "approximate interval (delta method)" + note,
-        clipped, estimate.clamped(),
+        float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), note,
+        clipped, estimate.clamped(), domain if clipped is not None else None,
     )
-    warn_if_clipped(clipped, query, series.name)
+    warn_if_clipped(clipped, query, series.name, None if release.domain else (float(lower[0]), float(upper[0])))
     return DPFloat(float(estimate.value[0]), release)
 
 
 def mean(
     target: Target, series: pd.Series[Any], bounds: Any, privacy: Privacy, clipping: bool | None = None,
     read: Callable[[Moments], kernels.MomentSums] | None = None, bounds_reads: BoundsReads | None = None,
+    domain: Any = None,
 ) -> DPFloat:
     """Noisy mean of the values clipped to ``bounds`` (``clipping`` and the reads: as :func:`bounded_sum`).
 
-    Under bounded DP with a public number of values, :func:`mean_over_public_n`.
+    Under bounded DP with a public number of values, :func:`mean_over_public_n`. ``domain=(A, B)``, a public
+    range the values lie in, counts the clipped values (``clipping`` must not be False) and widens the interval
+    to cover the mean of the values clipped to the domain, the bounds' clipping included
+    (:meth:`~dpframe.results.Clipping.widened`); bounds found privately are cut to the domain.
+
+    >>> import pandas as pd, dpframe
+    >>> from dpframe.testing import seeded_noise
+    >>> p = pd.DataFrame({"x": [1.0, 2.0] * 990 + [500.0] * 20}).dp.protect(epsilon=1.0)
+    >>> with seeded_noise(1):
+    ...     m = mean(Target.of(p), Target.of(p).column("x"), (0.0, 4.0), Target.of(p).privacy(1.0, None, None, None),
+    ...              domain=(0.0, 1000.0))
+    >>> m.ci[0] < 1.5 + 20 * 498.5 / 2000 < m.ci[1], m.release.domain, m.clipping_bites
+    (True, (0.0, 1000.0), False)
     """
+    if domain is not None:
+        domain = check_bounds(domain)
+        if clipping is False:
+            raise ValueError("domain= widens the interval by the clipped values' counts: it needs clipping=True")
+        clipping = True
     if target.public_count is not None and bounds is not None and not clipping:
         return mean_over_public_n(target, series, bounds, privacy)
     return _moment_query("mean", target, series, bounds, privacy, clipping=clipping, read=read,
-                         bounds_reads=bounds_reads)
+                         bounds_reads=bounds_reads, domain=domain)
 
 
 def var(

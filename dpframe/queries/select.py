@@ -622,14 +622,18 @@ def grouped_quantile(
         for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
             in_group = ordered[starts[g]:starts[g + 1]].copy()
             answers.append(_sample_quantiles(grid, in_group, levels, rates, privacy, target.contributions))
-    reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
-    note = (f"no value interval: with probability {LEVEL:.0%} each answer's rank is within {reach:.3g} of q·n of its "
-            f"group (of the clipped values); a group without values gets a point chosen uniformly" + bounds_text)
+    reaches = [rank_reach(grid.cells, rate, LEVEL) for rate in rates]
+    note = (f"rank intervals, no value interval: with probability {LEVEL:.0%} each answer's rank is within "
+            f"{max(reaches):.3g} of q·n of its group (of the clipped values; release.rank_reach per cell); a group "
+            "without values gets a point chosen uniformly" + bounds_text)
     table = pd.DataFrame(answers, index=cells, columns=pd.Index(levels), dtype=float)
     nan = float("nan")
     result: pd.Series[Any] | pd.DataFrame = table[levels[0]].rename(column) if scalar else table
     empty = result * nan
-    release = Release(query, plan.columns, plan.mechanism, target.spent, empty, empty, empty, LEVEL, (lo, hi), note)
+    ranks = empty.fillna(reaches[0]) if scalar else pd.DataFrame([reaches] * len(table), index=table.index,
+                                                                 columns=table.columns)
+    release = Release(query, plan.columns, plan.mechanism, target.spent, empty, empty, empty, LEVEL, (lo, hi), note,
+                      rank_reach=ranks)
     return with_release(result, release)  # type: ignore[no-any-return]
 
 
@@ -642,6 +646,7 @@ def quantile(
     rho: float | None = None,
     query: str = "quantile",
     read: QuantileReads | None = None,
+    rank_level: float = LEVEL,
 ) -> DPFloat | pd.Series[Any]:
     """Private quantile(s) of the values clipped to ``bounds``: the exponential mechanism of Smith (2011).
 
@@ -654,8 +659,10 @@ def quantile(
     rank's distance to q·n. The sensitivity is max_contributions ·
     max(q, 1 − q) on both. See :mod:`dpframe.selection.quantile` (linear
     time; on floats the interval choice uses floating point; the released
-    value is always on a data-independent grid). No interval is given for the value (mapping ranks to values would
-    use the data): the note gives the rank error instead. ``read`` reads the values elsewhere (:class:`QuantileReads`).
+    value is always on a data-independent grid). The interval is in ranks (``release.rank_reach``, free: the
+    mechanism's data-independent error bound): with probability 95% the answer's rank is within it of q·n. No
+    value interval is given (mapping ranks to values would read the data). ``rank_level``: that probability
+    (:func:`~dpframe.report.describe.describe` asks for all its percentiles at once). ``read`` reads the values elsewhere (:class:`QuantileReads`).
 
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"age": list(range(18, 91)) * 20}).dp.protect(epsilon=1.0)
@@ -685,19 +692,21 @@ def quantile(
                                     privacy, contributions)
     else:
         answers = _sample_read_quantiles(grid, read, levels, rates, privacy, contributions)
-    reach = max(rank_reach(grid.cells, rate, LEVEL) for rate in rates)
+    reaches = [rank_reach(grid.cells, rate, rank_level) for rate in rates]
     note = (
-        f"no value interval: with probability {LEVEL:.0%} the answer's rank is within {reach:.3g} of q·n "
-        f"(of the clipped values){_SAMPLING[grid.integer]}" + bounds_text
+        f"rank interval, no value interval: with probability {rank_level:.0%} the answer's rank is within "
+        f"{max(reaches):.3g} of q·n (of the clipped values; release.rank_reach){_SAMPLING[grid.integer]}" + bounds_text
     )
     nan = float("nan")
     if scalar:
-        release = Release(query, plan.columns, plan.mechanism, target.spent, nan, nan, nan, LEVEL, (lo, hi), note)
+        release = Release(query, plan.columns, plan.mechanism, target.spent, nan, nan, nan, rank_level, (lo, hi),
+                          note, rank_reach=reaches[0])
         return DPFloat(answers[0], release)
     index = pd.Index(levels)
     result = pd.Series(answers, index=index, name=series.name)
     empty = pd.Series(nan, index=index)
-    release = Release(query, plan.columns, plan.mechanism, target.spent, empty, empty, empty, LEVEL, (lo, hi), note)
+    release = Release(query, plan.columns, plan.mechanism, target.spent, empty, empty, empty, rank_level, (lo, hi),
+                      note, rank_reach=pd.Series(reaches, index=index))
     return with_release(result, release)  # type: ignore[no-any-return]
 
 

@@ -287,14 +287,19 @@ def _numeric(target: Target, plan: _Column, levels: list[float], reads: ColumnRe
     out["lower bound"] = {"value": lo, "std": nan, "lower": nan, "upper": nan}
     out["upper bound"] = {"value": hi, "std": nan, "lower": nan, "upper": nan}
     if levels and plan.quantile_epsilon > 0:
+        # Rank intervals for all the percentiles at once (the miss probability split over them), so that they
+        # survive the sorting below: when every answer is within R ranks of its target, so are the sorted ones.
         answers = selection.quantile(
             column_target, levels, bounds=(lo, hi), epsilon=_fraction_epsilon(plan.quantile_epsilon),
             query="describe quantiles", read=None if reads is None else reads.quantiles,
+            rank_level=1 - (1 - LEVEL) / len(levels),
         )
         assert isinstance(answers, pd.Series)
+        reach = float(answers.attrs["dp"].rank_reach.max())
         # Sorted across levels (post-processing), so a higher percentile is never below a lower one.
         for level, value in zip(sorted(levels), np.sort(answers[sorted(levels)].to_numpy(dtype=float))):
-            out[percentile_label(level)] = {"value": float(value), "std": nan, "lower": nan, "upper": nan}
+            out[percentile_label(level)] = {"value": float(value), "std": nan, "lower": nan, "upper": nan,
+                                            "ranks": reach}
     statistics = ["count", "mean", "std"]
     unreliable = [row for row in statistics if _marked(out[row])]
     if "count" in unreliable or "mean" in unreliable:  # the percentiles rest on the same few (or no) values
@@ -462,7 +467,9 @@ def describe(
     note = (
         "lower/upper bound rows are the clipping bounds used (declared: "
         f"{declared or 'none'}; chosen privately by the sparse vector technique: {chosen or 'none'}), "
-        "not the data's extremes; percentiles have no value interval (exponential mechanism); "
+        "not the data's extremes; percentiles have rank intervals, no value interval (exponential mechanism): "
+        "with probability 95% all of a column's percentiles at once have ranks within release.rank_reach of q·n "
+        "among its clipped values; "
         "count, mean, std and freq intervals are 95% intervals of the noise; the unreliable row names the "
         "statistics whose noise is as large as their value or range, or that were clamped to a bound (and the "
         "percentiles and top category that rest on such a count or mean)"
@@ -475,6 +482,7 @@ def describe(
     release = Release(
         QUERY, tuple(map(str, names)), " + ".join(mechanisms), target.spent, frame("std", float), frame("lower", float),
         frame("upper", float), LEVEL, None, note, clamp=(frame("clamp low", float), frame("clamp high", float)),
+        rank_reach=frame("ranks", float),
     )
     return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -498,5 +506,6 @@ def describe_column(frame: Target, name: Any, **arguments: Any) -> pd.Series[Any
     clamp = None if release.clamp is None else (of_column(release.clamp[0]), of_column(release.clamp[1]))
     described: pd.Series[Any] = with_release(column, replace(
         release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper),
+        rank_reach=None if release.rank_reach is None else of_column(release.rank_reach),
         clamp=clamp))
     return described

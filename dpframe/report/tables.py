@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from dpframe.queries.temporal import TimeScale
 from dpframe.report.cells import Cell, cells, format_value
-from dpframe.results import Release, current_release
+from dpframe.results import Release, current_release, rank_interval_text
 
 __all__ = ["MARKS", "html", "text"]
 
@@ -120,7 +120,8 @@ def _footer(obj: pd.Series[Any] | pd.DataFrame, release: Release, used: set[str]
         lines = [f"{release.level:.0%} intervals of the noise: ± half-width{ends}{bounds}; "
                  f"{release.mechanism}, {cost}"]
     else:
-        lines = [f"no intervals; {release.mechanism}, {cost}"]
+        ranks = rank_interval_text(release)  # a quantile's interval is in ranks
+        lines = [f"{'no intervals' if ranks is None else ranks}; {release.mechanism}, {cost}"]
     lines += [f"{mark} {meaning}" for mark, meaning in MARKS.items() if mark in used]
     if release.note:
         lines.append(f"Note: {release.note}")
