@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from fractions import Fraction
 from typing import Any
@@ -446,3 +447,49 @@ def test_auto_bounds_accuracy_on_adult(adult: pd.DataFrame) -> None:
         automatic = [abs(p["age"].dp.mean(epsilon=1.0) - truth) for _ in range(300)]
     ratio = np.median(automatic) / np.median(given_bounds)
     assert ratio < 1.9, ratio
+
+
+# ---------------------------------------------------------------------------
+# the tail: a large threshold noise, and the prior range
+# ---------------------------------------------------------------------------
+
+
+def forced_threshold_noise(monkeypatch: pytest.MonkeyPatch, value: int) -> None:
+    """Make every SVT threshold noise ``value`` (the query noise stays random, from the seeded source)."""
+    from dpframe.selection import svt
+
+    draw = svt.sample_discrete_laplace
+
+    def sample(scale: Any, size: int, source: Any = None) -> np.ndarray:
+        noise = draw(scale, size, source)
+        return np.full(1, value, dtype=np.int64) if size == 1 else noise
+
+    monkeypatch.setattr(svt, "sample_discrete_laplace", sample)
+
+
+def test_a_large_threshold_noise_overshoots_little(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threshold noise at its 1-in-10,000 value: the upper bound still stops within a few octaves of the data.
+
+    At epsilon = 1/4, rho = 52 (P(rho >= 52) = 1e-4 at scale 6); a query noise fires beyond the data with
+    probability P(nu >= 24 + 52) = 0.022 a step (scale 24, margin one scale), so 10x the maximum (106 steps) is
+    passed in ~10% of runs, 100x (212 steps) in 1%. With the even split (scale 8 and 16, rho = 68 at 1e-4) the step
+    probability was 0.0034 and the median overshoot ~200 steps, i.e. ~80x.
+    """
+    noise = B.svt_noise(Fraction(1, 4), 1)
+    rho = math.ceil(noise.threshold * math.log(1 / 2e-4))
+    assert rho == 52
+    forced_threshold_noise(monkeypatch, rho)
+    table = B.bucket_counts(np.repeat(np.arange(17.0, 91.0), 400))
+    uppers = np.array([B.choose_bounds(table, Fraction(1, 4), 1)[1] for _ in range(400)])
+    assert np.median(uppers) <= 3 * 90
+    assert np.mean(uppers > 10 * 90) <= 0.2  # expected 0.1; 0.2 is 6.7 binomial sd above
+    assert uppers.max() <= 2.0**50
+
+
+@pytest.mark.parametrize("rho", [-10**6, 10**6])
+def test_bounds_never_leave_the_prior_range(monkeypatch: pytest.MonkeyPatch, rho: int) -> None:
+    """Whatever the threshold noise, the bounds are candidates: inside [-2**50, 2**50] (documented)."""
+    forced_threshold_noise(monkeypatch, rho)
+    for data in (np.r_[np.linspace(10.0, 20.0, 1000), [np.inf, -np.inf]], np.full(100, 3e15), np.zeros(0)):
+        lo, hi = B.choose_bounds(B.bucket_counts(data), Fraction(1, 4), 1)
+        assert -(2.0**50) <= lo < hi <= 2.0**50
