@@ -215,9 +215,9 @@ def test_bounds_with_noise_are_sensible(data: np.ndarray) -> None:
     for _ in range(30):
         lo, hi = auto_mean(data, epsilon=1.0).release.bounds
         assert lo < hi
-        # The lower bound of data reaching down to 0 scans a log grid where few values lie below each
-        # candidate: it clips up to ~3% of them in 1 run in 400 (values near 0, a negligible bias).
-        assert lo <= np.quantile(data, 0.04) and hi >= np.quantile(data, 0.97)
+        # The query noise (scale 24 here) lets a bound clip over 3% of 5,000 values in ~1 run in 300 (a
+        # bound of data reaching down to 0 on a log grid, or of a light normal tail); 4% holds.
+        assert lo <= np.quantile(data, 0.04) and hi >= np.quantile(data, 0.96)
         assert max(abs(lo), abs(hi)) <= 100 * scale
         if data.min() > 0:
             assert lo >= 0
@@ -471,8 +471,8 @@ def test_a_large_threshold_noise_overshoots_little(monkeypatch: pytest.MonkeyPat
     """Threshold noise at its 1-in-10,000 value: the upper bound still stops within a few octaves of the data.
 
     At epsilon = 1/4, rho = 52 (P(rho >= 52) = 1e-4 at scale 6); a query noise fires beyond the data with
-    probability P(nu >= 24 + 52) = 0.022 a step (scale 24, margin one scale), so 10x the maximum (106 steps) is
-    passed in ~10% of runs, 100x (212 steps) in 1%. With the even split (scale 8 and 16, rho = 68 at 1e-4) the step
+    probability P(nu >= 18 + 52) = 0.028 a step (scale 24), so 10x the maximum (106 steps) is passed in ~5%
+    of runs, 100x (212 steps) in 0.2%. With the even split (scale 8 and 16, rho = 68 at 1e-4) the step
     probability was 0.0034 and the median overshoot ~200 steps, i.e. ~80x.
     """
     noise = B.svt_noise(Fraction(1, 4), 1)
@@ -482,7 +482,7 @@ def test_a_large_threshold_noise_overshoots_little(monkeypatch: pytest.MonkeyPat
     table = B.bucket_counts(np.repeat(np.arange(17.0, 91.0), 400))
     uppers = np.array([B.choose_bounds(table, Fraction(1, 4), 1)[1] for _ in range(400)])
     assert np.median(uppers) <= 3 * 90
-    assert np.mean(uppers > 10 * 90) <= 0.2  # expected 0.1; 0.2 is 6.7 binomial sd above
+    assert np.mean(uppers > 10 * 90) <= 0.12  # expected 0.05; 0.12 is 6 binomial sd above
     assert uppers.max() <= 2.0**50
 
 

@@ -66,7 +66,7 @@ in one call of the sampler sized from the counts (its fixed cost dominates
 below ~5,000 draws; the size changes the cost, never the distribution).
 
 The threshold is set so that the bound clips **almost nothing**: a candidate is
-accepted when ``count <= noise - s`` (``s`` = the query noise scale),
+accepted when ``count <= noise - 0.75 * s`` (``s`` = the query noise scale),
 i.e. the scan usually runs a few steps past the last value before it fires.
 Amin et al. (2019), "Bounding User Contributions: A Bias-Variance Trade-off in
 Differential Privacy" (ICML), show that the best clipping bound for a sum
@@ -91,15 +91,16 @@ exp(margin/r) (K/2)**(-s/r) / 2``: a power law whose exponent is the ratio of
 the two noise scales, ``s/r = 2 eps1/eps2``. With Alg. 1's even split it is 2,
 and about 1 run in 1,000 had an upper bound 10x beyond the data (ages got
 bounds up to 1e4-1e6, which dominated the RMSE). With ``eps1 = 2 eps2`` it is
-4: a 10x overshoot (106 steps) has probability of the order of 1e-5 (the
-formula gives 4e-6 with ``margin = s``), a 2x one ~0.5% (1.4% before). The
-price is query noise 1.5x larger (``s = 24`` rather than 16); the margin, one
-scale (0.75 before), makes up for most of it on heavy tails (log-normal: the
-median upper bound clips ~20 values, as before) and costs sharp maxima (ages)
-about one grid step (median width 78.75 rather than 78). The power law is
-what the share buys; a larger share (3/4: ``s/r = 6``) would thin the tail
-further but clip more of a heavy tail, a smaller one (3/5: ``s/r = 3``) left
-bounds 15x beyond log-normal data in 4,000 runs. Alg. 7 of Lyu et al. proves any split ``eps1 + eps2 = eps`` private
+4: a 10x overshoot (106 steps) has probability of the order of 1e-6, a 2x
+one ~0.1% (1.4% before). The price is query noise 1.5x larger (``s = 24``
+rather than 16), which clips a few more values of a heavy tail (log-normal,
+n = 30,000: the median upper bound clips the ~25 largest values rather than
+~16) and leaves sharp maxima (ages) as they were. A margin of one scale
+rather than 0.75 clipped as few as before on log-normal data, but left a
+heavier tail on ages (an upper bound of 6,272 in 10,000 runs, against 352);
+a larger share (3/4: ``s/r = 6``) clips more of a heavy tail, a smaller one
+(3/5: ``s/r = 3``) left bounds 15x beyond log-normal data in 4,000 runs.
+Alg. 7 of Lyu et al. proves any split ``eps1 + eps2 = eps`` private
 (threshold noise ``Delta/eps1``, monotonic query noise ``c Delta/eps2``), so
 the cost is unchanged. Every bound is a candidate, so none leaves the grid's
 range ``[-2**50, 2**50]``, the public prior range of automatic bounds (an
@@ -114,7 +115,7 @@ absolute error of the mean at epsilon = 1, Adult ages and log-normal samples):
 with 1/5 the noisier bounds cost more than the saved epsilon (Adult 2.0x the
 true-bounds error instead of 1.5x), with 1/3 the query's own noise grows by
 1.5x for no better bounds; a finer grid (32 rather than 8 or 16 candidates per
-octave), the threshold's share and the one-scale margin were chosen the same
+octave), the threshold's share and the 0.75-scale margin were chosen the same
 way (see "The tail").
 
 What to expect (epsilon = 1; ratio = median |error| of the mean / with the data's true min and max as bounds)
@@ -197,7 +198,7 @@ CLIPPING_SHARE = Fraction(1, 10)
 THRESHOLD_SHARE = Fraction(2, 3)
 # The SVT threshold, in query-noise scales: a candidate is accepted when the
 # values it clips are fewer than (noise - MARGIN * scale).
-MARGIN = Fraction(1)
+MARGIN = Fraction(3, 4)
 
 _MANTISSA_BITS = 5  # 32 candidates per octave
 _SHIFT = 52 - _MANTISSA_BITS
@@ -470,31 +471,36 @@ def choose_bounds(
     >>> ages = np.repeat(np.arange(17.0, 91.0), 400)
     >>> with seeded_noise(2):
     ...     choose_bounds(bucket_counts(ages), Fraction(1), 1)
-    (14.0, 136.0)
+    (14.5, 90.0)
     """
     grid = candidates()
-    top = len(grid) - 1
+    top, zero = len(grid) - 1, len(grid) // 2
     buckets = table if isinstance(table, Buckets) else Buckets.counted(table)
     noise = svt_noise(epsilon, contributions)
     margin = math.floor(MARGIN * noise.query)  # 0 when the noise is negligible (huge epsilon)
     run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source,
                        threshold_share=THRESHOLD_SHARE)
     # Lower bound first: scan downwards from the top, query minus the values below t. Then the upper bound,
-    # upwards from just above the lower one (queries chosen after the first positive, as Alg. 1 allows), query
-    # minus the values above t. The upper scan reads the table afresh: the lower one may have replaced the
-    # tails by every value.
+    # upwards from just above the lower one or 0, whichever is lower (queries chosen after the first positive,
+    # as Alg. 1 allows), query minus the values above t: the candidates below skipped are below the data, and
+    # with too few values for the noise (both scans firing at once) the bounds still straddle 0. The upper
+    # scan reads the table afresh: the lower one may have replaced the tails by every value.
     above, below = buckets.clipped()
     downwards = -below[::-1]
     lower_steps = _likely_steps(downwards, noise.query)
-    upper_steps = _likely_steps(-above[top - lower_steps + 2:], noise.query)
+    upper_steps = _likely_steps(-above[min(top + 64 - lower_steps, zero) + 1:], noise.query)
     run.draw_ahead(lower_steps + upper_steps)  # both scans' noise in one call of the sampler (its fixed cost, once)
     j = run.first_above_bounded(downwards, grid[::-1] <= buckets.low,
                                 lambda: -buckets.clipped(whole=True)[1][::-1], expected=lower_steps)
-    lo_index = 0 if j is None else min(top - j, top - 1)  # the top itself leaves the upper bound no room
-    start = lo_index + 1
+    lo_index = 0 if j is None else top - j
+    start = min(lo_index, zero) + 1
     i = run.first_above_bounded(-buckets.clipped()[0][start:], grid[start:] >= buckets.high,
                                 lambda: -buckets.clipped(whole=True)[0][start:], expected=upper_steps)
     hi_index = top if i is None else start + i
+    if lo_index >= hi_index:
+        # Crossed (a lower bound found above 0 and an upper one below it: too few values for the noise), or
+        # all values equal to 0: one grid step either side. Post-processing of the SVT output.
+        lo_index, hi_index = max(hi_index - 1, 0), min(lo_index + 1, top)
     # Candidate 0 counts zeros as clipped (the conservative inner side), so on data >= 0 the scan runs
     # on to tiny negative candidates (-9e-13 ...). A bound of the other sign and over 2**20 times
     # smaller than its partner is reported as 0: a fixed relabelling of the SVT's output (still
@@ -581,7 +587,7 @@ def private_bounds(
     >>> p = pd.DataFrame({"age": [20.0, 35.0, 50.0, 65.0] * 500}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
     ...     private_bounds(Target.of(p), Target.of(p).column("age"), resolve(p.dp.budget, 0.5, None, None, None))
-    (12.75, 80.0)
+    (19.0, 102.0)
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
     """
@@ -703,7 +709,7 @@ def automatic_bounds(
     ...     bounds, rest, _ = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
     >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon.exact  # all charged first; the query draws rest
-    ((0.640625, 3.625), Fraction(3, 4), Fraction(1, 1))
+    ((0.96875, 3.3125), Fraction(3, 4), Fraction(1, 1))
     """
     check_numeric(series, query)
     bounds_privacy, counts_privacy, rest = split_privacy(privacy, clipping=clipping)
