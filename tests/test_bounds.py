@@ -215,8 +215,8 @@ def test_bounds_with_noise_are_sensible(data: np.ndarray) -> None:
     for _ in range(30):
         lo, hi = auto_mean(data, epsilon=1.0).release.bounds
         assert lo < hi
-        # The query noise (scale 24 here) lets a bound clip over 3% of 5,000 values in ~1 run in 300 (a
-        # bound of data reaching down to 0 on a log grid, or of a light normal tail); 4% holds.
+        # The query noise (scale 20 here) lets a bound clip over 3% of 5,000 values in ~1 run in 1,000 (a bound
+        # on the side of 0, where a log grid has few values beyond each candidate); 4% holds.
         assert lo <= np.quantile(data, 0.04) and hi >= np.quantile(data, 0.96)
         assert max(abs(lo), abs(hi)) <= 100 * scale
         if data.min() > 0:
@@ -436,7 +436,8 @@ def test_range_queries_cost_and_validation(people: pd.DataFrame) -> None:
 def test_auto_bounds_accuracy_on_adult(adult: pd.DataFrame) -> None:
     """Median |error| of the auto-bounded mean at epsilon = 1 is within 2x of the mean with the true bounds.
 
-    Measured 1.63x over 400 runs (seeded); 300 runs here, asserted with room: < 1.9.
+    Over 10,000 runs (benchmarks/bench_auto_bounds.py) 1.89x with the even split of the SVT's epsilon and
+    1.96x with 3/5 to its threshold (the tail's fix); 300 seeded runs here, asserted with room: < 2.1.
     """
     age = adult["age"].astype(float)
     p = age.to_frame().dp.protect(epsilon=1e9)
@@ -446,7 +447,7 @@ def test_auto_bounds_accuracy_on_adult(adult: pd.DataFrame) -> None:
     with seeded_noise(2):
         automatic = [abs(p["age"].dp.mean(epsilon=1.0) - truth) for _ in range(300)]
     ratio = np.median(automatic) / np.median(given_bounds)
-    assert ratio < 1.9, ratio
+    assert ratio < 2.1, ratio
 
 
 # ---------------------------------------------------------------------------
@@ -470,19 +471,20 @@ def forced_threshold_noise(monkeypatch: pytest.MonkeyPatch, value: int) -> None:
 def test_a_large_threshold_noise_overshoots_little(monkeypatch: pytest.MonkeyPatch) -> None:
     """Threshold noise at its 1-in-10,000 value: the upper bound still stops within a few octaves of the data.
 
-    At epsilon = 1/4, rho = 52 (P(rho >= 52) = 1e-4 at scale 6); a query noise fires beyond the data with
-    probability P(nu >= 18 + 52) = 0.028 a step (scale 24), so 10x the maximum (106 steps) is passed in ~5%
-    of runs, 100x (212 steps) in 0.2%. With the even split (scale 8 and 16, rho = 68 at 1e-4) the step
-    probability was 0.0034 and the median overshoot ~200 steps, i.e. ~80x.
+    At epsilon = 1/4, rho = 57 (P(rho >= 57) = 1e-4 at scale 20/3); a query noise fires beyond the data with
+    probability P(nu >= 15 + 57) = 0.014 a step (scale 20), so the median overshoot is ~50 steps (2.9x) and
+    10x the maximum (106 steps) is passed in ~22% of runs, 100x (212 steps) in 5%. With the even split
+    (scales 8 and 16, rho = 68 at 1e-4) the step probability was 0.0035: median overshoot ~200 steps (~80x),
+    10x passed in 69% of runs.
     """
     noise = B.svt_noise(Fraction(1, 4), 1)
     rho = math.ceil(noise.threshold * math.log(1 / 2e-4))
-    assert rho == 52
+    assert rho == 57
     forced_threshold_noise(monkeypatch, rho)
     table = B.bucket_counts(np.repeat(np.arange(17.0, 91.0), 400))
     uppers = np.array([B.choose_bounds(table, Fraction(1, 4), 1)[1] for _ in range(400)])
-    assert np.median(uppers) <= 3 * 90
-    assert np.mean(uppers > 10 * 90) <= 0.12  # expected 0.05; 0.12 is 6 binomial sd above
+    assert np.median(uppers) <= 4.5 * 90
+    assert np.mean(uppers > 10 * 90) <= 0.35  # expected 0.22; 0.35 is 6 binomial sd above
     assert uppers.max() <= 2.0**50
 
 

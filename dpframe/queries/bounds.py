@@ -50,7 +50,8 @@ One SVT run (Lyu, Su & Li 2017, Alg. 1 with the budget split of their Alg. 7;
 :mod:`dpframe.selection.svt`) with ``c = 2`` positives first scans the lower
 bound's candidates downwards from ``+2**50``, with query ``-(values below t)``,
 until the first positive; then the upper bound's candidates upwards from the
-one just above the lower bound, with query ``-(values above t)``. Choosing the
+one just above the lower bound (or above its mirror image ``-lower`` if that is
+lower), with query ``-(values above t)``. Choosing the
 second scan's queries after the first positive is what Alg. 1 allows (its
 proof fixes an outcome vector, which fixes the queries); starting there skips
 the candidates below the data, whose answers are hopeless, and keeps the
@@ -58,7 +59,7 @@ bounds ordered. A person changes every count by at most ``max_contributions``
 and all in the same direction, so the queries are **monotonic** with
 sensitivity ``k = max_contributions``: threshold noise ``Lap(k/eps1)``, query
 noise ``Lap(c k/eps2)`` (c = 2), discrete Laplace, with
-``eps1 =`` :data:`THRESHOLD_SHARE` ``= 2/3`` of the bounds' epsilon and
+``eps1 =`` :data:`THRESHOLD_SHARE` ``= 3/5`` of the bounds' epsilon and
 ``eps2`` the rest. Its cost does not depend on the number of candidates
 examined, so the grid can be fine. The noise of a query is drawn only if the
 scan reaches it (:meth:`~dpframe.selection.svt.SparseVector.first_above_bounded`),
@@ -72,7 +73,7 @@ Amin et al. (2019), "Bounding User Contributions: A Bias-Variance Trade-off in
 Differential Privacy" (ICML), show that the best clipping bound for a sum
 clips about ``1/epsilon`` contributions: beyond that, each further clipped
 value adds bias faster than the narrower bound removes noise. With the SVT's
-own noise (``s = 24`` counts at epsilon = 1) no bound can be aimed at a
+own noise (``s = 20`` counts at epsilon = 1) no bound can be aimed at a
 handful of values; erring on the side of clipping too little (overshoot
 costs ~3% of noise per grid step) is far cheaper than clipping too much on a
 heavy tail (measured on Adult ages and log-normal data, see the accuracy
@@ -80,26 +81,27 @@ tests). On data with a sharp maximum (ages, top-coded values) the bound lands
 within a few grid steps above the maximum; on heavy tails it clips the
 values above roughly the point where about ``s`` values remain.
 
-The tail: why two thirds of the epsilon go to the threshold
-------------------------------------------------------------
+The tail: why three fifths of the epsilon go to the threshold
+-------------------------------------------------------------
 Beyond the data every candidate clips 0 values, so the scan stops at the
 first query noise ``nu >= margin + rho`` (``rho`` the threshold noise, scale
 ``r``): each step has probability ``p ~ exp(-(margin + rho)/s) / 2``, and the
 overshoot is geometric with mean ``1/p``. A large ``rho`` makes it walk on
 geometrically far (32 steps an octave). Over ``rho``, ``P(more than K steps) ~
 exp(margin/r) (K/2)**(-s/r) / 2``: a power law whose exponent is the ratio of
-the two noise scales, ``s/r = 2 eps1/eps2``. With Alg. 1's even split it is 2,
-and about 1 run in 1,000 had an upper bound 10x beyond the data (ages got
-bounds up to 1e4-1e6, which dominated the RMSE). With ``eps1 = 2 eps2`` it is
-4: a 10x overshoot (106 steps) has probability of the order of 1e-6, a 2x
-one ~0.1% (1.4% before). The price is query noise 1.5x larger (``s = 24``
-rather than 16), which clips a few more values of a heavy tail (log-normal,
-n = 30,000: the median upper bound clips the ~25 largest values rather than
-~16) and leaves sharp maxima (ages) as they were. A margin of one scale
-rather than 0.75 clipped as few as before on log-normal data, but left a
-heavier tail on ages (an upper bound of 6,272 in 10,000 runs, against 352);
-a larger share (3/4: ``s/r = 6``) clips more of a heavy tail, a smaller one
-(3/5: ``s/r = 3``) left bounds 15x beyond log-normal data in 4,000 runs.
+the two noise scales, ``s/r = 2 eps1/eps2``. With Alg. 1's even split it is 2:
+about 1 run in 1,000 had an upper bound 10x beyond the data (10,000 runs on
+Adult ages: bounds up to 4.7e9, P(|error| > 30x the median) = 0.0012), which
+dominated the RMSE. With ``eps1 = 1.5 eps2`` it is 3: a 10x overshoot (106
+steps) has probability ~3e-5 by the formula, a 2x one ~0.3% (1.6% before).
+The price is query noise 1.25x larger (``s = 20`` rather than 16), which
+clips a couple more values of a heavy tail (log-normal, n = 30,000: the
+median upper bound clips the ~17 largest values rather than ~15) and leaves
+sharp maxima (ages) as they were. Measured on 3,000 runs each (bounds only):
+2/3 (``s/r = 4``) thins the tail further (2x in 0.1%) but clips ~25 values of
+the log-normal tail and makes a bound clip over 3% of 5,000 normal values in
+1 run in 750; 3/4 clips more still; a margin of one scale rather than 0.75
+widens ages' bounds by a step and thickens the tail.
 Alg. 7 of Lyu et al. proves any split ``eps1 + eps2 = eps`` private
 (threshold noise ``Delta/eps1``, monotonic query noise ``c Delta/eps2``), so
 the cost is unchanged. Every bound is a candidate, so none leaves the grid's
@@ -120,14 +122,14 @@ way (see "The tail").
 
 What to expect (epsilon = 1; ratio = median |error| of the mean / with the data's true min and max as bounds)
 -------------------------------------------------------------------------------------------------------------
-* Adult ages (n = 30,162; true 17..90): bounds around (15.75, 92), ratio 1.8-2
-  (10,000 runs: 1.97; the largest upper bound 768).
-  Normal data 1.3, uniform on [0, 1e-3] or [0, 1e12] 1.4-1.5 (measured before the 2/3 split).
-* Heavy tails (log-normal, n = 5,000-30,000): ratio 3-3.5 (2.5-3 with the even
-  split); the bound clips the ~25 largest values, where the optimum would clip ~3 (Amin et al.), because
+* Adult ages (n = 30,162; true 17..90): bounds around (15.75, 92), ratio 1.8-1.9
+  (10,000 runs; see docs/selection.md for the tail).
+  Normal data 1.3, uniform on [0, 1e-3] or [0, 1e12] 1.4-1.5 (measured with the even split).
+* Heavy tails (log-normal, n = 5,000-30,000): ratio 2.5-3; the bound clips the
+  ~17 largest values, where the optimum would clip ~3 (Amin et al.), because
   the SVT cannot resolve counts much below its noise (``s``).
 * Overshoot: in ~10% of runs a bound lies more than 25% beyond the data, in
-  ~0.1% more than 2x and in ~1e-6 more than 10x (a large threshold noise
+  ~0.3% more than 2x and in ~3e-5 more than 10x (a large threshold noise
   delays the positive; see "The tail"); the answer's noise grows in proportion.
 * Needs some rows: with fewer than roughly ``15 s`` rows (~250 at epsilon = 1
   and one row per person; measured at 150 rows: 13% of runs) an early false
@@ -196,7 +198,7 @@ BOUNDS_SHARE = Fraction(1, 4)
 CLIPPING_SHARE = Fraction(1, 10)
 # The SVT threshold noise's share of the bounds' epsilon (Lyu et al. Alg. 7; see "The tail" in the module
 # docstring).
-THRESHOLD_SHARE = Fraction(2, 3)
+THRESHOLD_SHARE = Fraction(3, 5)
 # The SVT threshold, in query-noise scales: a candidate is accepted when the
 # values it clips are fewer than (noise - MARGIN * scale).
 MARGIN = Fraction(3, 4)
@@ -440,7 +442,7 @@ def svt_noise(epsilon: Fraction, contributions: int) -> SVTNoise:
 
     >>> noise = svt_noise(Fraction(1, 4), 1)  # the bounds' share of epsilon = 1
     >>> noise.threshold, noise.query  # in counts of values
-    (Fraction(6, 1), Fraction(24, 1))
+    (Fraction(458129844907, 68719476736), Fraction(20, 1))
     """
     return SVTNoise.calibrate(epsilon, contributions, c=2, monotonic=True, threshold_share=THRESHOLD_SHARE)
 
@@ -472,7 +474,7 @@ def choose_bounds(
     >>> ages = np.repeat(np.arange(17.0, 91.0), 400)
     >>> with seeded_noise(2):
     ...     choose_bounds(bucket_counts(ages), Fraction(1), 1)
-    (14.5, 90.0)
+    (16.5, 90.0)
     """
     grid = candidates()
     top, zero = len(grid) - 1, len(grid) // 2
@@ -482,19 +484,21 @@ def choose_bounds(
     run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source,
                        threshold_share=THRESHOLD_SHARE)
     # Lower bound first: scan downwards from the top, query minus the values below t. Then the upper bound,
-    # upwards from just above the lower one or 0, whichever is lower (queries chosen after the first positive,
-    # as Alg. 1 allows), query minus the values above t: the candidates below skipped are below the data, and
-    # with too few values for the noise (both scans firing at once) the bounds still straddle 0. The upper
+    # upwards from just above the lower one -- or above its mirror image -t if it is positive, so that with
+    # too few values for the noise (both scans firing at once, near the ends of the grid) the bounds still
+    # straddle 0, as two scans from the ends did -- query minus the values above t. Choosing these queries
+    # after the first positive is what Alg. 1 allows; the candidates skipped are below the data. The upper
     # scan reads the table afresh: the lower one may have replaced the tails by every value.
     above, below = buckets.clipped()
     downwards = -below[::-1]
     lower_steps = _likely_steps(downwards, noise.query)
-    upper_steps = _likely_steps(-above[min(top + 64 - lower_steps, zero) + 1:], noise.query)
+    likely_lower = top - max(lower_steps - 64, 0)
+    upper_steps = _likely_steps(-above[min(likely_lower, top - likely_lower) + 1:], noise.query)
     run.draw_ahead(lower_steps + upper_steps)  # both scans' noise in one call of the sampler (its fixed cost, once)
     j = run.first_above_bounded(downwards, grid[::-1] <= buckets.low,
                                 lambda: -buckets.clipped(whole=True)[1][::-1], expected=lower_steps)
     lo_index = 0 if j is None else top - j
-    start = min(lo_index, zero) + 1
+    start = min(lo_index, top - lo_index) + 1  # the lower bound, or its mirror image if it is positive
     i = run.first_above_bounded(-buckets.clipped()[0][start:], grid[start:] >= buckets.high,
                                 lambda: -buckets.clipped(whole=True)[0][start:], expected=upper_steps)
     hi_index = top if i is None else start + i
@@ -588,7 +592,7 @@ def private_bounds(
     >>> p = pd.DataFrame({"age": [20.0, 35.0, 50.0, 65.0] * 500}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
     ...     private_bounds(Target.of(p), Target.of(p).column("age"), resolve(p.dp.budget, 0.5, None, None, None))
-    (19.0, 102.0)
+    (17.5, 76.0)
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
     """
@@ -710,7 +714,7 @@ def automatic_bounds(
     ...     bounds, rest, _ = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
     >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon.exact  # all charged first; the query draws rest
-    ((0.96875, 3.3125), Fraction(3, 4), Fraction(1, 1))
+    ((0.984375, 3.25), Fraction(3, 4), Fraction(1, 1))
     """
     check_numeric(series, query)
     bounds_privacy, counts_privacy, rest = split_privacy(privacy, clipping=clipping)

@@ -394,7 +394,7 @@ def with_bounds(
     ...     moments, note, clipped = with_bounds("mean", target, target.column("x"), None,
     ...                                          target.privacy(1.0, None, None, None), 1, clipping=True)
     >>> (moments.lo, moments.hi), "sparse vector" in note, clipped.noticeable
-    ((4.5, 22.0), True, False)
+    ((7.25, 23.5), True, False)
     >>> p.dp.budget.ledger["query"].tolist()
     ['mean with automatic bounds (reserved)', 'bounds for mean', 'clipped values for mean']
     """
