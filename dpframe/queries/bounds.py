@@ -141,7 +141,7 @@ What to expect (epsilon = 1; ratio = median |error| of the mean / with the data'
   and hence the noise are far larger than the data's spread (ratio ~6000).
   Subtract a public reference value first, or give bounds.
 * All-equal data get bounds one grid step apart around the value (all zeros:
-  ``+-2**-40``).
+  ``(0, 2**-40)``).
 * Missing values are ignored; infinities count as values beyond every
   candidate (they are clipped, as with explicit bounds). A histogram drops
   the values beyond its automatic bounds, as with explicit ones.
@@ -477,7 +477,7 @@ def choose_bounds(
     (16.5, 90.0)
     """
     grid = candidates()
-    top, zero = len(grid) - 1, len(grid) // 2
+    top = len(grid) - 1
     buckets = table if isinstance(table, Buckets) else Buckets.counted(table)
     noise = svt_noise(epsilon, contributions)
     margin = math.floor(MARGIN * noise.query)  # 0 when the noise is negligible (huge epsilon)
@@ -503,8 +503,8 @@ def choose_bounds(
                                 lambda: -buckets.clipped(whole=True)[0][start:], expected=upper_steps)
     hi_index = top if i is None else start + i
     if lo_index >= hi_index:
-        # Crossed (a lower bound found above 0 and an upper one below it: too few values for the noise), or
-        # all values equal to 0: one grid step either side. Post-processing of the SVT output.
+        # Crossed (a lower bound found above 0 and an upper one below its mirror image: too few values for
+        # the noise): the two, one grid step wider, swapped. Post-processing of the SVT output.
         lo_index, hi_index = max(hi_index - 1, 0), min(lo_index + 1, top)
     # Candidate 0 counts zeros as clipped (the conservative inner side), so on data >= 0 the scan runs
     # on to tiny negative candidates (-9e-13 ...). A bound of the other sign and over 2**20 times

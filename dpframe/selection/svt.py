@@ -334,16 +334,14 @@ class SparseVector:
         2
         """
         self._check_open()
-        upper = _as_integers(bounds)
-        refined: NDArray[np.int64] | None = None
+        upper, refined = _as_integers(bounds), False
         start, batch = 0, max(_FIRST_BATCH, expected)
         while start < len(upper):
             stop = min(start + batch, len(upper))
             noise = self._draw(stop - start)
             found = _first_positives(upper[start:stop], noise, self._level, 1)
-            if found and refined is None and not exact[start + found[0]]:
-                refined = _as_integers(answers())
-                upper = refined
+            if found and not refined and not exact[start + found[0]]:
+                upper, refined = _as_integers(answers()), True  # the rest of the scan compares the answers
                 found = _first_positives(upper[start:stop], noise, self._level, 1)
             if found:
                 self.remaining -= 1
