@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from fractions import Fraction
 from typing import Any
@@ -174,7 +175,7 @@ def auto_mean(data: np.ndarray, epsilon: float = HUGE, **protect: Any) -> Any:
         ("huge", np.linspace(1e12, 3e12, 1000), (996432412672.0, 3023656976384.0)),
         ("mixed sign", np.linspace(-7.0, 33.0, 1000), (-7.0, 33.0)),
         ("all equal", np.full(500, 5.0), (4.875, 5.0)),
-        ("all zero", np.zeros(500), (-(2.0**-40), 2.0**-40)),
+        ("all zero", np.zeros(500), (0.0, 2.0**-40)),
         ("integers at grid points", np.repeat(np.arange(17.0, 91.0), 10), (16.5, 90.0)),
     ],
 )
@@ -214,7 +215,9 @@ def test_bounds_with_noise_are_sensible(data: np.ndarray) -> None:
     for _ in range(30):
         lo, hi = auto_mean(data, epsilon=1.0).release.bounds
         assert lo < hi
-        assert lo <= np.quantile(data, 0.03) and hi >= np.quantile(data, 0.97)
+        # The query noise (scale 20 here) lets a bound clip over 3% of 5,000 values in ~1 run in 1,000 (a bound
+        # on the side of 0, where a log grid has few values beyond each candidate); 4% holds.
+        assert lo <= np.quantile(data, 0.04) and hi >= np.quantile(data, 0.96)
         assert max(abs(lo), abs(hi)) <= 100 * scale
         if data.min() > 0:
             assert lo >= 0
@@ -433,7 +436,8 @@ def test_range_queries_cost_and_validation(people: pd.DataFrame) -> None:
 def test_auto_bounds_accuracy_on_adult(adult: pd.DataFrame) -> None:
     """Median |error| of the auto-bounded mean at epsilon = 1 is within 2x of the mean with the true bounds.
 
-    Measured 1.63x over 400 runs (seeded); 300 runs here, asserted with room: < 1.9.
+    Over 10,000 runs (benchmarks/bench_auto_bounds.py) 1.89x with the even split of the SVT's epsilon and
+    1.96x with 3/5 to its threshold (the tail's fix); 300 seeded runs here, asserted with room: < 2.1.
     """
     age = adult["age"].astype(float)
     p = age.to_frame().dp.protect(epsilon=1e9)
@@ -443,4 +447,51 @@ def test_auto_bounds_accuracy_on_adult(adult: pd.DataFrame) -> None:
     with seeded_noise(2):
         automatic = [abs(p["age"].dp.mean(epsilon=1.0) - truth) for _ in range(300)]
     ratio = np.median(automatic) / np.median(given_bounds)
-    assert ratio < 1.9, ratio
+    assert ratio < 2.1, ratio
+
+
+# ---------------------------------------------------------------------------
+# the tail: a large threshold noise, and the prior range
+# ---------------------------------------------------------------------------
+
+
+def forced_threshold_noise(monkeypatch: pytest.MonkeyPatch, value: int) -> None:
+    """Make every SVT threshold noise ``value`` (the query noise stays random, from the seeded source)."""
+    from dpframe.selection import svt
+
+    draw = svt.sample_discrete_laplace
+
+    def sample(scale: Any, size: int, source: Any = None) -> np.ndarray:
+        noise = draw(scale, size, source)
+        return np.full(1, value, dtype=np.int64) if size == 1 else noise
+
+    monkeypatch.setattr(svt, "sample_discrete_laplace", sample)
+
+
+def test_a_large_threshold_noise_overshoots_little(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threshold noise at its 1-in-10,000 value: the upper bound still stops within a few octaves of the data.
+
+    At epsilon = 1/4, rho = 57 (P(rho >= 57) = 1e-4 at scale 20/3); a query noise fires beyond the data with
+    probability P(nu >= 15 + 57) = 0.014 a step (scale 20), so the median overshoot is ~50 steps (2.9x) and
+    10x the maximum (106 steps) is passed in ~22% of runs, 100x (212 steps) in 5%. With the even split
+    (scales 8 and 16, rho = 68 at 1e-4) the step probability was 0.0035: median overshoot ~200 steps (~80x),
+    10x passed in 69% of runs.
+    """
+    noise = B.svt_noise(Fraction(1, 4), 1)
+    rho = math.ceil(noise.threshold * math.log(1 / 2e-4))
+    assert rho == 57
+    forced_threshold_noise(monkeypatch, rho)
+    table = B.bucket_counts(np.repeat(np.arange(17.0, 91.0), 400))
+    uppers = np.array([B.choose_bounds(table, Fraction(1, 4), 1)[1] for _ in range(400)])
+    assert np.median(uppers) <= 4.5 * 90
+    assert np.mean(uppers > 10 * 90) <= 0.35  # expected 0.22; 0.35 is 6 binomial sd above
+    assert uppers.max() <= 2.0**50
+
+
+@pytest.mark.parametrize("rho", [-10**6, 10**6])
+def test_bounds_never_leave_the_prior_range(monkeypatch: pytest.MonkeyPatch, rho: int) -> None:
+    """Whatever the threshold noise, the bounds are candidates: inside [-2**50, 2**50] (documented)."""
+    forced_threshold_noise(monkeypatch, rho)
+    for data in (np.r_[np.linspace(10.0, 20.0, 1000), [np.inf, -np.inf]], np.full(100, 3e15), np.zeros(0)):
+        lo, hi = B.choose_bounds(B.bucket_counts(data), Fraction(1, 4), 1)
+        assert -(2.0**50) <= lo < hi <= 2.0**50

@@ -88,7 +88,7 @@ def test_zcdp_budget_and_private_bounds() -> None:
     assert ledger["query"].tolist() == ["bounds for LogisticRegression", "LogisticRegression"]
     assert ledger["rho"].sum() == pytest.approx(0.2)
     lo, hi = model.bounds_["x1"]
-    assert -1 < lo <= 0.1 and 9.9 <= hi < 11  # found privately around the data's range [0, 10)
+    assert -1 < lo <= 0.1 and 9.9 <= hi < 12.5  # found privately around the data's range [0, 10), a few 3% steps above
 
 
 def test_renyi_budget_is_charged_rho() -> None:

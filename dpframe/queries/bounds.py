@@ -46,15 +46,25 @@ the tails are most of the data and the pass saves nothing).
 
 The queries and the threshold
 -----------------------------
-One SVT run (Lyu, Su & Li 2017, Alg. 1; :mod:`dpframe.selection.svt`) with
-``c = 2`` positives scans the upper bound's candidates upwards, with query
-``-(values above t)``, until the first positive, then the lower bound's
-candidates downwards, with ``-(values below t)``. A person changes every
-count by at most ``max_contributions`` and all in the same direction, so the
-queries are **monotonic** with sensitivity ``k = max_contributions``: query
-noise ``Lap(2k/eps2)`` (c = 2), threshold noise ``Lap(k/eps1)``,
-``eps1 = eps2 = eps_bounds / 2``. Its cost does not depend on the number of
-candidates examined, so the grid can be fine.
+One SVT run (Lyu, Su & Li 2017, Alg. 1 with the budget split of their Alg. 7;
+:mod:`dpframe.selection.svt`) with ``c = 2`` positives first scans the lower
+bound's candidates downwards from ``+2**50``, with query ``-(values below t)``,
+until the first positive; then the upper bound's candidates upwards from the
+one just above the lower bound (or above its mirror image ``-lower`` if that is
+lower), with query ``-(values above t)``. Choosing the
+second scan's queries after the first positive is what Alg. 1 allows (its
+proof fixes an outcome vector, which fixes the queries); starting there skips
+the candidates below the data, whose answers are hopeless, and keeps the
+bounds ordered. A person changes every count by at most ``max_contributions``
+and all in the same direction, so the queries are **monotonic** with
+sensitivity ``k = max_contributions``: threshold noise ``Lap(k/eps1)``, query
+noise ``Lap(c k/eps2)`` (c = 2), discrete Laplace, with
+``eps1 =`` :data:`THRESHOLD_SHARE` ``= 3/5`` of the bounds' epsilon and
+``eps2`` the rest. Its cost does not depend on the number of candidates
+examined, so the grid can be fine. The noise of a query is drawn only if the
+scan reaches it (:meth:`~dpframe.selection.svt.SparseVector.first_above_bounded`),
+in one call of the sampler sized from the counts (its fixed cost dominates
+below ~5,000 draws; the size changes the cost, never the distribution).
 
 The threshold is set so that the bound clips **almost nothing**: a candidate is
 accepted when ``count <= noise - 0.75 * s`` (``s`` = the query noise scale),
@@ -63,13 +73,40 @@ Amin et al. (2019), "Bounding User Contributions: A Bias-Variance Trade-off in
 Differential Privacy" (ICML), show that the best clipping bound for a sum
 clips about ``1/epsilon`` contributions: beyond that, each further clipped
 value adds bias faster than the narrower bound removes noise. With the SVT's
-own noise (``s = 16`` counts at epsilon = 1) no bound can be aimed at a
+own noise (``s = 20`` counts at epsilon = 1) no bound can be aimed at a
 handful of values; erring on the side of clipping too little (overshoot
 costs ~3% of noise per grid step) is far cheaper than clipping too much on a
 heavy tail (measured on Adult ages and log-normal data, see the accuracy
 tests). On data with a sharp maximum (ages, top-coded values) the bound lands
 within a few grid steps above the maximum; on heavy tails it clips the
 values above roughly the point where about ``s`` values remain.
+
+The tail: why three fifths of the epsilon go to the threshold
+-------------------------------------------------------------
+Beyond the data every candidate clips 0 values, so the scan stops at the
+first query noise ``nu >= margin + rho`` (``rho`` the threshold noise, scale
+``r``): each step has probability ``p ~ exp(-(margin + rho)/s) / 2``, and the
+overshoot is geometric with mean ``1/p``. A large ``rho`` makes it walk on
+geometrically far (32 steps an octave). Over ``rho``, ``P(more than K steps) ~
+exp(margin/r) (K/2)**(-s/r) / 2``: a power law whose exponent is the ratio of
+the two noise scales, ``s/r = 2 eps1/eps2``. With Alg. 1's even split it is 2:
+about 1 run in 1,000 had an upper bound 10x beyond the data (10,000 runs on
+Adult ages: bounds up to 4.7e9, P(|error| > 30x the median) = 0.0012), which
+dominated the RMSE. With ``eps1 = 1.5 eps2`` it is 3: a 10x overshoot (106
+steps) has probability ~3e-5 by the formula, a 2x one ~0.3% (1.6% before).
+The price is query noise 1.25x larger (``s = 20`` rather than 16), which
+clips a couple more values of a heavy tail (log-normal, n = 30,000: the
+median upper bound clips the ~17 largest values rather than ~15) and leaves
+sharp maxima (ages) as they were. Measured on 3,000 runs each (bounds only):
+2/3 (``s/r = 4``) thins the tail further (2x in 0.1%) but clips ~25 values of
+the log-normal tail and makes a bound clip over 3% of 5,000 normal values in
+1 run in 750; 3/4 clips more still; a margin of one scale rather than 0.75
+widens ages' bounds by a step and thickens the tail.
+Alg. 7 of Lyu et al. proves any split ``eps1 + eps2 = eps`` private
+(threshold noise ``Delta/eps1``, monotonic query noise ``c Delta/eps2``), so
+the cost is unchanged. Every bound is a candidate, so none leaves the grid's
+range ``[-2**50, 2**50]``, the public prior range of automatic bounds (an
+infinity is clipped to it).
 
 The budget share
 ----------------
@@ -80,18 +117,20 @@ absolute error of the mean at epsilon = 1, Adult ages and log-normal samples):
 with 1/5 the noisier bounds cost more than the saved epsilon (Adult 2.0x the
 true-bounds error instead of 1.5x), with 1/3 the query's own noise grows by
 1.5x for no better bounds; a finer grid (32 rather than 8 or 16 candidates per
-octave) and the 0.75-scale margin were chosen the same way.
+octave), the threshold's share and the 0.75-scale margin were chosen the same
+way (see "The tail").
 
 What to expect (epsilon = 1; ratio = median |error| of the mean / with the data's true min and max as bounds)
 -------------------------------------------------------------------------------------------------------------
-* Adult ages (n = 30,162; true 17..90): bounds around (15.75, 92), ratio 1.6.
-  Normal data 1.3, uniform on [0, 1e-3] or [0, 1e12] 1.4-1.5.
-* Heavy tails (log-normal, n = 5,000-30,000): ratio 2.5-3; the bound clips the
-  ~20 largest values, where the optimum would clip ~3 (Amin et al.), because
+* Adult ages (n = 30,162; true 17..90): bounds around (15.75, 92), ratio ~2
+  (1.97 over 10,000 runs, 1.89 with the even split; docs/selection.md has the tails).
+  Normal data 1.3, uniform on [0, 1e-3] or [0, 1e12] 1.4-1.5 (measured with the even split).
+* Heavy tails (log-normal, n = 5,000-30,000): ratio ~3 (2.7 with the even split); the bound clips the
+  ~17 largest values, where the optimum would clip ~3 (Amin et al.), because
   the SVT cannot resolve counts much below its noise (``s``).
 * Overshoot: in ~10% of runs a bound lies more than 25% beyond the data, in
-  ~1.5% more than 2x (a large threshold noise delays the positive); the
-  answer's noise grows in proportion.
+  ~0.3% more than 2x and in ~3e-5 more than 10x (a large threshold noise
+  delays the positive; see "The tail"); the answer's noise grows in proportion.
 * Needs some rows: with fewer than roughly ``15 s`` rows (~250 at epsilon = 1
   and one row per person; measured at 150 rows: 13% of runs) an early false
   positive can put a bound inside the data.
@@ -102,7 +141,7 @@ What to expect (epsilon = 1; ratio = median |error| of the mean / with the data'
   and hence the noise are far larger than the data's spread (ratio ~6000).
   Subtract a public reference value first, or give bounds.
 * All-equal data get bounds one grid step apart around the value (all zeros:
-  ``+-2**-40``).
+  ``(0, 2**-40)``).
 * Missing values are ignored; infinities count as values beyond every
   candidate (they are clipped, as with explicit bounds). A histogram drops
   the values beyond its automatic bounds, as with explicit ones.
@@ -157,6 +196,9 @@ BOUNDS_SHARE = Fraction(1, 4)
 # a fifth flags more clipped heavy tails at small epsilon, but it took the auto-bounded mean of Adult's
 # ages from 1.6x to 2.2x the error with true bounds (tests/test_bounds.py); a tenth keeps it under 1.9x.
 CLIPPING_SHARE = Fraction(1, 10)
+# The SVT threshold noise's share of the bounds' epsilon (Lyu et al. Alg. 7; see "The tail" in the module
+# docstring).
+THRESHOLD_SHARE = Fraction(3, 5)
 # The SVT threshold, in query-noise scales: a candidate is accepted when the
 # values it clips are fewer than (noise - MARGIN * scale).
 MARGIN = Fraction(3, 4)
@@ -176,7 +218,7 @@ _CHUNK = 1 << 20  # 8 MB of keys: large chunks amortise bincount's per-call cost
 # candidate's, and every key above the largest's (up to +-inf; NaN is not counted). The clipped counts of the
 # candidates (:func:`clip_counts`) only need cumulative counts at candidate keys, which the lumps keep exact.
 _WIDTH = _KEY_HI - _KEY_LO + 3  # buckets per sign in a table
-_SMALL = 1 << 14  # fewer values: their distinct keys are counted, not a counter for each of the 2**17 keys
+_SMALL = 1 << 11  # fewer values: their distinct keys are counted (a sort), not a counter for each of the 2**17 keys
 
 
 def _compact(keys: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -214,14 +256,19 @@ def bucket_counts(values: NDArray[np.float64]) -> NDArray[np.int64]:
         # then count as zero); any fixed rule keeps each row in one bucket.
         distinct, counts = np.unique(((bits + round_up) >> shift).view(np.int64), return_counts=True)
         return _compact(distinct, counts)
-    counts = np.zeros(2 * _KEYS, dtype=np.int64)
     buf = np.empty(min(_CHUNK, len(bits)), dtype=np.uint64)
-    for start in range(0, len(bits), _CHUNK):
+
+    def chunk_counts(start: int) -> NDArray[np.int64]:
         part = bits[start : start + _CHUNK]
         keys = buf[: len(part)]
         np.add(part, round_up, out=keys)
         np.right_shift(keys, shift, out=keys)
-        counts += np.bincount(keys.view(np.int64), minlength=2 * _KEYS)
+        return np.bincount(keys.view(np.int64), minlength=2 * _KEYS)
+
+    # The first chunk's counters hold the sum (adding them to fresh zeros cost more than the counting).
+    counts = chunk_counts(0)
+    for start in range(_CHUNK, len(bits), _CHUNK):
+        counts += chunk_counts(start)
     full = counts.reshape(2, _KEYS)
     table = np.empty((2, _WIDTH), dtype=np.int64)
     table[:, 0] = full[:, :_KEY_LO].sum(axis=1)
@@ -395,9 +442,20 @@ def svt_noise(epsilon: Fraction, contributions: int) -> SVTNoise:
 
     >>> noise = svt_noise(Fraction(1, 4), 1)  # the bounds' share of epsilon = 1
     >>> noise.threshold, noise.query  # in counts of values
-    (Fraction(8, 1), Fraction(16, 1))
+    (Fraction(458129844907, 68719476736), Fraction(20, 1))
     """
-    return SVTNoise.calibrate(epsilon, contributions, c=2, monotonic=True)
+    return SVTNoise.calibrate(epsilon, contributions, c=2, monotonic=True, threshold_share=THRESHOLD_SHARE)
+
+
+def _likely_steps(answers: NDArray[np.int64], scale: Fraction) -> int:
+    """How many of a scan's ``answers`` (minus counts) it will likely examine: up to the first within one
+    noise ``scale`` of 0, and two octaves more. It only sizes the draws of noise (not what is released).
+
+    >>> _likely_steps(np.r_[-900, -500, -3, np.zeros(100, dtype=np.int64)], Fraction(16))
+    66
+    """
+    close = np.flatnonzero(answers >= -math.ceil(scale))
+    return min(len(answers), (int(close[0]) if len(close) else len(answers)) + 64)
 
 
 def choose_bounds(
@@ -419,24 +477,35 @@ def choose_bounds(
     (16.5, 90.0)
     """
     grid = candidates()
+    top = len(grid) - 1
     buckets = table if isinstance(table, Buckets) else Buckets.counted(table)
     noise = svt_noise(epsilon, contributions)
     margin = math.floor(MARGIN * noise.query)  # 0 when the noise is negligible (huge epsilon)
-    run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source)
-    run.draw_ahead(2 * len(grid))  # both scans' noise in one call of the sampler (its fixed cost, once)
-    # Upper bound: scan upwards; lower bound: scan downwards. Queries are minus the values clipped. The
-    # lower scan reads the table afresh: the upper one may have replaced the tails by every value.
-    i = run.first_above_bounded(-buckets.clipped()[0], grid >= buckets.high,
-                                lambda: -buckets.clipped(whole=True)[0])
-    j = run.first_above_bounded(-buckets.clipped()[1][::-1], grid[::-1] <= buckets.low,
-                                lambda: -buckets.clipped(whole=True)[1][::-1])
-    top = len(grid) - 1
-    hi_index = top if i is None else i
+    run = SparseVector(margin, contributions, epsilon, c=2, monotonic=True, source=source,
+                       threshold_share=THRESHOLD_SHARE)
+    # Lower bound first: scan downwards from the top, query minus the values below t. Then the upper bound,
+    # upwards from just above the lower one -- or above its mirror image -t if it is positive, so that with
+    # too few values for the noise (both scans firing at once, near the ends of the grid) the bounds still
+    # straddle 0, as two scans from the ends did -- query minus the values above t. Choosing these queries
+    # after the first positive is what Alg. 1 allows; the candidates skipped are below the data. The upper
+    # scan reads the table afresh: the lower one may have replaced the tails by every value.
+    above, below = buckets.clipped()
+    downwards = -below[::-1]
+    lower_steps = _likely_steps(downwards, noise.query)
+    likely_lower = top - max(lower_steps - 64, 0)
+    upper_steps = _likely_steps(-above[min(likely_lower, top - likely_lower) + 1:], noise.query)
+    run.draw_ahead(lower_steps + upper_steps)  # both scans' noise in one call of the sampler (its fixed cost, once)
+    j = run.first_above_bounded(downwards, grid[::-1] <= buckets.low,
+                                lambda: -buckets.clipped(whole=True)[1][::-1], expected=lower_steps)
     lo_index = 0 if j is None else top - j
+    start = min(lo_index, top - lo_index) + 1  # the lower bound, or its mirror image if it is positive
+    i = run.first_above_bounded(-buckets.clipped()[0][start:], grid[start:] >= buckets.high,
+                                lambda: -buckets.clipped(whole=True)[0][start:], expected=upper_steps)
+    hi_index = top if i is None else start + i
     if lo_index >= hi_index:
-        # Degenerate or crossed (tiny data, or all values equal to 0): one grid
-        # step either side. Post-processing of the SVT output.
-        lo_index, hi_index = max(min(lo_index, hi_index) - 1, 0), min(max(lo_index, hi_index) + 1, top)
+        # Crossed (a lower bound found above 0 and an upper one below its mirror image: too few values for
+        # the noise): the two, one grid step wider, swapped. Post-processing of the SVT output.
+        lo_index, hi_index = max(hi_index - 1, 0), min(lo_index + 1, top)
     # Candidate 0 counts zeros as clipped (the conservative inner side), so on data >= 0 the scan runs
     # on to tiny negative candidates (-9e-13 ...). A bound of the other sign and over 2**20 times
     # smaller than its partner is reported as 0: a fixed relabelling of the SVT's output (still
@@ -523,7 +592,7 @@ def private_bounds(
     >>> p = pd.DataFrame({"age": [20.0, 35.0, 50.0, 65.0] * 500}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
     ...     private_bounds(Target.of(p), Target.of(p).column("age"), resolve(p.dp.budget, 0.5, None, None, None))
-    (19.0, 68.0)
+    (17.5, 76.0)
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
     """
@@ -646,7 +715,7 @@ def automatic_bounds(
     ...     bounds, rest, _ = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
     >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon.exact  # all charged first; the query draws rest
-    ((0.96875, 3.1875), Fraction(3, 4), Fraction(1, 1))
+    ((0.984375, 3.25), Fraction(3, 4), Fraction(1, 1))
     """
     check_numeric(series, query)
     bounds_privacy, counts_privacy, rest = split_privacy(privacy, clipping=clipping)

@@ -397,7 +397,7 @@ def with_bounds(
     ...     moments, note, clipped = with_bounds("mean", target, target.column("x"), None,
     ...                                          target.privacy(1.0, None, None, None), 1, clipping=True)
     >>> (moments.lo, moments.hi), "sparse vector" in note, clipped.noticeable
-    ((9.75, 21.5), True, False)
+    ((7.25, 23.5), True, False)
     >>> p.dp.budget.ledger["query"].tolist()
     ['mean with automatic bounds (reserved)', 'bounds for mean', 'clipped values for mean']
     """
