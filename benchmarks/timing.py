@@ -7,6 +7,7 @@ median of the rounds is reported.
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 import warnings
@@ -23,8 +24,9 @@ def alternating_rounds(calls: Mapping[str, Callable[[], Any]], rounds: int,
     call then finds the caches and the allocator as its own previous call left them, not as the previous
     entry did (after an OpenDP call on 30,000 values, which frees its buffers to the system, the next
     library's sub-millisecond query took 2.5x as long, paying page faults for memory it had reused a moment
-    before). Warnings (e.g. the clipping warnings of automatic bounds) are silenced: the calls are timed,
-    not read.
+    before), and the garbage collector is off during the timed call, as :mod:`timeit` keeps it (a collection
+    is triggered by whoever allocates next, and scans every library's objects). Warnings (e.g. the clipping
+    warnings of automatic bounds) are silenced: the calls are timed, not read.
     """
     times: dict[str, list[float]] = {name: [] for name in calls}
     with warnings.catch_warnings():
@@ -35,9 +37,12 @@ def alternating_rounds(calls: Mapping[str, Callable[[], Any]], rounds: int,
             for name, call in calls.items():
                 if settle:
                     call()
+                    gc.disable()  # as timeit does: a collection another library's objects provoke is not this call's
                 start = clock()
                 call()
                 times[name].append(clock() - start)
+                if settle:
+                    gc.enable()
     return times
 
 
