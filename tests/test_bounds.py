@@ -229,9 +229,10 @@ def test_user_level_contributions() -> None:
     rng = np.random.default_rng(6)
     df = pd.DataFrame({"user": rng.integers(0, 2000, 20_000), "x": rng.uniform(10, 50, 20_000)})
     p = df.dp.protect(epsilon=10.0, privacy_unit="user", max_contributions=3)
-    m = p["x"].dp.mean(epsilon=2.0)
+    with seeded_noise(0):  # the bounds aim to clip about one noise scale of values (60 here): a grid step or so
+        m = p["x"].dp.mean(epsilon=2.0)
     lo, hi = m.release.bounds
-    assert 5 <= lo <= 10 and 50 <= hi <= 80
+    assert 5 <= lo <= 10.5 and 49.5 <= hi <= 100
     assert "Δ=3" in p.dp.budget.ledger.loc[0, "noise"]
 
 

@@ -91,6 +91,20 @@ def test_a_domain_needs_the_clipping_counted() -> None:
     assert p.dp.budget.spent.epsilon == 0
 
 
+def test_a_domain_end_beside_a_private_bound_answers_rather_than_failing_after_the_charge() -> None:
+    # The private upper bound is 0 (values in [-5, 0]); a domain end 1e-151 below it would cut the bounds to a
+    # width no exact sum supports. The domain itself is used then (post-processing of the bounds): an answer.
+    from dpframe.accounting.ledger import Ledger
+
+    values = np.r_[-np.random.default_rng(0).uniform(0, 5, 3000), np.zeros(3000)]
+    p = pd.DataFrame({"x": values}).dp.protect(epsilon=100.0, ledger=Ledger.in_memory())
+    with warnings.catch_warnings(), seeded_noise(0):
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        warnings.simplefilter("ignore", ClippingWarning)
+        m = p["x"].dp.mean(epsilon=1.0, domain=(-1e-151, 1.0))
+    assert m.release.domain == (-1e-151, 1.0) and np.isfinite(float(m))
+
+
 @pytest.mark.parametrize("integer", [False, True])
 def test_quantile_rank_intervals_cover(integer: bool) -> None:
     rng = np.random.default_rng(3)

@@ -237,6 +237,20 @@ def test_an_old_ledger_finds_its_budgets_and_relinks_them(tmp_path: Path, how: s
         assert found == {legacy_fingerprint(df)}
 
 
+def test_an_older_dpframe_cannot_open_a_second_budget_for_data_this_one_recorded(tmp_path: Path) -> None:
+    # An older dpframe looks data up by its SHA-256 fingerprint, misses the v2 record, and would create a budget and
+    # link its fingerprint in one transaction (its own SQL, below): the ledger refuses the link, and so the budget.
+    path = tmp_path / "l.sqlite"
+    df = frame()
+    p = df.dp.protect(epsilon=1.0, ledger=path)
+    with pytest.raises(sqlite3.IntegrityError, match="newer dpframe"), sqlite3.connect(path) as db:
+        db.execute("INSERT INTO budgets VALUES ('old', NULL, 'approx', '', '1', '0', '0', '0', '0', '0')")
+        db.execute("INSERT INTO fingerprints VALUES (?, ?, ?, ?, ?)",
+                   (legacy_fingerprint(df), "old", len(df), repr(list(df.columns)), ""))
+    with sqlite3.connect(path) as db:  # the older dpframe's transaction rolled back: one budget, as before
+        assert [row[0] for row in db.execute("SELECT id FROM budgets")] == [p.dp.budget.id]
+
+
 def test_the_legacy_fingerprint_is_computed_only_when_a_legacy_entry_could_match(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "l.sqlite"
@@ -264,6 +278,20 @@ def test_arrow_strings_fingerprint_by_content_whatever_their_chunks_or_slices() 
     empty_not_missing = pd.Series([v if v is not None else "" for v in values], dtype="str")
     moved = pd.Series(["alph", "a"] + values[2:], dtype="str")  # same characters, other boundaries
     assert len({fingerprint(whole), fingerprint(empty_not_missing), fingerprint(moved)}) == 3
+    present = [v for v in values if v is not None]  # read from the Arrow buffers themselves
+    assert fingerprint(pd.Series(present, dtype="str")) == fingerprint(pd.Series(["zzz"] + present, dtype="str")
+                                                                      .iloc[1:].reset_index(drop=True))
+
+
+def test_missing_arrow_strings_fingerprint_alike_whatever_their_slots_hold() -> None:
+    # Arrow lets a missing slot hold characters (if_else keeps them): equal columns must still find one budget.
+    pa = pytest.importorskip("pyarrow")
+    compute = pytest.importorskip("pyarrow.compute")
+    values = pa.array(["alpha", "beta", "gamma"])
+    kept = compute.if_else(pa.array([True, False, True]), values, pa.scalar(None, pa.string()))
+    held = pd.Series(pd.arrays.ArrowExtensionArray(kept))
+    plain = pd.Series(pd.arrays.ArrowExtensionArray(pa.array(["alpha", None, "gamma"])))
+    assert held.equals(plain) and fingerprint(held) == fingerprint(plain)
 
 
 def test_a_forked_process_neither_writes_nor_draws_its_parents_draws(tmp_path: Path,

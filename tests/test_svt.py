@@ -394,12 +394,12 @@ def test_first_above_bounded_gives_first_above_of_the_answers_for_every_draw() -
 
 
 def test_first_above_bounded_over_many_queries_draws_in_batches() -> None:
-    # A scan far longer than its first batch of noise (expected=10): at negligible noise it stops at the first
+    # A scan far longer than its first batch of noise (first_batch=10): at negligible noise it stops at the first
     # answer at or above the threshold, wherever that is, and a run of no positive returns None.
     answers = np.r_[np.full(5000, -100), np.zeros(10, dtype=np.int64)]
     exact = np.ones(len(answers), dtype=bool)
     with seeded_noise(0):
         run = SparseVector(0, 1, 1e9, c=2)
-        assert run.first_above_bounded(answers, exact, lambda: answers, expected=10) == 5000
-        assert run.first_above_bounded(answers[:5000], exact[:5000], lambda: answers, expected=10) is None
+        assert run.first_above_bounded(answers, exact, lambda: answers, first_batch=10) == 5000
+        assert run.first_above_bounded(answers[:5000], exact[:5000], lambda: answers, first_batch=10) is None
     assert run.remaining == 1

@@ -161,16 +161,18 @@ def _blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs | None:
 
 
 def _arrow_string_blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs | None:
-    """An Arrow string column's offsets (from 0), characters and missing values: its content, whatever its chunks.
+    """An Arrow string column's offsets (from 0) and characters: its content, whatever its chunks.
 
-    None for another layout (string views), which :func:`_digest` digests instead.
+    None for another layout (string views), or when values are missing (Arrow lets a missing slot hold
+    characters, e.g. after ``pyarrow.compute.if_else``, which equal columns need not share), which
+    :func:`_digest` digests instead.
     """
     import pyarrow as pa
 
     strings = pa.array(values.array)
     if isinstance(strings, pa.ChunkedArray):  # one array: chunks combined (a copy only if there are several)
         strings = strings.chunk(0) if strings.num_chunks == 1 else strings.combine_chunks()
-    if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
+    if strings.null_count or not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
         return None
     offsets_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     _, offsets_buffer, characters = strings.buffers()
@@ -178,8 +180,6 @@ def _arrow_string_blobs(values: pd.Series[Any] | pd.Index[Any]) -> Blobs | None:
     first, last = int(offsets[0]), int(offsets[-1])
     blobs = [(f"{values.dtype!r} arrow {strings.type} offsets".encode(), _bytes(offsets - first if first else offsets)),
              (b"characters", memoryview(characters)[first:last] if characters is not None else memoryview(b""))]
-    if strings.null_count:
-        blobs.append((b"missing", _bytes(np.asarray(strings.is_null(), dtype=bool))))
     return blobs
 
 

@@ -94,6 +94,12 @@ CREATE TABLE IF NOT EXISTS filter_state (
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
     detail TEXT NOT NULL);
+-- An older dpframe (SHA-256 fingerprints) would not find data this one recorded (fingerprint v2) and would open a
+-- second budget for it: its attempt to record a fingerprint of its own is refused, and with it that budget.
+CREATE TRIGGER IF NOT EXISTS fingerprints_v2_only BEFORE INSERT ON fingerprints
+    WHEN NEW.fingerprint NOT LIKE 'fp2:%'
+    BEGIN SELECT RAISE(ABORT, 'this ledger is kept by a newer dpframe (fingerprint v2): upgrade dpframe to use it');
+    END;
 """
 
 # The budget kinds kept as privacy filters, and what their lines say in place of "sequential composition".

@@ -63,8 +63,9 @@ noise ``Lap(c k/eps2)`` (c = 2), discrete Laplace, with
 ``eps2`` the rest. Its cost does not depend on the number of candidates
 examined, so the grid can be fine. The noise of a query is drawn only if the
 scan reaches it (:meth:`~dpframe.selection.svt.SparseVector.first_above_bounded`),
-in one call of the sampler sized from the counts (its fixed cost dominates
-below ~5,000 draws; the size changes the cost, never the distribution).
+in batches of public sizes (:data:`_LOWER_BATCH`, :data:`_UPPER_BATCH`, then
+doubling): how much noise is drawn depends only on where the scans stop, which
+they release. The sizes change the cost, never the distribution.
 
 The threshold is set so that the bound clips **almost nothing**: a candidate is
 accepted when ``count <= noise - 0.75 * s`` (``s`` = the query noise scale),
@@ -447,15 +448,13 @@ def svt_noise(epsilon: Fraction, contributions: int) -> SVTNoise:
     return SVTNoise.calibrate(epsilon, contributions, c=2, monotonic=True, threshold_share=THRESHOLD_SHARE)
 
 
-def _likely_steps(answers: NDArray[np.int64], scale: Fraction) -> int:
-    """How many of a scan's ``answers`` (minus counts) it will likely examine: up to the first within one
-    noise ``scale`` of 0, and two octaves more. It only sizes the draws of noise (not what is released).
-
-    >>> _likely_steps(np.r_[-900, -500, -3, np.zeros(100, dtype=np.int64)], Fraction(16))
-    66
-    """
-    close = np.flatnonzero(answers >= -math.ceil(scale))
-    return min(len(answers), (int(close[0]) if len(close) else len(answers)) + 64)
+# The first batches of the scans' noise: public sizes, never read off the data. The lower scan runs down from
+# 2**50 and stops near the data's minimum m: after ~(50 - log2 m) * 32 candidates for m > 0, ~2,900 +
+# (40 + log2 |m|) * 32 for m < 0 (4,480 for m = -1,024). The upper scan starts at the lower bound or its mirror
+# image and runs up past 0 to the maximum: ~2,900 candidates for data between 1 and 1,000 of either sign. A scan
+# that runs on draws doubling batches, so how much noise is drawn (and its time) depends only on where the
+# scans stop, which is what they release.
+_LOWER_BATCH, _UPPER_BATCH = 4608, 3328
 
 
 def choose_bounds(
@@ -474,7 +473,7 @@ def choose_bounds(
     >>> ages = np.repeat(np.arange(17.0, 91.0), 400)
     >>> with seeded_noise(2):
     ...     choose_bounds(bucket_counts(ages), Fraction(1), 1)
-    (16.5, 90.0)
+    (16.0, 90.0)
     """
     grid = candidates()
     top = len(grid) - 1
@@ -491,16 +490,13 @@ def choose_bounds(
     # scan reads the table afresh: the lower one may have replaced the tails by every value.
     above, below = buckets.clipped()
     downwards = -below[::-1]
-    lower_steps = _likely_steps(downwards, noise.query)
-    likely_lower = top - max(lower_steps - 64, 0)
-    upper_steps = _likely_steps(-above[min(likely_lower, top - likely_lower) + 1:], noise.query)
-    run.draw_ahead(lower_steps + upper_steps)  # both scans' noise in one call of the sampler (its fixed cost, once)
+    run.draw_ahead(_LOWER_BATCH + _UPPER_BATCH)  # both scans' first noise in one call of the sampler (its fixed cost)
     j = run.first_above_bounded(downwards, grid[::-1] <= buckets.low,
-                                lambda: -buckets.clipped(whole=True)[1][::-1], expected=lower_steps)
+                                lambda: -buckets.clipped(whole=True)[1][::-1], first_batch=_LOWER_BATCH)
     lo_index = 0 if j is None else top - j
     start = min(lo_index, top - lo_index) + 1  # the lower bound, or its mirror image if it is positive
     i = run.first_above_bounded(-buckets.clipped()[0][start:], grid[start:] >= buckets.high,
-                                lambda: -buckets.clipped(whole=True)[0][start:], expected=upper_steps)
+                                lambda: -buckets.clipped(whole=True)[0][start:], first_batch=_UPPER_BATCH)
     hi_index = top if i is None else start + i
     if lo_index >= hi_index:
         # Crossed (a lower bound found above 0 and an upper one below its mirror image: too few values for
@@ -592,7 +588,7 @@ def private_bounds(
     >>> p = pd.DataFrame({"age": [20.0, 35.0, 50.0, 65.0] * 500}).dp.protect(epsilon=1.0)
     >>> with seeded_noise(0):
     ...     private_bounds(Target.of(p), Target.of(p).column("age"), resolve(p.dp.budget, 0.5, None, None, None))
-    (17.5, 76.0)
+    (18.0, 82.0)
     >>> p.dp.budget.ledger[["query", "mechanism", "epsilon"]].values.tolist()
     [['bounds for mean', 'sparse vector', 0.5]]
     """
@@ -715,7 +711,7 @@ def automatic_bounds(
     ...     bounds, rest, _ = automatic_bounds(target, target.column("x"), target.privacy(1.0, None, None, None), "sum", print)
     Privacy(kind='approx', mechanism='laplace', epsilon=Fraction(3, 4), delta=Fraction(0, 1), rho=Fraction(0, 1))
     >>> bounds, rest.epsilon, p.dp.budget.spent.epsilon.exact  # all charged first; the query draws rest
-    ((0.984375, 3.25), Fraction(3, 4), Fraction(1, 1))
+    ((0.984375, 3.0), Fraction(3, 4), Fraction(1, 1))
     """
     check_numeric(series, query)
     bounds_privacy, counts_privacy, rest = split_privacy(privacy, clipping=clipping)

@@ -63,6 +63,15 @@ class Estimate:
         return pd.Series(low, index=index, dtype=float), pd.Series(high, index=index, dtype=float)
 
 
+def _summable(bounds: tuple[float, float]) -> bool:
+    """Whether bounds pass :func:`~dpframe.queries.plan.check_bounds` (ordered, and in the range sums support)."""
+    try:
+        check_bounds(bounds)
+    except ValueError:
+        return False
+    return True
+
+
 def _values(target: Target, series: pd.Series[Any], mask: NDArray[np.bool_] | None) -> NDArray[np.float64]:
     values = kernels.as_float_array(series)
     return values if mask is None else values[mask]
@@ -397,7 +406,7 @@ def with_bounds(
     ...     moments, note, clipped = with_bounds("mean", target, target.column("x"), None,
     ...                                          target.privacy(1.0, None, None, None), 1, clipping=True)
     >>> (moments.lo, moments.hi), "sparse vector" in note, clipped.noticeable
-    ((7.25, 23.5), True, False)
+    ((9.5, 20.0), True, False)
     >>> p.dp.budget.ledger["query"].tolist()
     ['mean with automatic bounds (reserved)', 'bounds for mean', 'clipped values for mean']
     """
@@ -411,9 +420,10 @@ def with_bounds(
                                              reads=reads)
     if domain is not None:
         # Cut to the public domain (post-processing): a value beyond a cut end is clipped to the domain's end, as
-        # clipping to the domain would. Bounds wholly outside it (data outside the domain): the domain itself.
+        # clipping to the domain would. Bounds wholly outside it (data outside the domain), or a cut too narrow
+        # to sum exactly (a domain end within ~1e-150 of a bound): the domain itself, checked before the charge.
         cut = max(lo, domain[0]), min(hi, domain[1])
-        lo, hi = cut if cut[0] < cut[1] else domain
+        lo, hi = cut if _summable(cut) else domain
     note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
     return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), note, clipped
 

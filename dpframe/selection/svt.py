@@ -312,7 +312,7 @@ class SparseVector:
 
     def first_above_bounded(
         self, bounds: NDArray[np.int64], exact: NDArray[np.bool_], answers: Callable[[], NDArray[np.int64]],
-        expected: int = 0,
+        first_batch: int = 0,
     ) -> int | None:
         """:meth:`first_above` of answers known at first only through upper bounds: ``bounds[i] >= answers[i]``,
         with equality where ``exact[i]``; ``answers()`` computes them all, and is called only when needed.
@@ -320,11 +320,11 @@ class SparseVector:
         With the same noise, a query negative on its bound is negative on its answer (which is no larger), so
         when the first positive on the bounds is at an exact query it is the first positive on the answers;
         otherwise the answers are computed and compared with the same noise. The noise is drawn in batches,
-        the first of ``expected`` queries (at least :data:`_FIRST_BATCH`), then doubling, and not past the batch
+        the first of ``first_batch`` queries (at least :data:`_FIRST_BATCH`), then doubling, and not past the batch
         of the first positive: each query's noise is independent of the others and of the answers, and the
-        queries after the first positive are never examined, so their noise need not exist. ``expected``
-        (the caller's guess of the queries examined, from the data if need be) only sizes the batches. The
-        result is the one :meth:`first_above` would give on the answers, for every draw of the noise: the
+        queries after the first positive are never examined, so their noise need not exist. ``first_batch``
+        must be public (never read off the data): then how much noise is drawn depends only on where the scan
+        stops, which it releases. The result is the one :meth:`first_above` would give on the answers, for every draw of the noise: the
         same distribution, the same privacy.
 
         >>> from dpframe.testing import seeded_noise
@@ -335,7 +335,7 @@ class SparseVector:
         """
         self._check_open()
         upper, refined = _as_integers(bounds), False
-        start, batch = 0, max(_FIRST_BATCH, expected)
+        start, batch = 0, max(_FIRST_BATCH, first_batch)
         while start < len(upper):
             stop = min(start + batch, len(upper))
             noise = self._draw(stop - start)
