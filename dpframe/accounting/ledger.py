@@ -94,10 +94,11 @@ CREATE TABLE IF NOT EXISTS filter_state (
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
     detail TEXT NOT NULL);
--- An older dpframe (SHA-256 fingerprints) would not find data this one recorded (fingerprint v2) and would open a
--- second budget for it: its attempt to record a fingerprint of its own is refused, and with it that budget.
+-- An older dpframe (SHA-256 fingerprints: 64 hexadecimal digits) would not find data this one recorded (fingerprint
+-- v2) and would open a second budget for it: its attempt to record such a fingerprint is refused, and with it that
+-- budget. (Dask frames' identities, "dask <token>", are the same in both.)
 CREATE TRIGGER IF NOT EXISTS fingerprints_v2_only BEFORE INSERT ON fingerprints
-    WHEN NEW.fingerprint NOT LIKE 'fp2:%'
+    WHEN length(NEW.fingerprint) = 64 AND NEW.fingerprint NOT GLOB '*[^0-9a-f]*'
     BEGIN SELECT RAISE(ABORT, 'this ledger is kept by a newer dpframe (fingerprint v2): upgrade dpframe to use it');
     END;
 """
