@@ -30,7 +30,6 @@ alternation only spreads load evenly.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import warnings
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from timing import alternating_rounds, print_ratios
+from timing import alternating_rounds, peer, print_ratios
 
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.accounting.ledger import Ledger
@@ -48,14 +47,6 @@ ADULT = Path(os.environ.get("DPFRAME_ADULT", "/work/shared/data/adult-arx/adult.
 BOUNDS = (0, 125)
 EPSILON = 1.0
 
-
-def peer(name: str) -> Any | None:
-    """The module, or None with a message when it does not import."""
-    try:
-        return importlib.import_module(name)
-    except Exception as error:  # any failure to import means: skip this peer
-        print(f"  (skipping {name}: {type(error).__name__}: {error})")
-        return None
 
 
 def median_functions() -> dict[str, Callable[[np.ndarray[Any, Any]], float]]:

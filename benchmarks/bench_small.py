@@ -32,7 +32,6 @@ to the peers that need their keys. Noise is never seeded.
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import sys
 import tempfile
@@ -43,7 +42,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from timing import alternating_rounds
+from timing import alternating_rounds, peer
 
 _REPO = str(Path(__file__).resolve().parents[1])
 if _REPO not in sys.path:
@@ -60,14 +59,6 @@ QUERIES = ("count", "sum", "mean", "variance", "histogram", "crosstab", "group-b
 
 Call = Callable[[], Any]
 
-
-def peer(name: str) -> Any | None:
-    """The module, or None (with a message) when it does not import."""
-    try:
-        return importlib.import_module(name)
-    except Exception as error:  # any failure to import means: skip this peer
-        print(f"  (skipping {name}: {type(error).__name__}: {error})")
-        return None
 
 
 def frame(rows: int, seed: int = 0) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Timing in alternating rounds, shared by the benchmark scripts (``from timing import ...``).
+"""Timing in alternating rounds, and the peers' import, shared by the benchmark scripts (``from timing import ...``).
 
 On a shared machine the load changes from second to second; timing each
 entry once per round, in turn, spreads it over all entries alike, and the
@@ -8,11 +8,21 @@ median of the rounds is reported.
 from __future__ import annotations
 
 import gc
+import importlib
 import statistics
 import time
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
+
+
+def peer(name: str) -> Any | None:
+    """The peer library's module, or None (with a message) when it does not import."""
+    try:
+        return importlib.import_module(name)
+    except Exception as error:  # any failure to import means: skip this peer
+        print(f"  (skipping {name}: {type(error).__name__}: {error})")
+        return None
 
 
 def alternating_rounds(calls: Mapping[str, Callable[[], Any]], rounds: int,

@@ -3,11 +3,7 @@ fingerprints still finding their budgets."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,8 +21,7 @@ from dpframe.accounting import fingerprint as fingerprints
 from dpframe.accounting.costs import Cost
 from dpframe.accounting.fingerprint import fingerprint, legacy_fingerprint
 from dpframe.accounting.ledger import Line
-
-ROOT = Path(__file__).resolve().parents[1]
+from test_ledger import run_python  # a fresh interpreter on a ledger file
 
 
 def frame(n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -127,9 +122,7 @@ def test_a_draw_not_written_leaves_its_reserved_line_charged_in_full(tmp_path: P
         p["x"].dp.mean(epsilon=1)
         os._exit(0)  # no exit handlers: the draws stay in memory, as in a crash
     """
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
+    run_python(code, path)
     budget = dpframe.Budget.open("crash", ledger=path)
     assert budget.spent.cost == Cost(epsilon=Fraction(1))
     lines = budget.ledger
@@ -146,9 +139,7 @@ def test_draws_are_written_when_the_process_exits(tmp_path: Path) -> None:
         p = df.dp.protect(epsilon=10.0, name="exit", ledger={str(path)!r})
         p["x"].dp.mean(epsilon=1)
     """
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
+    run_python(code, path)
     lines = dpframe.Budget.open("exit", ledger=path).ledger
     assert "reserved" not in set(lines["mechanism"]) and lines["epsilon"].sum() == pytest.approx(1.0)
 
@@ -218,10 +209,8 @@ def test_an_old_ledger_finds_its_budgets_and_relinks_them(tmp_path: Path, how: s
         print(p.dp.budget.id)
     """
     df.to_pickle(tmp_path / "df.pkl")
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
-    budget_id = done.stdout.strip()
+    out = run_python(code, path)
+    budget_id = out.strip()
     make_legacy(path, df)
     ledger = Ledger.at(path)
     if how == "protect":
