@@ -37,6 +37,15 @@ def as_float_array(series: pd.Series[Any]) -> NDArray[np.float64]:
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def never_missing(dtype: Any) -> bool:
+    """numpy integer and boolean dtypes cannot hold a missing value (so every row has one).
+
+    >>> never_missing(np.dtype("int64")), never_missing(np.dtype("float64")), never_missing(pd.Int64Dtype())
+    (True, False, False)
+    """
+    return isinstance(dtype, np.dtype) and dtype.kind in "iub"
+
+
 def present(series: pd.Series[Any]) -> NDArray[np.bool_]:
     """Per row, whether it holds a value: ``series.notna()`` as an array, without pandas' per-call cost where the
     dtype decides it (numpy integers and booleans always hold one; numpy floats are missing where NaN).
@@ -45,7 +54,7 @@ def present(series: pd.Series[Any]) -> NDArray[np.bool_]:
     ([True, False, True], [True, False])
     """
     dtype = series.dtype
-    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+    if never_missing(dtype):
         return np.ones(len(series), dtype=np.bool_)
     if isinstance(dtype, np.dtype) and dtype.kind == "f":
         missing: NDArray[np.bool_] = np.isnan(series.to_numpy())

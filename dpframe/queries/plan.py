@@ -30,6 +30,7 @@ from dpframe.protection.analyst import public_value
 from dpframe.protection.base import lineage_of, parts
 from dpframe.protection.lineage import Lineage
 from dpframe.protection.units import PandasObject, Protection, contribution_mask
+from dpframe.queries import kernels
 
 
 @dataclass
@@ -209,7 +210,7 @@ class Target:
         missing values), else None: derived rows, or a column whose missing values are private."""
         if not (self.protection.bounded and self.original_rows):
             return None
-        if isinstance(self.obj, pd.Series) and not _never_missing(self.obj.dtype):
+        if isinstance(self.obj, pd.Series) and not kernels.never_missing(self.obj.dtype):
             return None
         return len(self.obj)
 
@@ -290,11 +291,6 @@ class Plan:
 # "sum" has max(U − L, |L|, |U|) (U − L with public n); "mean (public n)" is that sum over the public n.
 REPLACE_ONE_QUERIES = frozenset({"count", "sum", "mean (public n)", "histogram", "value_counts", "crosstab",
                                  "groupby count", "chisquare", "chi2_contingency"})
-
-
-def _never_missing(dtype: Any) -> bool:
-    """numpy integer and boolean dtypes cannot hold a missing value (so every row has one)."""
-    return isinstance(dtype, np.dtype) and dtype.kind in "iub"
 
 
 def split(privacy: Privacy, names: Sequence[str]) -> dict[str, Privacy]:
