@@ -6,9 +6,10 @@ digest of every column and index level:
 
 - numbers, booleans, datetimes and timedeltas with numpy dtypes: their raw bytes;
 - categoricals: their codes' raw bytes and, recursively, the categories;
-- Arrow-backed strings (pandas' ``str`` dtype with pyarrow): the Arrow
-  buffers themselves (offsets from 0, the characters, and where values are
-  missing), whatever the chunks;
+- Arrow-backed strings (pandas' ``str`` dtype with pyarrow) with no value
+  missing: the Arrow buffers themselves (offsets from 0 and the characters),
+  whatever the chunks (with missing values: pandas' per-row hash, below, as a
+  missing slot may hold characters);
 - object and Python-stored string columns: each distinct value's position of
   first appearance (its code, per row) and the distinct values themselves. The
   codes are found by grouping the rows' object pointers first, so a column read

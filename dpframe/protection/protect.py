@@ -276,8 +276,8 @@ def _check_missing_testable(data: pd.DataFrame | pd.Series[Any]) -> None:
     every query would then fail or succeed depending on whether one exists.
     """
     frame = data if isinstance(data, pd.DataFrame) else data.to_frame()
-    for position in _positions_holding_objects(frame):
-        if pd.api.types.is_object_dtype(frame.dtypes.iloc[position]):
+    for position, dtype in enumerate(frame.dtypes):  # read from the dtypes once: only object columns are looked at
+        if pd.api.types.is_object_dtype(dtype):
             column = frame.columns[position]
             try:
                 frame.iloc[:, position].isna()

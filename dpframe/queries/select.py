@@ -662,7 +662,8 @@ def quantile(
     value is always on a data-independent grid). The interval is in ranks (``release.rank_reach``, free: the
     mechanism's data-independent error bound): with probability 95% the answer's rank is within it of q·n. No
     value interval is given (mapping ranks to values would read the data). ``rank_level``: that probability
-    (:func:`~dpframe.report.describe.describe` asks for all its percentiles at once). ``read`` reads the values elsewhere (:class:`QuantileReads`).
+    (:func:`~dpframe.report.describe.describe` asks for all its percentiles at once). ``read`` reads the values
+    elsewhere (:class:`QuantileReads`).
 
     >>> import pandas as pd, dpframe
     >>> p = pd.DataFrame({"age": list(range(18, 91)) * 20}).dp.protect(epsilon=1.0)

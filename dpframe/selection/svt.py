@@ -324,8 +324,8 @@ class SparseVector:
         of the first positive: each query's noise is independent of the others and of the answers, and the
         queries after the first positive are never examined, so their noise need not exist. ``first_batch``
         must be public (never read off the data): then how much noise is drawn depends only on where the scan
-        stops, which it releases. The result is the one :meth:`first_above` would give on the answers, for every draw of the noise: the
-        same distribution, the same privacy.
+        stops, which it releases. The result is the one :meth:`first_above` would give on the answers, for every
+        draw of the noise: the same distribution, the same privacy.
 
         >>> from dpframe.testing import seeded_noise
         >>> bounds, exact = np.array([-5, -5, 40, 0]), np.array([False, False, True, True])
@@ -354,7 +354,7 @@ class SparseVector:
 
         The noise of each query is independent of the others and of the
         answers, so drawing it early changes nothing but the cost: one call
-        of the exact sampler has a fixed cost (some 0.4 ms) that several scans of the same
+        of the exact sampler has a fixed cost (some 0.2 ms) that several scans of the same
         run (e.g. the two bounds of :func:`dpframe.queries.bounds.choose_bounds`) then pay once.
 
         >>> from dpframe.testing import seeded_noise
