@@ -3,7 +3,8 @@ data; ``dpframe schema data.csv --out schema.json`` drafts a file's schema for r
 (:mod:`dpframe.schema`); ``dpframe describe data.csv --schema schema.json --epsilon 1`` privately summarises
 a file (:mod:`dpframe.report.cli`); ``dpframe synthesize data.csv --schema schema.json --epsilon 1 --out
 synthetic.csv`` writes a private synthetic copy (:mod:`dpframe.synthesis.cli`); ``dpframe budget list``
-shows the ledger's budgets (:mod:`dpframe.accounting.cli`)."""
+shows the ledger's budgets (:mod:`dpframe.accounting.cli`); ``dpframe serve service.toml`` runs the curator
+service and ``dpframe token`` makes an analyst's token (:mod:`dpframe.service.cli`)."""
 
 from __future__ import annotations
 
@@ -100,12 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dpframe import schema
     from dpframe.accounting import cli as budget_cli
     from dpframe.report import cli
+    from dpframe.service import cli as service_cli
     from dpframe.synthesis import cli as synthesis_cli
 
     schema.add_parser(sub)
     cli.add_parser(sub)
     synthesis_cli.add_parser(sub)
     budget_cli.add_parser(sub)
+    service_cli.add_parsers(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
@@ -118,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return synthesis_cli.run(args)
         elif args.command == "budget":
             return budget_cli.run(args)
+        elif args.command in ("serve", "token"):
+            return service_cli.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115  (keeps the interpreter's final flush silent)

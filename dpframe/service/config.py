@@ -1,0 +1,317 @@
+"""The curator's configuration of ``dpframe serve``: a TOML file of the ledger, the datasets and the analysts.
+
+::
+
+    ledger = "ledger.sqlite"                  # the persistent ledger (relative paths: to this file's folder)
+
+    [datasets.census]
+    path = "census.csv"                       # CSV or Parquet
+    schema = "census.schema.json"             # from `dpframe schema`, reviewed by the curator
+    total = { epsilon = 4.0, delta = 1e-6 }   # the cap over ALL analysts of this dataset (they may collude)
+    privacy_unit = "person_id"                # optional, with max_contributions, as protect() takes them
+
+    [datasets.visits]                         # about the same people as census: one shared cap
+    path = "visits.parquet"
+    schema = "visits.schema.json"
+    cap = "people"
+    [caps.people]
+    total = { epsilon = 2.0, delta = 1e-6 }
+
+    [analysts.alice]
+    token_sha256 = "..."                      # from `dpframe token`; the token itself is never stored
+    budgets = { census = { epsilon = 1.0, delta = 1e-7 } }
+
+    [limits]                                  # optional; these are the defaults
+    max_body_bytes = 1048576
+    requests_per_second = 5.0
+    burst = 20
+
+Every table is checked strictly (pydantic, unknown keys refused) and a problem is a
+:class:`ConfigError` naming the file and the field. The analysts (their tokens and budgets) are read
+again when the file changes, so a token is revoked by deleting or editing its analyst; the ledger, the
+datasets, the caps and the limits are read at start only (a restart applies them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from dpframe.accounting.budget import totals
+from dpframe.accounting.costs import BudgetKind, Cost
+from dpframe.schema import SchemaError, check_columns, header, load_schema
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover  (Python 3.10: the server extra installs tomli, tomllib's origin)
+    import tomli as tomllib
+
+__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Dataset", "Limits", "Total", "hash_token", "load_config",
+           "matching_analyst", "oversubscribed"]
+
+# Names become URL path segments and ledger budget names: plain ones only.
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class ConfigError(ValueError):
+    """The configuration file cannot be used: the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class Total(_Strict):
+    """A privacy total: ``epsilon`` (with an optional ``delta``) or ``rho`` (zCDP), as :class:`~dpframe.Budget` takes.
+
+    >>> Total(epsilon=1.0, delta=1e-6).cost.delta
+    Fraction(1, 1000000)
+    """
+
+    epsilon: float | None = None
+    delta: float = 0.0
+    rho: float | None = None
+
+    @model_validator(mode="after")
+    def _valid(self) -> Total:
+        totals(self.epsilon, self.delta, self.rho)  # the library's own check (ValueError: a field error)
+        return self
+
+    @property
+    def kind(self) -> BudgetKind:
+        """``"approx"`` for epsilon/delta, ``"zcdp"`` for rho."""
+        return totals(self.epsilon, self.delta, self.rho)[0]
+
+    @property
+    def cost(self) -> Cost:
+        """The exact amounts."""
+        return totals(self.epsilon, self.delta, self.rho)[1]
+
+
+class Cap(_Strict):
+    """A cap shared by datasets about the same people (``[caps.NAME]``)."""
+
+    total: Total
+
+
+class Dataset(_Strict):
+    """A dataset (``[datasets.NAME]``): its file, its reviewed schema, its cap, and its privacy unit."""
+
+    path: str
+    schema_path: str = Field(alias="schema")
+    total: Total | None = None
+    cap: str | None = None
+    privacy_unit: str | None = None
+    max_contributions: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _one_cap(self) -> Dataset:
+        if (self.total is None) == (self.cap is None):
+            raise ValueError("give either total = { epsilon = ..., delta = ... } (this dataset's own cap) or "
+                             "cap = \"NAME\" (a [caps.NAME] shared with other datasets about the same people)")
+        if self.privacy_unit is None and self.max_contributions != 1:
+            raise ValueError("max_contributions needs privacy_unit (the column naming each person)")
+        return self
+
+
+class Analyst(_Strict):
+    """An analyst (``[analysts.NAME]``): the SHA-256 of its token and its budget for each dataset it may query."""
+
+    token_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    budgets: dict[str, Total]
+
+    @field_validator("token_sha256", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
+class Limits(_Strict):
+    """Limits on each request (``[limits]``): body size, and a token bucket of requests per analyst."""
+
+    max_body_bytes: int = Field(default=1 << 20, ge=1024)
+    requests_per_second: float = Field(default=5.0, gt=0)
+    burst: int = Field(default=20, ge=1)
+
+
+class Config(_Strict):
+    """The whole configuration, with paths made absolute (relative ones are relative to the file's folder)."""
+
+    ledger: str
+    datasets: dict[str, Dataset] = Field(min_length=1)
+    caps: dict[str, Cap] = Field(default_factory=dict)
+    analysts: dict[str, Analyst] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("datasets", "caps", "analysts")
+    @classmethod
+    def _names(cls, tables: dict[str, Any]) -> dict[str, Any]:
+        import re
+
+        bad = [name for name in tables if not re.fullmatch(NAME, name)]
+        if bad:
+            raise ValueError(f"names must be letters, digits, '_', '.' or '-' (at most 64, not starting with a "
+                             f"sign): {bad}")
+        return tables
+
+    @model_validator(mode="after")
+    def _references(self) -> Config:
+        for name, dataset in self.datasets.items():
+            if dataset.cap is not None and dataset.cap not in self.caps:
+                raise ValueError(f"datasets.{name}.cap: no [caps.{dataset.cap}] table; caps: {sorted(self.caps)}")
+        seen: dict[str, str] = {}
+        for name, analyst in self.analysts.items():
+            for dataset_name, budget in analyst.budgets.items():
+                if dataset_name not in self.datasets:
+                    raise ValueError(f"analysts.{name}.budgets.{dataset_name}: no such dataset; datasets: "
+                                     f"{sorted(self.datasets)}")
+                cap_kind = self.cap_total(dataset_name).kind
+                if budget.kind != cap_kind:
+                    raise ValueError(f"analysts.{name}.budgets.{dataset_name}: a {budget.kind} budget under a "
+                                     f"{cap_kind} cap; give the same kind (epsilon/delta, or rho)")
+            if analyst.token_sha256 in seen:
+                raise ValueError(f"analysts.{name}.token_sha256: the same as analysts.{seen[analyst.token_sha256]}'s "
+                                 "(give each analyst its own token: `dpframe token`)")
+            seen[analyst.token_sha256] = name
+        return self
+
+    def cap_name(self, dataset: str) -> str:
+        """The ledger name of a dataset's cap: its own (``dataset:NAME``) or the shared one (``cap:NAME``)."""
+        shared = self.datasets[dataset].cap
+        return f"dataset:{dataset}" if shared is None else f"cap:{shared}"
+
+    def cap_total(self, dataset: str) -> Total:
+        """A dataset's cap total."""
+        spec = self.datasets[dataset]
+        total = spec.total if spec.cap is None else self.caps[spec.cap].total
+        assert total is not None  # one of the two, checked by Dataset
+        return total
+
+
+def _at(folder: Path, path: str) -> str:
+    return str((folder / Path(path).expanduser()).resolve())
+
+
+def _describe(error: ValidationError) -> str:
+    """A pydantic error as one line per problem: the field's dotted path and what is wrong."""
+    lines = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"])
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        lines.append(f"{where}: {message}" if where else message)
+    return "; ".join(lines)
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and check a configuration file (every problem: :class:`ConfigError` naming the file and field).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "service.toml").write_text('ledger = "ledger.sqlite"\\n[datasets.census]\\npath = "census.csv"\\n'
+    ...                                          'schema = "census.schema.json"\\ntotal = { epsilon = 4.0 }\\n')
+    >>> config = load_config(folder / "service.toml")
+    >>> config.ledger == str((folder / "ledger.sqlite").resolve()), config.cap_name("census")
+    (True, 'dataset:census')
+    >>> _ = (folder / "service.toml").write_text('ledger = "ledger.sqlite"\\n[datasets.census]\\npath = "census.csv"\\n'
+    ...                                          'schema = "census.schema.json"\\ntotal = { epsilon = "4" }\\n')
+    >>> load_config(folder / "service.toml")
+    Traceback (most recent call last):
+    ...
+    dpframe.service.config.ConfigError: config ...service.toml: datasets.census.total.epsilon: Input should be a valid number
+    """
+    file = Path(path)
+    try:
+        document = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read the config {file}: {error.strerror or type(error).__name__}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"config {file} is not valid TOML: {error}") from None
+    try:
+        config = Config.model_validate(document)
+    except ValidationError as error:
+        raise ConfigError(f"config {file}: {_describe(error)}") from None
+    folder = file.resolve().parent
+    datasets = {name: spec.model_copy(update={"path": _at(folder, spec.path),
+                                              "schema_path": _at(folder, spec.schema_path)})
+                for name, spec in config.datasets.items()}
+    return config.model_copy(update={"ledger": _at(folder, config.ledger), "datasets": datasets})
+
+
+def check_datasets(config: Config) -> dict[str, dict[str, Any]]:
+    """Every dataset's schema, checked against its file's header (nothing of the values is read).
+
+    Raises :class:`ConfigError` for an unreadable schema or file, a header that does not match the schema,
+    or a ``privacy_unit`` that is not one of the columns.
+    """
+    schemas = {}
+    for name, spec in config.datasets.items():
+        path = Path(spec.path)
+        try:
+            schema = load_schema(Path(spec.schema_path))
+            names, _ = header(path, schema.get("separator") or None, schema.get("encoding") or None)
+            check_columns(schema, names, path)
+        except SchemaError as error:
+            raise ConfigError(f"datasets.{name}: {error}") from None
+        except OSError as error:
+            raise ConfigError(f"datasets.{name}: cannot read {path}: {error.strerror or type(error).__name__}") from None
+        if spec.privacy_unit is not None and spec.privacy_unit not in schema["columns"]:
+            raise ConfigError(f"datasets.{name}.privacy_unit: {spec.privacy_unit!r} is not a column of its schema")
+        schemas[name] = schema
+    return schemas
+
+
+def oversubscribed(config: Config) -> list[str]:
+    """Warnings for caps that the analysts' budgets under them add up to more than (one analyst can exhaust it).
+
+    >>> config = Config.model_validate({"ledger": "l", "datasets": {"d": {"path": "d.csv", "schema": "s.json",
+    ...     "total": {"epsilon": 1.0}}}, "analysts": {name: {"token_sha256": digit * 64, "budgets": {"d": {"epsilon": 0.6}}}
+    ...     for name, digit in (("a", "1"), ("b", "2"))}})
+    >>> print(*oversubscribed(config))
+    the analysts' budgets under the cap of dataset d add up to ε=1.2, δ=0, more than its total ε=1, δ=0: one analyst's spending can then refuse another's queries
+    """
+    found = []
+    for cap in dict.fromkeys(config.cap_name(name) for name in config.datasets):
+        members = [name for name in config.datasets if config.cap_name(name) == cap]
+        total = config.cap_total(members[0])
+        allotted = Cost()
+        for analyst in config.analysts.values():
+            for name in members:
+                if name in analyst.budgets:
+                    allotted = allotted + analyst.budgets[name].cost
+        if not allotted.fits_in(total.cost):
+            which = f"dataset {members[0]}" if cap.startswith("dataset:") else f"{cap} (datasets {', '.join(members)})"
+            found.append(f"the analysts' budgets under the cap of {which} add up to {allotted.describe(total.kind)}, "
+                         f"more than its total {total.cost.describe(total.kind)}: one analyst's spending can then "
+                         "refuse another's queries")
+    return found
+
+
+def hash_token(token: str) -> str:
+    """The hex SHA-256 of a token, as ``token_sha256`` holds it (a fast hash suffices for 256-bit random tokens).
+
+    >>> hash_token("abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def matching_analyst(analysts: dict[str, Analyst], token: str) -> str | None:
+    """The name of the analyst whose ``token_sha256`` is the token's, compared in constant time with every analyst.
+
+    Every analyst is compared (no early exit), so the time does not tell which one, or how many, came close.
+
+    >>> analysts = {"alice": Analyst(token_sha256=hash_token("s3cret"), budgets={})}
+    >>> matching_analyst(analysts, "s3cret"), matching_analyst(analysts, "guess")
+    ('alice', None)
+    """
+    digest = hash_token(token).encode("ascii")
+    found = None
+    for name, analyst in analysts.items():
+        if hmac.compare_digest(digest, analyst.token_sha256.encode("ascii")):
+            found = name
+    return found

@@ -1,0 +1,429 @@
+"""The curator's HTTP service: a FastAPI app that answers analysts' plans on protected data it alone holds.
+
+Endpoints (every one needs ``Authorization: Bearer TOKEN``; docs/server.md):
+
+- ``GET /v1/datasets``: the names of the analyst's datasets.
+- ``GET /v1/datasets/{name}``: a dataset's public schema (each column's type, and the categories the
+  schema declares), its privacy unit, and the analyst's budget on it (total, spent, remaining).
+- ``POST /v1/datasets/{name}/run``: a plan (:mod:`dpframe.service.plan`) replayed on the analyst's
+  protected frame; ``{"value": ...}`` in the wire format (:mod:`dpframe.service.wire`).
+
+Errors are ``{"error": {"type": ..., "message": ...}}``: 401 without a valid token, 404 for a dataset
+that is not the analyst's (the same as one that does not exist), 413 for a body over the limit, 429 over
+the analyst's rate, 400/403 for dpframe's argument errors and refusals (their messages are built from
+the schema and the arguments, never the data), and 500 with a generic message for anything else (the
+traceback goes to the server's log only).
+
+Each worker process loads a dataset once, when it is first queried, and keeps one protected frame per
+(analyst, dataset), protected under the analyst's allotment of the dataset's cap, so an analyst's
+release state (remembered releases) persists between its requests to that worker.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dpframe.accounting.budget import Budget
+from dpframe.accounting.ledger import Ledger
+from dpframe.errors import DPFrameError, LedgerError
+from dpframe.protection.frame import ProtectedFrame
+from dpframe.schema import Dialect, header, read_with_schema
+from dpframe.service.config import Config, ConfigError, check_datasets, load_config, matching_analyst
+
+__all__ = ["CONFIG_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
+
+# The config path of the app that `dpframe serve` starts in each uvicorn worker (an import string needs it).
+CONFIG_VARIABLE = "DPFRAME_SERVICE_CONFIG"
+# Schema fields that are public: the column's type, its declared categories, a datetime's parse format.
+# Anything else (notes written by `dpframe schema` quote values of the data) is never sent.
+PUBLIC_SCHEMA_FIELDS = ("type", "categories", "format")
+
+log = logging.getLogger("dpframe.service")
+
+
+class ServiceError(Exception):
+    """An answer other than 200: its HTTP status and the ``{"error": {"type", "message"}}`` body."""
+
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message, self.headers = status, kind, message, headers
+
+    def response(self) -> JSONResponse:
+        """The JSON response."""
+        return error_response(self.status, self.kind, self.message, self.headers)
+
+
+def error_response(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """``{"error": {"type": kind, "message": message}}`` with the status."""
+    return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status, headers=headers)
+
+
+UNAUTHENTICATED = "send the analyst's token as the header 'Authorization: Bearer TOKEN'"
+
+
+# -- errors of a run: which pass through to the analyst ----------------------------------------------------------
+def mapped_error(error: Exception) -> ServiceError:
+    """The answer to an exception raised while running a plan; anything not dpframe's own or an argument error is a
+    500 with a generic message (logged with its traceback here, never sent).
+
+    dpframe's errors and ValueError/TypeError/KeyError carry messages built from the schema and the arguments,
+    never from the data (dpframe.errors), so they pass through; a LedgerError names budgets and ledger ids, so it
+    does not.
+
+    >>> from dpframe.errors import RefusedError, BudgetExceededError
+    >>> [(e.status, e.kind) for e in map(mapped_error, [RefusedError("no"), BudgetExceededError("spent"),
+    ...                                                  KeyError("'x' is not a column"), ZeroDivisionError()])]
+    [(403, 'RefusedError'), (403, 'BudgetExceededError'), (400, 'KeyError'), (500, 'InternalError')]
+    """
+    if isinstance(error, DPFrameError) and not isinstance(error, LedgerError):
+        return ServiceError(403, type(error).__name__, str(error))
+    if isinstance(error, ValidationError):
+        return ServiceError(400, "ValueError", f"the plan is not valid: {_validation_message(error)}")
+    for kind in (KeyError, TypeError, ValueError):
+        if isinstance(error, kind) and not isinstance(error, LedgerError):
+            text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+            return ServiceError(400, kind.__name__, text)
+    log.error("internal error while running a plan", exc_info=error)
+    return ServiceError(500, "InternalError", "the server failed to answer; the curator can find why in its log")
+
+
+def _validation_message(error: ValidationError) -> str:
+    problems = error.errors(include_url=False, include_input=False)
+    shown = [f"{'.'.join(map(str, p['loc'])) or 'body'}: {p['msg']}" for p in problems[:5]]
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    return "; ".join(shown) + more
+
+
+# -- limits ----------------------------------------------------------------------------------------------------------
+class BodyLimit:
+    """ASGI middleware: a 413 for a request body over ``limit`` bytes, by its Content-Length and as it streams in.
+
+    The body is read here (at most ``limit`` bytes are held) and handed to the app whole, so no handler ever
+    starts on a body that is too large.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(scope, receive, send)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if delivered:
+                return await receive()  # after the body: the disconnect, when it comes
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(413, "PayloadTooLarge", f"the request body is over the server's limit of "
+                                  f"{self.limit} bytes", {"Connection": "close"})
+        await response(scope, receive, send)
+
+
+class RateLimiter:
+    """A token bucket per analyst: ``rate`` requests per second on average, bursts of up to ``burst``.
+
+    Every request of an authenticated analyst takes a token, whatever its outcome (refusals and errors too),
+    so probing with refused plans is as slow as asking questions. Per worker process.
+
+    >>> limiter = RateLimiter(rate=1.0, burst=2)
+    >>> [limiter.wait("alice", now=0.0) for _ in range(3)]
+    [0.0, 0.0, 1.0]
+    >>> limiter.wait("alice", now=1.0), limiter.wait("bob", now=1.0)
+    (0.0, 0.0)
+    """
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def wait(self, who: str, now: float | None = None) -> float:
+        """Take a token for ``who``: 0 if one was there, else the seconds until there is one (nothing taken)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, then = self._buckets.get(who, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - then) * self.rate)
+            if tokens < 1:
+                self._buckets[who] = (tokens, now)
+                return (1 - tokens) / self.rate
+            self._buckets[who] = (tokens - 1, now)
+            return 0.0
+
+
+class Analysts:
+    """The analysts of the config file, read again whenever the file changes (tokens revoked without a restart).
+
+    Only ``[analysts]`` is taken from a changed file; a change to anything else is logged as needing a restart.
+    A file that no longer validates closes the service (503) until it does: a half-finished revocation must not
+    leave the old tokens working.
+    """
+
+    def __init__(self, path: Path, config: Config) -> None:
+        self.path, self._startup, self._config = path, config, config
+        self._seen = self._signature()
+        self._broken: str | None = None
+        self._lock = threading.Lock()
+
+    def _signature(self) -> tuple[int, int, int] | None:
+        try:
+            status = self.path.stat()
+        except OSError:
+            return None
+        return status.st_mtime_ns, status.st_size, status.st_ino
+
+    def current(self) -> Config:
+        """The config with the current analysts (a 503 :class:`ServiceError` while the file does not validate)."""
+        with self._lock:
+            signature = self._signature()
+            if signature != self._seen:
+                self._seen = signature
+                self._reload()
+            if self._broken is not None:
+                raise ServiceError(503, "ServiceUnavailable", "the server's configuration is being changed; retry "
+                                   "later")
+            return self._config
+
+    def _reload(self) -> None:
+        try:
+            fresh = load_config(self.path)
+        except ConfigError as error:
+            log.error("the changed config cannot be used, so every request is refused until it is fixed: %s", error)
+            self._broken = str(error)
+            return
+        self._broken = None
+        if fresh.model_dump(exclude={"analysts"}) != self._startup.model_dump(exclude={"analysts"}):
+            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts are read again "
+                        "while running; restart `dpframe serve` to apply the rest")
+        self._config = self._startup.model_copy(update={"analysts": fresh.analysts})
+        log.info("the config changed: %d analyst(s) now", len(fresh.analysts))
+
+
+@dataclass
+class Session:
+    """An analyst's protected frame of one dataset in this process, and the lock that runs its plans one by one."""
+
+    frame: ProtectedFrame
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Service:
+    """The state of one worker process: the config, the ledger, the loaded datasets and the analysts' frames."""
+
+    def __init__(self, config_path: Path) -> None:
+        config = load_config(config_path)
+        self.schemas = check_datasets(config)
+        self.config = config
+        self.analysts = Analysts(config_path, config)
+        self.ledger = Ledger.at(config.ledger)
+        self.limiter = RateLimiter(config.limits.requests_per_second, config.limits.burst)
+        self.caps = {name: open_cap(self.ledger, name, config.cap_total(dataset))
+                     for dataset in config.datasets for name in [config.cap_name(dataset)]}
+        self._data: dict[str, tuple[pd.DataFrame, dict[str, list[str]]]] = {}
+        self._sessions: dict[tuple[str, str, str], Session] = {}
+        self._lock = threading.Lock()
+
+    # -- who is asking ---------------------------------------------------------------------------------------------
+    def enter(self, request: Request) -> tuple[str, Config]:
+        """The analyst sending the request (401 otherwise), after taking one of its rate tokens (429 if none)."""
+        config = self.analysts.current()
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ServiceError(401, "AuthenticationError", UNAUTHENTICATED, {"WWW-Authenticate": "Bearer"})
+        who = matching_analyst(config.analysts, token.strip())
+        if who is None:
+            raise ServiceError(401, "AuthenticationError", "the token is not valid (unknown or revoked)",
+                               {"WWW-Authenticate": "Bearer"})
+        wait = self.limiter.wait(who)
+        if wait:
+            raise ServiceError(429, "RateLimited", f"too many requests: retry in {wait:.2f} s",
+                               {"Retry-After": str(math.ceil(wait))})
+        return who, config
+
+    @staticmethod
+    def dataset_of(who: str, config: Config, name: str) -> str:
+        """``name`` if it is one of the analyst's datasets, else a 404 (the same whether or not it exists)."""
+        if name not in config.analysts[who].budgets:
+            raise ServiceError(404, "NotFound", f"no dataset {name!r} for this analyst")
+        return name
+
+    # -- budgets and frames ----------------------------------------------------------------------------------------
+    def allotment(self, who: str, config: Config, dataset: str) -> Budget:
+        """The analyst's budget on ``dataset``: its allotment of the dataset's cap, in the ledger."""
+        spec = config.analysts[who].budgets[dataset]
+        cap = self.caps[config.cap_name(dataset)]
+        return cap.allot(f"analyst:{who}/dataset:{dataset}", epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
+
+    def session(self, who: str, config: Config, dataset: str) -> Session:
+        """The analyst's protected frame of ``dataset`` in this process, built at its first use."""
+        budget = config.analysts[who].budgets[dataset]
+        key = (who, dataset, budget.model_dump_json())  # a changed budget in the config: a new allotment
+        with self._lock:
+            if key not in self._sessions:
+                frame, categories = self._dataset(dataset)
+                spec = config.datasets[dataset]
+                protected = frame.dp.protect(budget=self.allotment(who, config, dataset),
+                                             categories=categories or None, privacy_unit=spec.privacy_unit,
+                                             max_contributions=spec.max_contributions)
+                self._sessions[key] = Session(protected)
+            return self._sessions[key]
+
+    def _dataset(self, name: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+        """A dataset's frame, typed by its schema, and its declared categories: read once per process."""
+        if name not in self._data:
+            spec, schema = self.config.datasets[name], self.schemas[name]
+            try:
+                path = Path(spec.path)
+                columns, dialect = header(path, schema.get("separator") or None, schema.get("encoding") or None)
+                self._data[name] = read_with_schema(path, schema, Dialect(dialect.sep, dialect.encoding), columns)
+            except (OSError, ValueError) as error:
+                log.error("dataset %s cannot be read from %s: %s", name, spec.path, error)
+                raise ServiceError(503, "ServiceUnavailable", f"dataset {name!r} cannot be read now (nothing was "
+                                   "charged); the curator can find why in the server's log") from None
+        return self._data[name]
+
+    # -- answers ---------------------------------------------------------------------------------------------------
+    def listing(self, who: str, config: Config) -> dict[str, Any]:
+        """``GET /v1/datasets``."""
+        return {"datasets": list(config.analysts[who].budgets)}
+
+    def describe(self, who: str, config: Config, dataset: str) -> dict[str, Any]:
+        """``GET /v1/datasets/{name}``: the public schema and the analyst's budget view, never n, paths or ids."""
+        spec = config.datasets[dataset]
+        columns = {column: {key: value for key, value in declared.items() if key in PUBLIC_SCHEMA_FIELDS}
+                   for column, declared in self.schemas[dataset]["columns"].items()}
+        budget = self.allotment(who, config, dataset)
+        return {"name": dataset, "columns": columns, "privacy_unit": spec.privacy_unit,
+                "max_contributions": spec.max_contributions,
+                "budget": {"kind": budget.kind, "total": budget.total.as_dict(), "spent": budget.spent.as_dict(),
+                           "remaining": budget.remaining.as_dict()}}
+
+    def run(self, who: str, config: Config, dataset: str, body: bytes) -> bytes:
+        """``POST /v1/datasets/{name}/run``: the plan's value as the JSON body of the answer."""
+        from dpframe.service.plan import Plan
+        from dpframe.service.replay import execute
+        from dpframe.service.wire import encode
+
+        try:
+            plan = Plan.model_validate_json(body)
+        except ValidationError as error:
+            raise mapped_error(error) from None
+        session = self.session(who, config, dataset)
+        with session.lock:
+            try:
+                value = execute(session.frame, plan)
+                return json.dumps({"value": encode(value)}, allow_nan=False).encode("utf-8")
+            except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
+                raise mapped_error(error) from None
+
+
+def open_cap(ledger: Ledger, name: str, total: Any) -> Budget:
+    """The cap ``name`` in the ledger: created at its total, or raised to it (a cap is never lowered)."""
+    try:
+        cap = Budget.open(name, ledger=ledger)
+    except LedgerError:
+        return Budget(epsilon=total.epsilon, delta=total.delta, rho=total.rho, name=name, ledger=ledger)
+    if cap.total != total.cost:
+        if not cap.total.cost.fits_in(total.cost) or cap.kind != total.kind:
+            raise ConfigError(f"the ledger's cap {name} has total {cap.total}, which the config's "
+                              f"{total.cost.describe(total.kind)} would lower: a cap can only be raised")
+        cap.extend(epsilon=total.epsilon, delta=total.delta, rho=total.rho)
+        log.warning("cap %s raised to %s, as the config says", name, total.cost.describe(total.kind))
+    return cap
+
+
+def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
+    """The service's FastAPI app for a config file (checked now: a :class:`ConfigError` says what is wrong).
+
+    >>> create_app("/no/such/service.toml")
+    Traceback (most recent call last):
+    ...
+    dpframe.service.config.ConfigError: cannot read the config /no/such/service.toml: No such file or directory
+    """
+    service = Service(Path(config_path))
+    app = FastAPI(title="dpframe curator service", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.service = service
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, error: ServiceError) -> JSONResponse:
+        return error.response()
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        return error_response(400, "ValueError", "the request is not valid")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(error.status_code, "HTTPError")
+        return error_response(error.status_code, kind, str(error.detail), dict(error.headers or {}))
+
+    @app.get("/v1/datasets")
+    def datasets(request: Request) -> dict[str, Any]:
+        who, config = service.enter(request)
+        return service.listing(who, config)
+
+    @app.get("/v1/datasets/{name}")
+    def dataset(name: str, request: Request) -> dict[str, Any]:
+        who, config = service.enter(request)
+        return service.describe(who, config, service.dataset_of(who, config, name))
+
+    @app.post("/v1/datasets/{name}/run")
+    async def run(name: str, request: Request) -> Response:
+        who, config = service.enter(request)
+        target = service.dataset_of(who, config, name)
+        body = await request.body()
+        payload = await run_in_threadpool(service.run, who, config, target, body)
+        return Response(payload, media_type="application/json")
+
+    # Outermost: the body's size is checked before anything else reads it.
+    app.add_middleware(BodyLimit, limit=service.config.limits.max_body_bytes)
+    return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app of the config named by ``$DPFRAME_SERVICE_CONFIG``: the factory ``dpframe serve`` gives uvicorn."""
+    path = os.environ.get(CONFIG_VARIABLE)
+    if not path:
+        raise ConfigError(f"set {CONFIG_VARIABLE} to the service's config file (dpframe serve does)")
+    return create_app(path)
