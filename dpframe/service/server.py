@@ -21,6 +21,8 @@ release state (remembered releases) persists between its requests to that worker
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import math
@@ -44,7 +46,7 @@ from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
 from dpframe.errors import DPFrameError, LedgerError
 from dpframe.protection.frame import ProtectedFrame
-from dpframe.schema import Dialect, header, read_with_schema
+from dpframe.schema import header, read_with_schema
 from dpframe.service.config import Config, ConfigError, check_datasets, load_config, matching_analyst
 
 __all__ = ["CONFIG_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
@@ -290,15 +292,27 @@ class Service:
 
     # -- budgets and frames ----------------------------------------------------------------------------------------
     def allotment(self, who: str, config: Config, dataset: str) -> Budget:
-        """The analyst's budget on ``dataset``: its allotment of the dataset's cap, in the ledger."""
+        """The analyst's budget on ``dataset``: its allotment of the dataset's cap in the ledger, raised if the config
+        raised it (a 503 if the config lowered it: a budget is never lowered)."""
         spec = config.analysts[who].budgets[dataset]
-        cap = self.caps[config.cap_name(dataset)]
-        return cap.allot(f"analyst:{who}/dataset:{dataset}", epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
+        cap, name = self.caps[config.cap_name(dataset)], f"analyst:{who}/dataset:{dataset}"
+        try:
+            return cap.allot(name, epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
+        except LedgerError:
+            budget = Budget.open(name, ledger=self.ledger)
+            if budget.cap == cap and budget.total.cost.fits_in(spec.cost):
+                budget.extend(epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
+                log.warning("%s raised to %s, as the config says", name, spec.cost.describe(spec.kind))
+                return budget
+            log.error("the config gives %s the total %s, but the ledger's is %s: a budget is never lowered", name,
+                      spec.cost.describe(spec.kind), budget.total)
+            raise ServiceError(503, "ServiceUnavailable", f"your budget on {dataset!r} cannot be opened; the curator "
+                               "can find why in the server's log") from None
 
     def session(self, who: str, config: Config, dataset: str) -> Session:
         """The analyst's protected frame of ``dataset`` in this process, built at its first use."""
         budget = config.analysts[who].budgets[dataset]
-        key = (who, dataset, budget.model_dump_json())  # a changed budget in the config: a new allotment
+        key = (who, dataset, budget.model_dump_json())  # a changed budget in the config: its raised allotment
         with self._lock:
             if key not in self._sessions:
                 frame, categories = self._dataset(dataset)
@@ -310,17 +324,20 @@ class Service:
             return self._sessions[key]
 
     def _dataset(self, name: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-        """A dataset's frame, typed by its schema, and its declared categories: read once per process."""
+        """A dataset's frame, typed by its schema, and its declared categories: read once per process, and recorded
+        in the ledger under its cap (so that every allotment of the cap may protect it, and no other budget)."""
         if name not in self._data:
             spec, schema = self.config.datasets[name], self.schemas[name]
             try:
                 path = Path(spec.path)
                 columns, dialect = header(path, schema.get("separator") or None, schema.get("encoding") or None)
-                self._data[name] = read_with_schema(path, schema, Dialect(dialect.sep, dialect.encoding), columns)
+                frame, categories = read_with_schema(path, schema, dialect, columns)
             except (OSError, ValueError) as error:
                 log.error("dataset %s cannot be read from %s: %s", name, spec.path, error)
                 raise ServiceError(503, "ServiceUnavailable", f"dataset {name!r} cannot be read now (nothing was "
                                    "charged); the curator can find why in the server's log") from None
+            frame.dp.protect(budget=self.caps[self.config.cap_name(name)])
+            self._data[name] = frame, categories
         return self._data[name]
 
     # -- answers ---------------------------------------------------------------------------------------------------
@@ -339,8 +356,13 @@ class Service:
                 "budget": {"kind": budget.kind, "total": budget.total.as_dict(), "spent": budget.spent.as_dict(),
                            "remaining": budget.remaining.as_dict()}}
 
-    def run(self, who: str, config: Config, dataset: str, body: bytes) -> bytes:
-        """``POST /v1/datasets/{name}/run``: the plan's value as the JSON body of the answer."""
+    def run(self, who: str, config: Config, dataset: str, body: bytes) -> tuple[int, str]:
+        """``POST /v1/datasets/{name}/run``: the status and JSON body of the answer to a plan.
+
+        A request id is answered once: its answer (a value, or the error of a request that was charged) is kept in
+        the ledger, and a retry gets it again, with no second charge and no fresh noise. A request that was charged
+        but has no answer (running in another attempt, or interrupted by a crash) is never run again.
+        """
         from dpframe.service.plan import Plan
         from dpframe.service.replay import execute
         from dpframe.service.wire import encode
@@ -349,13 +371,33 @@ class Service:
             plan = Plan.model_validate_json(body)
         except ValidationError as error:
             raise mapped_error(error) from None
+        # What the audit line shows; its hash tells a retry from a reuse of the request id for another question.
+        plan_text = f"{dataset}: {plan.model_dump_json()}"
+        digest = hashlib.sha256(plan_text.encode("utf-8")).hexdigest()
+        request = plan.request_id
         session = self.session(who, config, dataset)
         with session.lock:
-            try:
-                value = execute(session.frame, plan)
-                return json.dumps({"value": encode(value)}, allow_nan=False).encode("utf-8")
-            except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
-                raise mapped_error(error) from None
+            stored = self.ledger.stored_result(who, request)
+            if stored is None and self.ledger.request_status(who, request) == "charged":
+                raise ServiceError(409, "RequestInterrupted", f"request {request!r} was charged but has no answer "
+                                   "(another attempt is answering it, or the server stopped): it is never run twice. "
+                                   "Retry later, or send the query again as a new request")
+            if stored is None:
+                try:
+                    with self.ledger.audited(who, request, plan_text):
+                        answer = 200, {"value": encode(execute(session.frame, plan))}
+                except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
+                    failure = mapped_error(error)
+                    if self.ledger.request_status(who, request) != "charged" or isinstance(error, LedgerError):
+                        raise failure from None  # nothing charged (or another attempt's charge): it may run again
+                    answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
+                kept = {"plan_sha256": digest, "status": answer[0], "body": answer[1]}
+                stored = self.ledger.store_result(who, request, json.dumps(kept, allow_nan=False))
+        kept = json.loads(stored)
+        if not hmac.compare_digest(kept["plan_sha256"], digest):
+            raise ServiceError(409, "RequestConflict", f"request id {request!r} was already used for another plan; "
+                               "a new query needs a new request id")
+        return int(kept["status"]), json.dumps(kept["body"], allow_nan=False)
 
 
 def open_cap(ledger: Ledger, name: str, total: Any) -> Budget:
@@ -413,8 +455,8 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
         who, config = service.enter(request)
         target = service.dataset_of(who, config, name)
         body = await request.body()
-        payload = await run_in_threadpool(service.run, who, config, target, body)
-        return Response(payload, media_type="application/json")
+        status, payload = await run_in_threadpool(service.run, who, config, target, body)
+        return Response(payload, status_code=status, media_type="application/json")
 
     # Outermost: the body's size is checked before anything else reads it.
     app.add_middleware(BodyLimit, limit=service.config.limits.max_body_bytes)
