@@ -1,1 +1,1 @@
-"""The curator service: a server that holds the data and answers analysts' plans over HTTP (docs/server.md)."""
+"""The curator service: the ``.dp`` API over HTTP, so that the analyst never holds the data (docs/server.md)."""
