@@ -21,6 +21,8 @@ release state (remembered releases) persists between its requests to that worker
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import hmac
 import json
@@ -29,9 +31,11 @@ import math
 import os
 import threading
 import time
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 from fastapi import FastAPI, Request
@@ -44,6 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
+from dpframe import errors
 from dpframe.errors import DPFrameError, LedgerError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
@@ -56,6 +61,9 @@ CONFIG_VARIABLE = "DPFRAME_SERVICE_CONFIG"
 # Schema fields that are public: the column's type, its declared categories, a datetime's parse format.
 # Anything else (notes written by `dpframe schema` quote values of the data) is never sent.
 PUBLIC_SCHEMA_FIELDS = ("type", "categories", "format")
+
+DPFRAME_WARNINGS = tuple(value for value in vars(errors).values()
+                         if isinstance(value, type) and issubclass(value, Warning))
 
 log = logging.getLogger("dpframe.service")
 
@@ -77,33 +85,40 @@ def error_response(status: int, kind: str, message: str, headers: dict[str, str]
     return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status, headers=headers)
 
 
+INTERNAL = ServiceError(500, "InternalError", "the server failed to answer; the curator can find why in its log")
 UNAUTHENTICATED = "send the analyst's token as the header 'Authorization: Bearer TOKEN'"
 
 
 # -- errors of a run: which pass through to the analyst ----------------------------------------------------------
-def mapped_error(error: Exception) -> ServiceError:
-    """The answer to an exception raised while running a plan; anything not dpframe's own or an argument error is a
-    500 with a generic message (logged with its traceback here, never sent).
+# The exceptions whose messages pass through to the analyst (most specific first), besides dpframe's own.
+PASSED_THROUGH: tuple[type[Exception], ...] = (KeyError, IndexError, AttributeError, NotImplementedError, TypeError,
+                                               ValueError)
 
-    dpframe's errors and ValueError/TypeError/KeyError carry messages built from the schema and the arguments,
-    never from the data (dpframe.errors), so they pass through; a LedgerError names budgets and ledger ids, so it
-    does not.
+
+def mapped_error(error: Exception) -> ServiceError:
+    """The answer to an exception raised while running a plan: a 400 naming it, or a 500 with a generic message.
+
+    dpframe's errors, and the argument errors its protected objects raise, carry messages built from the
+    schema and the arguments, never from the data (dpframe.errors), so they pass through, as the nearest of
+    :data:`PASSED_THROUGH` for another library's subclass. A LedgerError names budgets and ledger ids, and
+    anything else is unexpected: logged here with its traceback, never sent.
 
     >>> from dpframe.errors import RefusedError, BudgetExceededError
     >>> [(e.status, e.kind) for e in map(mapped_error, [RefusedError("no"), BudgetExceededError("spent"),
     ...                                                  KeyError("'x' is not a column"), ZeroDivisionError()])]
-    [(403, 'RefusedError'), (403, 'BudgetExceededError'), (400, 'KeyError'), (500, 'InternalError')]
+    [(400, 'RefusedError'), (400, 'BudgetExceededError'), (400, 'KeyError'), (500, 'InternalError')]
     """
-    if isinstance(error, DPFrameError) and not isinstance(error, LedgerError):
-        return ServiceError(403, type(error).__name__, str(error))
     if isinstance(error, ValidationError):
         return ServiceError(400, "ValueError", f"the plan is not valid: {_validation_message(error)}")
-    for kind in (KeyError, TypeError, ValueError):
-        if isinstance(error, kind) and not isinstance(error, LedgerError):
-            text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-            return ServiceError(400, kind.__name__, text)
+    if not isinstance(error, LedgerError):
+        if isinstance(error, DPFrameError):
+            return ServiceError(400, type(error).__name__, str(error))
+        for kind in PASSED_THROUGH:
+            if isinstance(error, kind):
+                text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+                return ServiceError(400, kind.__name__, text)
     log.error("internal error while running a plan", exc_info=error)
-    return ServiceError(500, "InternalError", "the server failed to answer; the curator can find why in its log")
+    return INTERNAL
 
 
 def _validation_message(error: ValidationError) -> str:
@@ -192,6 +207,37 @@ class RateLimiter:
                 return (1 - tokens) / self.rate
             self._buckets[who] = (tokens - 1, now)
             return 0.0
+
+
+# The warnings of the run in this context (a request's thread), or None outside a run: see forwarded_warnings.
+_WARNED: contextvars.ContextVar[list[dict[str, str]] | None] = contextvars.ContextVar("dpframe_service_warned",
+                                                                                      default=None)
+
+
+def _show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
+          line: str | None = None) -> None:
+    """``warnings.showwarning`` of a serving process: a run's dpframe warnings go to its analyst, the rest to the log."""
+    collected = _WARNED.get()
+    if collected is not None and category.__module__.split(".")[0] == "dpframe":
+        collected.append({"category": category.__name__, "message": str(message)})
+    else:
+        log.warning("%s: %s (%s:%d)", category.__name__, message, filename, lineno)
+
+
+@contextlib.contextmanager
+def forwarded_warnings() -> Iterator[list[dict[str, str]]]:
+    """Collect the dpframe warnings (clipping, a large delta) that a run in this thread issues, for its answer.
+
+    Only dpframe's own warnings are forwarded: like its errors, their messages come from the schema, the arguments
+    and released values. Python's warning filters are the process's, so the serving process shows every dpframe
+    warning each time (:func:`create_app`) and this context variable says whose run it was.
+    """
+    collected: list[dict[str, str]] = []
+    token = _WARNED.set(collected)
+    try:
+        yield collected
+    finally:
+        _WARNED.reset(token)
 
 
 class Analysts:
@@ -343,18 +389,19 @@ class Service:
     # -- answers ---------------------------------------------------------------------------------------------------
     def listing(self, who: str, config: Config) -> dict[str, Any]:
         """``GET /v1/datasets``."""
-        return {"datasets": list(config.analysts[who].budgets)}
+        return {"value": list(config.analysts[who].budgets)}
 
     def describe(self, who: str, config: Config, dataset: str) -> dict[str, Any]:
         """``GET /v1/datasets/{name}``: the public schema and the analyst's budget view, never n, paths or ids."""
         spec = config.datasets[dataset]
         columns = {column: {key: value for key, value in declared.items() if key in PUBLIC_SCHEMA_FIELDS}
                    for column, declared in self.schemas[dataset]["columns"].items()}
+        from dpframe.service import wire  # TEMPORARY until wire.py is merged
+
         budget = self.allotment(who, config, dataset)
-        return {"name": dataset, "columns": columns, "privacy_unit": spec.privacy_unit,
-                "max_contributions": spec.max_contributions,
-                "budget": {"kind": budget.kind, "total": budget.total.as_dict(), "spent": budget.spent.as_dict(),
-                           "remaining": budget.remaining.as_dict()}}
+        view = {"name": dataset, "columns": columns, "privacy_unit": spec.privacy_unit,
+                "max_contributions": spec.max_contributions, "budget": wire.budget_view(budget)}
+        return {"value": wire.encode(view)}
 
     def run(self, who: str, config: Config, dataset: str, body: bytes) -> tuple[int, str]:
         """``POST /v1/datasets/{name}/run``: the status and JSON body of the answer to a plan.
@@ -363,9 +410,9 @@ class Service:
         the ledger, and a retry gets it again, with no second charge and no fresh noise. A request that was charged
         but has no answer (running in another attempt, or interrupted by a crash) is never run again.
         """
+        from dpframe.service import wire  # TEMPORARY until wire.py is merged
         from dpframe.service.plan import Plan
         from dpframe.service.replay import execute
-        from dpframe.service.wire import encode
 
         try:
             plan = Plan.model_validate_json(body)
@@ -384,8 +431,9 @@ class Service:
                                    "Retry later, or send the query again as a new request")
             if stored is None:
                 try:
-                    with self.ledger.audited(who, request, plan_text):
-                        answer = 200, {"value": encode(execute(session.frame, plan))}
+                    with self.ledger.audited(who, request, plan_text), forwarded_warnings() as warned:
+                        value = execute(session.frame, plan)
+                    answer = 200, {"value": wire.encode(value), "warnings": warned}
                 except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
                     failure = mapped_error(error)
                     if self.ledger.request_status(who, request) != "charged" or isinstance(error, LedgerError):
@@ -424,6 +472,9 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     dpframe.service.config.ConfigError: cannot read the config /no/such/service.toml: No such file or directory
     """
     service = Service(Path(config_path))
+    for category in DPFRAME_WARNINGS:  # each time, not once per place: every answer carries its own warnings
+        warnings.simplefilter("always", category)
+    warnings.showwarning = _show
     app = FastAPI(title="dpframe curator service", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
 
@@ -439,6 +490,11 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     async def _http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(error.status_code, "HTTPError")
         return error_response(error.status_code, kind, str(error.detail), dict(error.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+        # Starlette then raises the error again, so uvicorn logs its traceback; the analyst sees only this.
+        return INTERNAL.response()
 
     @app.get("/v1/datasets")
     def datasets(request: Request) -> dict[str, Any]:

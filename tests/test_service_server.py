@@ -1,0 +1,374 @@
+"""The curator's server over real HTTP: `dpframe serve` started on a free port, talked to with httpx.
+
+Authentication (every endpoint × no token, a wrong one, a malformed header, a revoked one, another
+analyst's dataset), the body limit, the rate limit, the config's checks and `dpframe token`; nothing a
+refused request does is charged.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from dpframe.__main__ import main  # noqa: E402
+from dpframe.accounting.ledger import Ledger  # noqa: E402
+from dpframe.service.config import ConfigError, hash_token, load_config, matching_analyst  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKENS = {"alice": "alice-" + "a" * 40, "bob": "bob-" + "b" * 40, "carol": "carol-" + "c" * 40}
+PLAN = {"request_id": "0" * 32, "steps": [{"op": "getattr", "target": 0, "name": "dp"},
+                                          {"op": "call", "target": 1, "name": "count", "kwargs": {"epsilon": 0.1}}],
+        "result": 2}
+ENDPOINTS = [("GET", "/v1/datasets"), ("GET", "/v1/datasets/census"), ("POST", "/v1/datasets/census/run")]
+
+
+def write_files(folder: Path, limits: str = "") -> Path:
+    """Two datasets about the same people under one shared cap, and a third with its own; three analysts."""
+    (folder / "census.csv").write_text("person_id,age,sex\n" + "".join(
+        f"{i},{20 + i % 60},{'FM'[i % 2]}\n" for i in range(300)), encoding="utf-8")
+    (folder / "visits.csv").write_text("person_id;visits\n" + "".join(f"{i % 300};{i % 7}\n" for i in range(600)),
+                                       encoding="utf-8")
+    # A draft's notes quote the data (here made up): they must never reach an analyst.
+    (folder / "census.schema.json").write_text(json.dumps({
+        "format": "dpframe-schema/1", "private": False, "note": "SECRET NOTE", "separator": ",",
+        "columns": {"person_id": {"type": "integer"}, "age": {"type": "integer", "note": "SECRET 'x' does not parse"},
+                    "sex": {"type": "category", "categories": ["F", "M"]}}}))
+    (folder / "visits.schema.json").write_text(json.dumps({
+        "format": "dpframe-schema/1", "separator": ";",
+        "columns": {"person_id": {"type": "integer"}, "visits": {"type": "integer"}}}))
+    config = folder / "service.toml"
+    config.write_text(f"""
+ledger = "ledger.sqlite"
+{limits}
+[caps.people]
+total = {{ epsilon = 2.0, delta = 1e-6 }}
+
+[datasets.census]
+path = "census.csv"
+schema = "census.schema.json"
+cap = "people"
+privacy_unit = "person_id"
+max_contributions = 1
+
+[datasets.visits]
+path = "visits.csv"
+schema = "visits.schema.json"
+total = {{ rho = 0.5 }}
+
+[analysts.alice]
+token_sha256 = "{hash_token(TOKENS['alice'])}"
+budgets = {{ census = {{ epsilon = 1.0, delta = 1e-7 }}, visits = {{ rho = 0.25 }} }}
+
+[analysts.bob]
+token_sha256 = "{hash_token(TOKENS['bob']).upper()}"
+budgets = {{ visits = {{ rho = 0.25 }} }}
+
+[analysts.carol]
+token_sha256 = "{hash_token(TOKENS['carol'])}"
+budgets = {{ census = {{ epsilon = 1.5 }} }}
+""", encoding="utf-8")
+    return config
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    config: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def request(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> httpx.Response:
+        headers = kwargs.pop("headers", {})
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+
+    def spent(self) -> list[float]:
+        """Every budget's spending in the server's ledger (read by the curator, in this process)."""
+        budgets = Ledger.at(self.config.parent / "ledger.sqlite").budgets()
+        return [float(x) for column in ("spent ε", "spent δ", "spent ρ") if column in budgets
+                for x in budgets[column]]
+
+
+def start(folder: Path, limits: str = "") -> Server:
+    config = write_files(folder, limits)
+    port = free_port()
+    log = folder / "server.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    with open(log, "wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder)
+    server = Server(f"http://127.0.0.1:{port}", config, process, log)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server stopped: {log.read_text()}")
+        try:
+            server.request("GET", "/v1/datasets")
+            return server
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise AssertionError(f"the server did not start: {log.read_text()}")
+
+
+def stop(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = start(tmp_path_factory.mktemp("service"))
+    yield running
+    stop(running)
+
+
+def error_of(response: httpx.Response) -> dict[str, str]:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"type", "message"}
+    assert "Traceback" not in response.text
+    return dict(body["error"])
+
+
+# -- authentication ---------------------------------------------------------------------------------------------
+BAD_HEADERS = [
+    {},                                                      # no token
+    {"Authorization": "Bearer " + "x" * 43},                 # a wrong token
+    {"Authorization": "Bearer"},                             # malformed: no token
+    {"Authorization": f"Bearer {TOKENS['alice']} {TOKENS['alice']}"},  # two tokens
+    {"Authorization": f"Basic {TOKENS['alice']}"},           # another scheme, even with a right token
+    {"Authorization": TOKENS["alice"]},                      # no scheme
+    {"Authorization": f"Token {TOKENS['alice']}"},
+    {"X-Token": TOKENS["alice"]},                            # not the Authorization header
+]
+
+
+@pytest.mark.parametrize("method,path", ENDPOINTS)
+@pytest.mark.parametrize("headers", BAD_HEADERS)
+def test_every_endpoint_needs_a_bearer_token(server: Server, method: str, path: str,
+                                             headers: dict[str, str]) -> None:
+    response = server.request(method, path, headers=dict(headers), json=PLAN if method == "POST" else None,
+                              params={"token": TOKENS["alice"]})  # a token in the URL is not one
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert error_of(response)["type"] == "AuthenticationError"
+    assert not any(server.spent())
+
+
+@pytest.mark.parametrize("method,path", ENDPOINTS)
+def test_another_analysts_dataset_is_not_found(server: Server, method: str, path: str) -> None:
+    """bob has no budget on census: to him it does not exist (the same answer as a dataset that does not)."""
+    listing = server.request("GET", "/v1/datasets", TOKENS["bob"])
+    assert listing.status_code == 200 and listing.json() == {"value": ["visits"]}
+    if path == "/v1/datasets":
+        return
+    response = server.request(method, path, TOKENS["bob"], json=PLAN if method == "POST" else None)
+    missing = server.request(method, path.replace("census", "nosuch"), TOKENS["bob"],
+                             json=PLAN if method == "POST" else None)
+    assert response.status_code == missing.status_code == 404
+    assert error_of(response)["message"] == error_of(missing)["message"].replace("nosuch", "census")
+    assert not any(server.spent())
+
+
+def test_an_analyst_sees_its_datasets_and_their_public_schema(server: Server) -> None:
+    pytest.importorskip("dpframe.service.wire")
+    assert server.request("GET", "/v1/datasets", TOKENS["alice"]).json() == {"value": ["census", "visits"]}
+    response = server.request("GET", "/v1/datasets/census", TOKENS["alice"])
+    assert response.status_code == 200
+    text = response.text
+    # Never the schema's notes, the number of rows, a path, the ledger or another analyst.
+    for secret in ("SECRET", "300", "census.csv", str(server.config.parent), "ledger", "people", "carol", "1.5"):
+        assert secret not in text
+    value = response.json()["value"]
+    assert value["columns"] == {"person_id": {"type": "integer"}, "age": {"type": "integer"},
+                                "sex": {"type": "category", "categories": ["F", "M"]}}
+    assert value["privacy_unit"] == "person_id" and value["max_contributions"] == 1
+
+
+def test_the_body_limit(server: Server) -> None:
+    big = b'{"request_id": "' + b"0" * (1 << 21) + b'"}'
+    response = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], content=big,
+                              headers={"Content-Type": "application/json"})
+    assert response.status_code == 413 and error_of(response)["type"] == "PayloadTooLarge"
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit holds as the body streams in
+        for _ in range(40):
+            yield b" " * 65536
+
+    streamed = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], content=chunks(),
+                              headers={"Content-Type": "application/json"})
+    assert streamed.status_code == 413
+    assert not any(server.spent())
+
+
+def test_malformed_plans_are_a_clear_400_at_no_cost(server: Server) -> None:
+    pytest.importorskip("dpframe.service.wire")
+    for body in (b"not json", b"[]", b'{"request_id": "x"}', json.dumps({**PLAN, "extra": 1}).encode(),
+                 json.dumps({**PLAN, "steps": [{"op": "getattr", "target": 0, "name": "_data"}],
+                             "result": 1}).encode()):
+        response = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], content=body,
+                                  headers={"Content-Type": "application/json"})
+        assert response.status_code == 400, response.text
+        assert error_of(response)["type"] == "ValueError"
+    assert not any(server.spent())
+
+
+def test_unknown_paths_and_methods_answer_in_the_error_format(server: Server) -> None:
+    assert error_of(server.request("GET", "/v2/anything", TOKENS["alice"]))["type"] == "NotFound"
+    assert server.request("DELETE", "/v1/datasets", TOKENS["alice"]).status_code == 405
+    for docs in ("/docs", "/openapi.json", "/redoc"):
+        assert server.request("GET", docs).status_code == 404
+
+
+def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> None:
+    server = start(tmp_path)
+    try:
+        assert server.request("GET", "/v1/datasets", TOKENS["carol"]).status_code == 200
+        text = server.config.read_text()
+        # A half-edited file: the service closes (503) rather than keep the old tokens.
+        server.config.write_text(text + "\n[analysts.dave]\ntoken_sha256 = 3\n")
+        broken = server.request("GET", "/v1/datasets", TOKENS["carol"])
+        assert broken.status_code == 503 and error_of(broken)["type"] == "ServiceUnavailable"
+        revoked = text.replace(f'[analysts.carol]\ntoken_sha256 = "{hash_token(TOKENS["carol"])}"\n'
+                               'budgets = { census = { epsilon = 1.5 } }\n', "")
+        assert revoked != text
+        server.config.write_text(revoked)
+        for method, path in ENDPOINTS:
+            response = server.request(method, path, TOKENS["carol"], json=PLAN if method == "POST" else None)
+            assert response.status_code == 401, (method, path)
+        assert server.request("GET", "/v1/datasets", TOKENS["alice"]).status_code == 200
+        assert not any(server.spent())
+    finally:
+        stop(server)
+    assert "only its analysts are read again" not in server.log.read_text()
+
+
+def test_the_rate_limit_counts_every_request(tmp_path: Path) -> None:
+    server = start(tmp_path, "[limits]\nrequests_per_second = 0.01\nburst = 3\n")
+    try:
+        # Refused requests (a dataset that is not bob's) take tokens as answers do.
+        codes = [server.request("GET", path, TOKENS["bob"]).status_code
+                 for path in ("/v1/datasets", "/v1/datasets/census", "/v1/datasets", "/v1/datasets")]
+        assert codes == [200, 404, 200, 429]
+        limited = server.request("GET", "/v1/datasets", TOKENS["bob"])
+        assert error_of(limited)["type"] == "RateLimited" and int(limited.headers["Retry-After"]) >= 1
+        assert server.request("GET", "/v1/datasets", TOKENS["alice"]).status_code == 200  # per analyst
+    finally:
+        stop(server)
+
+
+# -- the config -------------------------------------------------------------------------------------------------
+def config_error(tmp_path: Path, old: str, new: str) -> str:
+    config = write_files(tmp_path)
+    text = config.read_text()
+    assert old in text
+    config.write_text(text.replace(old, new, 1))
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ('path = "census.csv"\n', "", "datasets.census.path: Field required"),
+    ("cap = \"people\"\n", "cap = \"persons\"\n", "datasets.census.cap: no [caps.persons] table"),
+    ("cap = \"people\"\n", "", "datasets.census: give either total"),
+    ("total = { rho = 0.5 }", "total = { rho = 0.5, epsilon = 1.0 }", "datasets.visits.total"),
+    ("total = { rho = 0.5 }", 'total = { rho = "0.5" }', "datasets.visits.total.rho: Input should be a valid number"),
+    ("max_contributions = 1", "max_contributions = 0", "datasets.census.max_contributions"),
+    ("max_contributions = 1", "max_contributions = 2\ncolour = 3", "datasets.census.colour: Extra inputs"),
+    ("budgets = { visits = { rho = 0.25 } }", "budgets = { visit = { rho = 0.25 } }",
+     "analysts.bob.budgets.visit: no such dataset"),
+    ("budgets = { visits = { rho = 0.25 } }", "budgets = { visits = { epsilon = 0.25 } }",
+     "analysts.bob.budgets.visits: a approx budget under a zcdp cap"),
+    ('[analysts.carol]\ntoken_sha256 = "', '[analysts.carol]\ntoken_sha256 = "ab', "analysts.carol.token_sha256"),
+    ("[analysts.carol]", "[analysts.'carol smith']", "names must be letters"),
+    ('ledger = "ledger.sqlite"', 'ledger = 3', "ledger: Input should be a valid string"),
+    ("[datasets.census]", "[datasets.census\n", "is not valid TOML"),
+])
+def test_config_errors_name_the_field(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    message = config_error(tmp_path, old, new)
+    assert str(tmp_path) in message and expected in message
+
+
+def test_two_analysts_with_one_token_are_refused(tmp_path: Path) -> None:
+    message = config_error(tmp_path, f'token_sha256 = "{hash_token(TOKENS["carol"])}"',
+                           f'token_sha256 = "{hash_token(TOKENS["alice"])}"')
+    assert "analysts.carol.token_sha256: the same as analysts.alice's" in message
+
+
+def test_paths_are_relative_to_the_config_and_hashes_any_case(tmp_path: Path) -> None:
+    config = load_config(write_files(tmp_path))
+    assert config.ledger == str(tmp_path.resolve() / "ledger.sqlite")
+    assert config.datasets["visits"].schema_path == str(tmp_path.resolve() / "visits.schema.json")
+    assert matching_analyst(config.analysts, TOKENS["bob"]) == "bob"  # its hash was written in capitals
+    assert matching_analyst(config.analysts, TOKENS["bob"] + "x") is None
+
+
+def test_serve_refuses_a_bad_config_in_one_line(tmp_path: Path) -> None:
+    config = write_files(tmp_path)
+    (tmp_path / "census.csv").write_text("id,age\n1,2\n")  # the header no longer matches its schema
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert main(["serve", str(config)]) == 2
+    assert err.getvalue().startswith("dpframe serve: error: datasets.census: the header of ")
+    assert err.getvalue().count("\n") == 1
+    with redirect_stderr(io.StringIO()):
+        assert main(["serve", str(tmp_path / "missing.toml")]) == 2
+        assert main(["serve", str(config), "--ssl-keyfile", "key.pem"]) == 2
+
+
+def test_serve_warns_of_oversubscribed_caps(server: Server) -> None:
+    # alice 1.0 + carol 1.5 under people's 2.0; alice 0.25 + bob 0.25 under visits' 0.5 is not over.
+    log = server.log.read_text()
+    assert "warning: the analysts' budgets under the cap of cap:people (datasets census) add up to ε=2.5" in log
+    assert "cap of dataset visits" not in log
+
+
+# -- the command line -------------------------------------------------------------------------------------------
+def test_token_prints_a_token_and_the_line_to_paste() -> None:
+    outputs = []
+    for _ in range(2):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["token"]) == 0
+        outputs.append(out.getvalue().splitlines())
+    (comment, token, paste_comment, line), other = outputs
+    assert comment.startswith("#") and paste_comment.startswith("#")
+    assert len(token) == 43 and token != other[1]  # 32 random bytes, URL-safe base64
+    assert line == f'token_sha256 = "{hash_token(token)}"'
+
+
+def test_serve_help() -> None:
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit) as done:
+        main(["serve", "--help"])
+    assert done.value.code == 0
+    for option in ("--host", "--port", "--workers", "--ssl-keyfile", "--ssl-certfile", "docs/server.md"):
+        assert option in out.getvalue()
