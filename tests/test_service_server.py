@@ -270,8 +270,8 @@ def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> N
     assert "only its analysts are read again" not in server.log.read_text()
 
 
-def test_the_rate_limit_counts_every_request(tmp_path: Path) -> None:
-    server = start(tmp_path, "[limits]\nrequests_per_second = 0.01\nburst = 3\n")
+def test_the_rate_limit_counts_every_request_and_answers_are_padded(tmp_path: Path) -> None:
+    server = start(tmp_path, "[limits]\nrequests_per_second = 0.01\nburst = 3\nanswer_after_seconds = 1.0\n")
     try:
         # Refused requests (a dataset that is not bob's) take tokens as answers do.
         codes = [server.request("GET", path, TOKENS["bob"]).status_code
@@ -280,6 +280,10 @@ def test_the_rate_limit_counts_every_request(tmp_path: Path) -> None:
         limited = server.request("GET", "/v1/datasets", TOKENS["bob"])
         assert error_of(limited)["type"] == "RateLimited" and int(limited.headers["Retry-After"]) >= 1
         assert server.request("GET", "/v1/datasets", TOKENS["alice"]).status_code == 200  # per analyst
+        # Padding: an answer to a plan, even a refusal, leaves answer_after_seconds after its request at the earliest.
+        sent = time.monotonic()
+        assert server.request("POST", "/v1/datasets/nosuch/run", TOKENS["alice"], json=PLAN).status_code == 404
+        assert time.monotonic() - sent >= 1.0
     finally:
         stop(server)
 

@@ -25,6 +25,7 @@
     max_body_bytes = 1048576
     requests_per_second = 5.0
     burst = 20
+    answer_after_seconds = 0.0                # > 0: every answer to a plan leaves this long after its request
 
 Every table is checked strictly (pydantic, unknown keys refused) and a problem is a
 :class:`ConfigError` naming the file and the field. The analysts (their tokens and budgets) are read
@@ -137,6 +138,9 @@ class Limits(_Strict):
     max_body_bytes: int = Field(default=1 << 20, ge=1024)
     requests_per_second: float = Field(default=5.0, gt=0)
     burst: int = Field(default=20, ge=1)
+    # Padding against the timing channel: answers to plans leave no earlier than this after the request arrived
+    # (0: as soon as they are ready). Choose it above the slowest run, so that no run's time shows.
+    answer_after_seconds: float = Field(default=0.0, ge=0, le=600)
 
 
 class Config(_Strict):

@@ -21,6 +21,7 @@ release state (remembered releases) persists between its requests to that worker
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import hashlib
@@ -386,6 +387,16 @@ class Service:
             self._data[name] = frame, categories
         return self._data[name]
 
+    async def pad(self, received: float) -> None:
+        """Wait until ``answer_after_seconds`` after the request was received: every answer to a plan (a value, a
+        refusal, an error) then leaves at the same time, whatever the data made its run take (docs/server.md)."""
+        deadline = self.config.limits.answer_after_seconds
+        late = time.monotonic() - received - deadline
+        if deadline and late > 0:
+            log.warning("a run took %.3f s longer than answer_after_seconds = %g: its time showed", late, deadline)
+        elif deadline:
+            await asyncio.sleep(-late)
+
     # -- answers ---------------------------------------------------------------------------------------------------
     def listing(self, who: str, config: Config) -> dict[str, Any]:
         """``GET /v1/datasets``."""
@@ -508,11 +519,15 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
 
     @app.post("/v1/datasets/{name}/run")
     async def run(name: str, request: Request) -> Response:
-        who, config = service.enter(request)
-        target = service.dataset_of(who, config, name)
-        body = await request.body()
-        status, payload = await run_in_threadpool(service.run, who, config, target, body)
-        return Response(payload, status_code=status, media_type="application/json")
+        received = time.monotonic()
+        try:
+            who, config = service.enter(request)
+            target = service.dataset_of(who, config, name)
+            body = await request.body()
+            status, payload = await run_in_threadpool(service.run, who, config, target, body)
+            return Response(payload, status_code=status, media_type="application/json")
+        finally:
+            await service.pad(received)
 
     # Outermost: the body's size is checked before anything else reads it.
     app.add_middleware(BodyLimit, limit=service.config.limits.max_body_bytes)
