@@ -28,6 +28,7 @@ httpx = pytest.importorskip("httpx")
 
 from dpframe.__main__ import main  # noqa: E402
 from dpframe.accounting.ledger import Ledger  # noqa: E402
+from dpframe.service import wire  # noqa: E402
 from dpframe.service.config import ConfigError, hash_token, load_config, matching_analyst  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,20 +106,22 @@ class Server:
             headers["Authorization"] = f"Bearer {token}"
         return httpx.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
 
-    def spent(self) -> list[float]:
-        """Every budget's spending in the server's ledger (read by the curator, in this process)."""
-        budgets = Ledger.at(self.config.parent / "ledger.sqlite").budgets()
-        return [float(x) for column in ("spent ε", "spent δ", "spent ρ") if column in budgets
-                for x in budgets[column]]
+    def charges(self) -> tuple[dict[str, tuple[str, int]], int]:
+        """Every budget's spending and number of lines, and the number of audit rows, read from the server's ledger
+        by the curator (in this process)."""
+        ledger = Ledger.at(self.config.parent / "ledger.sqlite")
+        budgets = ledger.budgets()
+        return ({str(row.budget).strip("'"): (row.spent, row.lines) for row in budgets.itertuples()},
+                len(ledger.audit()))
 
 
-def start(folder: Path, limits: str = "") -> Server:
+def start(folder: Path, limits: str = "", *options: str) -> Server:
     config = write_files(folder, limits)
     port = free_port()
     log = folder / "server.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port)],
+        process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port), *options],
                                    stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder)
     server = Server(f"http://127.0.0.1:{port}", config, process, log)
     deadline = time.monotonic() + 120
@@ -174,17 +177,19 @@ BAD_HEADERS = [
 @pytest.mark.parametrize("headers", BAD_HEADERS)
 def test_every_endpoint_needs_a_bearer_token(server: Server, method: str, path: str,
                                              headers: dict[str, str]) -> None:
+    before = server.charges()
     response = server.request(method, path, headers=dict(headers), json=PLAN if method == "POST" else None,
                               params={"token": TOKENS["alice"]})  # a token in the URL is not one
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"] == "Bearer"
     assert error_of(response)["type"] == "AuthenticationError"
-    assert not any(server.spent())
+    assert server.charges() == before
 
 
 @pytest.mark.parametrize("method,path", ENDPOINTS)
 def test_another_analysts_dataset_is_not_found(server: Server, method: str, path: str) -> None:
     """bob has no budget on census: to him it does not exist (the same answer as a dataset that does not)."""
+    before = server.charges()
     listing = server.request("GET", "/v1/datasets", TOKENS["bob"])
     assert listing.status_code == 200 and listing.json() == {"value": ["visits"]}
     if path == "/v1/datasets":
@@ -194,25 +199,27 @@ def test_another_analysts_dataset_is_not_found(server: Server, method: str, path
                              json=PLAN if method == "POST" else None)
     assert response.status_code == missing.status_code == 404
     assert error_of(response)["message"] == error_of(missing)["message"].replace("nosuch", "census")
-    assert not any(server.spent())
+    assert server.charges() == before
 
 
 def test_an_analyst_sees_its_datasets_and_their_public_schema(server: Server) -> None:
-    pytest.importorskip("dpframe.service.wire")
     assert server.request("GET", "/v1/datasets", TOKENS["alice"]).json() == {"value": ["census", "visits"]}
     response = server.request("GET", "/v1/datasets/census", TOKENS["alice"])
     assert response.status_code == 200
     text = response.text
     # Never the schema's notes, the number of rows, a path, the ledger or another analyst.
-    for secret in ("SECRET", "300", "census.csv", str(server.config.parent), "ledger", "people", "carol", "1.5"):
+    for secret in ("SECRET", "300", "census.csv", str(server.config.parent), "ledger.sqlite", "people", "carol", "1.5"):
         assert secret not in text
     value = response.json()["value"]
     assert value["columns"] == {"person_id": {"type": "integer"}, "age": {"type": "integer"},
                                 "sex": {"type": "category", "categories": ["F", "M"]}}
     assert value["privacy_unit"] == "person_id" and value["max_contributions"] == 1
+    budget = wire.decode(response.json()["value"], allow_results=True)["budget"]
+    assert (float(budget.total.epsilon), float(budget.total.delta), budget.kind) == (1.0, 1e-7, "approx")
 
 
 def test_the_body_limit(server: Server) -> None:
+    before = server.charges()
     big = b'{"request_id": "' + b"0" * (1 << 21) + b'"}'
     response = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], content=big,
                               headers={"Content-Type": "application/json"})
@@ -225,11 +232,11 @@ def test_the_body_limit(server: Server) -> None:
     streamed = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], content=chunks(),
                               headers={"Content-Type": "application/json"})
     assert streamed.status_code == 413
-    assert not any(server.spent())
+    assert server.charges() == before
 
 
 def test_malformed_plans_are_a_clear_400_at_no_cost(server: Server) -> None:
-    pytest.importorskip("dpframe.service.wire")
+    before = server.charges()
     for body in (b"not json", b"[]", b'{"request_id": "x"}', json.dumps({**PLAN, "extra": 1}).encode(),
                  json.dumps({**PLAN, "steps": [{"op": "getattr", "target": 0, "name": "_data"}],
                              "result": 1}).encode()):
@@ -237,7 +244,86 @@ def test_malformed_plans_are_a_clear_400_at_no_cost(server: Server) -> None:
                                   headers={"Content-Type": "application/json"})
         assert response.status_code == 400, response.text
         assert error_of(response)["type"] == "ValueError"
-    assert not any(server.spent())
+    assert server.charges() == before
+
+
+def plan(request_id: str, *steps: dict[str, Any]) -> dict[str, Any]:
+    return {"request_id": request_id, "steps": list(steps), "result": len(steps)}
+
+
+def count(request_id: str, epsilon: float) -> dict[str, Any]:
+    return plan(request_id, {"op": "getattr", "target": 0, "name": "dp"},
+                {"op": "call", "target": 1, "name": "count", "kwargs": {"epsilon": epsilon}})
+
+
+def test_a_run_is_charged_once_audited_and_answered_again_on_retry(server: Server) -> None:
+    request = count("1" * 32, 0.125)
+    first = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=request)
+    assert first.status_code == 200, first.text
+    answer = wire.decode(first.json()["value"], allow_results=True)
+    assert answer.release.cost.epsilon == 0.125
+    charged = server.charges()
+    again = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=request)
+    assert again.status_code == 200 and again.json() == first.json()  # the same release: no fresh noise
+    assert server.charges() == charged  # and no second charge
+    ledger = Ledger.at(server.config.parent / "ledger.sqlite")
+    audit = ledger.audit("alice")
+    row = audit[audit["request_id"] == "1" * 32]
+    assert row["budget"].tolist() == ["analyst:alice/dataset:census"] and row["epsilon"].tolist() == [0.125]
+    assert '"count"' in row["plan"].iloc[0]
+    # The same request id for another question is refused, at no cost.
+    other = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=count("1" * 32, 0.25))
+    assert other.status_code == 409 and error_of(other)["type"] == "RequestConflict"
+    assert server.charges() == charged
+
+
+def test_refusals_and_argument_errors_pass_through_at_no_cost(server: Server) -> None:
+    before = server.charges()
+    mean = plan("2" * 32, {"op": "getitem", "target": 0, "key": "age"},
+                {"op": "call", "target": 1, "name": "mean"})
+    refused = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=mean)
+    assert refused.status_code == 400 and error_of(refused)["type"] == "RefusedError"
+    assert "ProtectedSeries.mean is refused" in error_of(refused)["message"]
+    unknown = plan("3" * 32, {"op": "getitem", "target": 0, "key": "income"})
+    assert error_of(server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=unknown))["type"] in (
+        "KeyError", "RefusedError")
+    private = plan("4" * 32, {"op": "getattr", "target": 0, "name": "dp"},
+                   {"op": "call", "target": 1, "name": "count", "kwargs": {"epsilon": 0.1, "ledger": "x.sqlite"}})
+    assert error_of(server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=private))["type"] == (
+        "RefusedError")
+    assert server.charges() == before
+    # A refusal that charged nothing may be sent again under its request id: it is run again, not replayed.
+    assert server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=mean).status_code == 400
+
+
+def test_the_cap_is_reached_exactly_and_never_exceeded(tmp_path: Path) -> None:
+    """alice (1.0) and carol (1.5) share census's cap of 2.0: carol gets only what alice left (two workers)."""
+    server = start(tmp_path, "", "--workers", "2")
+    try:
+        def ask(who: str, request_id: str, epsilon: float) -> httpx.Response:
+            return server.request("POST", "/v1/datasets/census/run", TOKENS[who], json=count(request_id, epsilon))
+
+        assert ask("alice", "a" * 32, 1.0).status_code == 200
+        assert error_of(ask("alice", "b" * 32, 0.125))["type"] == "BudgetExceededError"
+        over = ask("carol", "c" * 32, 1.25)
+        assert error_of(over)["type"] == "BudgetExceededError" and "cap" in error_of(over)["message"]
+        assert ask("carol", "d" * 32, 1.0).status_code == 200  # exactly the cap
+        assert error_of(ask("carol", "e" * 32, 1e-9))["type"] == "BudgetExceededError"
+        spent, _ = server.charges()
+        assert spent["cap:people"][0].startswith("ε=2,") and spent["analyst:carol/dataset:census"][0].startswith("ε=1,")
+        # visits has its own zCDP cap, untouched.
+        assert spent["dataset:visits"][0] == "ρ=0"
+    finally:
+        stop(server)
+
+
+def test_dpframes_warnings_come_with_the_answer(server: Server) -> None:
+    clipped = plan("5" * 32, {"op": "getitem", "target": 0, "key": "visits"},
+                   {"op": "getattr", "target": 1, "name": "dp"},
+                   {"op": "call", "target": 2, "name": "mean", "kwargs": {"bounds": [0, 1], "rho": 0.05, "clipping": True}})
+    response = server.request("POST", "/v1/datasets/visits/run", TOKENS["alice"], json=clipped)
+    assert response.status_code == 200, response.text
+    assert [warned["category"] for warned in response.json()["warnings"]] == ["ClippingWarning"]
 
 
 def test_unknown_paths_and_methods_answer_in_the_error_format(server: Server) -> None:
@@ -251,6 +337,7 @@ def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> N
     server = start(tmp_path)
     try:
         assert server.request("GET", "/v1/datasets", TOKENS["carol"]).status_code == 200
+        before = server.charges()
         text = server.config.read_text()
         # A half-edited file: the service closes (503) rather than keep the old tokens.
         server.config.write_text(text + "\n[analysts.dave]\ntoken_sha256 = 3\n")
@@ -264,7 +351,12 @@ def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> N
             response = server.request(method, path, TOKENS["carol"], json=PLAN if method == "POST" else None)
             assert response.status_code == 401, (method, path)
         assert server.request("GET", "/v1/datasets", TOKENS["alice"]).status_code == 200
-        assert not any(server.spent())
+        # A dataset that cannot be read (here: gone since the start) is a clear error, at no cost.
+        (tmp_path / "visits.csv").unlink()
+        gone = server.request("POST", "/v1/datasets/visits/run", TOKENS["alice"], json=count("6" * 32, 0.1))
+        assert gone.status_code == 503 and "visits" in error_of(gone)["message"]
+        assert "visits.csv" not in gone.text
+        assert server.charges() == before
     finally:
         stop(server)
     assert "only its analysts are read again" not in server.log.read_text()

@@ -53,7 +53,10 @@ from dpframe import errors
 from dpframe.errors import DPFrameError, LedgerError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
+from dpframe.service import wire
 from dpframe.service.config import Config, ConfigError, check_datasets, load_config, matching_analyst
+from dpframe.service.plan import Plan
+from dpframe.service.replay import execute
 
 __all__ = ["CONFIG_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
 
@@ -407,8 +410,6 @@ class Service:
         spec = config.datasets[dataset]
         columns = {column: {key: value for key, value in declared.items() if key in PUBLIC_SCHEMA_FIELDS}
                    for column, declared in self.schemas[dataset]["columns"].items()}
-        from dpframe.service import wire  # TEMPORARY until wire.py is merged
-
         budget = self.allotment(who, config, dataset)
         view = {"name": dataset, "columns": columns, "privacy_unit": spec.privacy_unit,
                 "max_contributions": spec.max_contributions, "budget": wire.budget_view(budget)}
@@ -421,10 +422,6 @@ class Service:
         the ledger, and a retry gets it again, with no second charge and no fresh noise. A request that was charged
         but has no answer (running in another attempt, or interrupted by a crash) is never run again.
         """
-        from dpframe.service import wire  # TEMPORARY until wire.py is merged
-        from dpframe.service.plan import Plan
-        from dpframe.service.replay import execute
-
         try:
             plan = Plan.model_validate_json(body)
         except ValidationError as error:
