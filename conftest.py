@@ -9,6 +9,9 @@ import pytest
 
 # The Dask front door needs the optional 'dask' extra: its modules import dask, so they are not collected without it.
 collect_ignore_glob = [] if importlib.util.find_spec("dask") is not None else ["dpframe/dask/*"]
+# The curator service needs the optional 'server' and 'client' extras (FastAPI, pydantic, httpx).
+if any(importlib.util.find_spec(module) is None for module in ("fastapi", "pydantic", "httpx")):
+    collect_ignore_glob.append("dpframe/service/*")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

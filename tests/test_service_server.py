@@ -29,7 +29,8 @@ httpx = pytest.importorskip("httpx")
 from dpframe.__main__ import main  # noqa: E402
 from dpframe.accounting.ledger import Ledger  # noqa: E402
 from dpframe.service import wire  # noqa: E402
-from dpframe.service.config import ConfigError, hash_token, load_config, matching_analyst  # noqa: E402
+from dpframe.service.config import ConfigError, load_config  # noqa: E402
+from dpframe.service.tokens import hash_token, matching_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENS = {"alice": "alice-" + "a" * 40, "bob": "bob-" + "b" * 40, "carol": "carol-" + "c" * 40}
@@ -423,8 +424,9 @@ def test_paths_are_relative_to_the_config_and_hashes_any_case(tmp_path: Path) ->
     config = load_config(write_files(tmp_path))
     assert config.ledger == str(tmp_path.resolve() / "ledger.sqlite")
     assert config.datasets["visits"].schema_path == str(tmp_path.resolve() / "visits.schema.json")
-    assert matching_analyst(config.analysts, TOKENS["bob"]) == "bob"  # its hash was written in capitals
-    assert matching_analyst(config.analysts, TOKENS["bob"] + "x") is None
+    hashes = {name: analyst.token_sha256 for name, analyst in config.analysts.items()}
+    assert matching_name(hashes, TOKENS["bob"]) == "bob"  # its hash was written in capitals
+    assert matching_name(hashes, TOKENS["bob"] + "x") is None
 
 
 def test_serve_refuses_a_bad_config_in_one_line(tmp_path: Path) -> None:

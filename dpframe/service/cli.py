@@ -1,5 +1,6 @@
 """``dpframe serve CONFIG.toml`` runs the curator service; ``dpframe token`` makes an analyst's token (docs/server.md).
 
+The module imports only the standard library, so the ``dpframe`` command works without the extras.
 ``serve`` checks the config, the schemas and the files' headers and opens the caps in the ledger before it
 starts uvicorn, so a mistake is one line and exit code 2, not a worker's traceback. The server needs the
 ``server`` extra (``pip install 'dpframe[server]'``).
@@ -11,12 +12,11 @@ import argparse
 import copy
 import ipaddress
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from dpframe.service.config import hash_token
+from dpframe.service.tokens import hash_token, new_token
 
 LOCAL_HOSTS = ("localhost",)
 
@@ -64,7 +64,7 @@ def token(out: TextIO | None = None) -> int:
     (True, 43)
     """
     out = sys.stdout if out is None else out
-    secret = secrets.token_urlsafe(32)  # 256 random bits
+    secret = new_token()
     print("# Give this token to the analyst over a private channel (it is shown once and stored nowhere):", file=out)
     print(secret, file=out)
     print("# Paste this line into the analyst's [analysts.NAME] table of the service's config:", file=out)

@@ -18,7 +18,7 @@
     total = { epsilon = 2.0, delta = 1e-6 }
 
     [analysts.alice]
-    token_sha256 = "..."                      # from `dpframe token`; the token itself is never stored
+    token_sha256 = "..."                      # from `dpframe token` (dpframe.service.tokens); never the token
     budgets = { census = { epsilon = 1.0, delta = 1e-7 } }
 
     [limits]                                  # optional; these are the defaults
@@ -35,8 +35,6 @@ datasets, the caps and the limits are read at start only (a restart applies them
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,8 +50,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover  (Python 3.10: the server extra installs tomli, tomllib's origin)
     import tomli as tomllib
 
-__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Dataset", "Limits", "Total", "hash_token", "load_config",
-           "matching_analyst", "oversubscribed"]
+__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Dataset", "Limits", "Total", "check_datasets", "load_config",
+           "oversubscribed"]
 
 # Names become URL path segments and ledger budget names: plain ones only.
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -292,30 +290,4 @@ def oversubscribed(config: Config) -> list[str]:
             found.append(f"the analysts' budgets under the cap of {which} add up to {allotted.describe(total.kind)}, "
                          f"more than its total {total.cost.describe(total.kind)}: one analyst's spending can then "
                          "refuse another's queries")
-    return found
-
-
-def hash_token(token: str) -> str:
-    """The hex SHA-256 of a token, as ``token_sha256`` holds it (a fast hash suffices for 256-bit random tokens).
-
-    >>> hash_token("abc")[:16]
-    'ba7816bf8f01cfea'
-    """
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def matching_analyst(analysts: dict[str, Analyst], token: str) -> str | None:
-    """The name of the analyst whose ``token_sha256`` is the token's, compared in constant time with every analyst.
-
-    Every analyst is compared (no early exit), so the time does not tell which one, or how many, came close.
-
-    >>> analysts = {"alice": Analyst(token_sha256=hash_token("s3cret"), budgets={})}
-    >>> matching_analyst(analysts, "s3cret"), matching_analyst(analysts, "guess")
-    ('alice', None)
-    """
-    digest = hash_token(token).encode("ascii")
-    found = None
-    for name, analyst in analysts.items():
-        if hmac.compare_digest(digest, analyst.token_sha256.encode("ascii")):
-            found = name
     return found

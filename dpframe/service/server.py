@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import contextvars
 import hashlib
-import hmac
 import json
 import logging
 import math
@@ -54,7 +53,8 @@ from dpframe.errors import DPFrameError, LedgerError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
 from dpframe.service import wire
-from dpframe.service.config import Config, ConfigError, check_datasets, load_config, matching_analyst
+from dpframe.service.config import Config, ConfigError, check_datasets, load_config
+from dpframe.service.tokens import matching_name
 from dpframe.service.plan import Plan
 from dpframe.service.replay import execute
 
@@ -323,7 +323,7 @@ class Service:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ServiceError(401, "AuthenticationError", UNAUTHENTICATED, {"WWW-Authenticate": "Bearer"})
-        who = matching_analyst(config.analysts, token.strip())
+        who = matching_name({name: analyst.token_sha256 for name, analyst in config.analysts.items()}, token.strip())
         if who is None:
             raise ServiceError(401, "AuthenticationError", "the token is not valid (unknown or revoked)",
                                {"WWW-Authenticate": "Bearer"})
@@ -335,8 +335,11 @@ class Service:
 
     @staticmethod
     def dataset_of(who: str, config: Config, name: str) -> str:
-        """``name`` if it is one of the analyst's datasets, else a 404 (the same whether or not it exists)."""
-        if name not in config.analysts[who].budgets:
+        """``name`` if it is one of the analyst's datasets, else a 404 (the same whether or not it exists).
+
+        A dataset added to the config while running is not served before a restart (the datasets are read at
+        start), so a budget on it is a 404 until then."""
+        if name not in config.analysts[who].budgets or name not in config.datasets:
             raise ServiceError(404, "NotFound", f"no dataset {name!r} for this analyst")
         return name
 
@@ -403,7 +406,7 @@ class Service:
     # -- answers ---------------------------------------------------------------------------------------------------
     def listing(self, who: str, config: Config) -> dict[str, Any]:
         """``GET /v1/datasets``."""
-        return {"value": list(config.analysts[who].budgets)}
+        return {"value": [name for name in config.analysts[who].budgets if name in config.datasets]}
 
     def describe(self, who: str, config: Config, dataset: str) -> dict[str, Any]:
         """``GET /v1/datasets/{name}``: the public schema and the analyst's budget view, never n, paths or ids."""
@@ -450,7 +453,7 @@ class Service:
                 kept = {"plan_sha256": digest, "status": answer[0], "body": answer[1]}
                 stored = self.ledger.store_result(who, request, json.dumps(kept, allow_nan=False))
         kept = json.loads(stored)
-        if not hmac.compare_digest(kept["plan_sha256"], digest):
+        if kept["plan_sha256"] != digest:
             raise ServiceError(409, "RequestConflict", f"request id {request!r} was already used for another plan; "
                                "a new query needs a new request id")
         return int(kept["status"]), json.dumps(kept["body"], allow_nan=False)
