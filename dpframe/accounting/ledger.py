@@ -471,14 +471,15 @@ class Ledger:
         ``legacy`` computes the data's fingerprint as an older dpframe did (:meth:`_linked`).
 
         Refuses (LedgerError) when the data is already protected under another
-        budget, when the kind differs, or when the asked total differs from the
-        recorded one (a larger total only with ``extend=True``, recorded).
+        budget (other than the named budget's caps, :meth:`attach`), when the
+        kind differs, or when the asked total differs from the recorded one (a
+        larger total only with ``extend=True``, recorded).
         """
         with self._transaction() as db:
             by_data = None if fingerprint is None else self._linked(db, fingerprint, legacy)
             by_name = (db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
                        if name is not None else None)
-            if by_data is not None and by_name is not None and by_data[0] != by_name[0]:
+            if by_data is not None and by_name is not None and not self._covers(db, by_name[0], by_data[0]):
                 other = self._record(db, by_data[0])
                 raise LedgerError(f"this data is already protected under budget {other.label}; a second budget over "
                                   f"the same people would spend twice. Use name={other.name!r} (or omit name=)"
@@ -536,9 +537,7 @@ class Ledger:
         with self._transaction() as db:
             record = self._record(db, budget_id)
             by_data = self._linked(db, fingerprint, legacy)
-            if by_data is not None and by_data[0] in self._caps_above(db, budget_id):
-                return  # every charge of the budget is also one of the data's budget
-            if by_data is not None and by_data[0] != budget_id:
+            if by_data is not None and not self._covers(db, budget_id, by_data[0]):
                 other = self._record(db, by_data[0])
                 how = f"name={other.name!r}" if other.name else "its total and no name="
                 raise LedgerError(f"this data is already protected under budget {other.label}, not {record.label}; "
@@ -779,6 +778,11 @@ class Ledger:
         if capped:
             db.execute("DELETE FROM cap_charging WHERE budget_id = ?", (budget_id,))
         return stored
+
+    def _covers(self, db: sqlite3.Connection, budget_id: str, data_budget_id: str) -> bool:
+        """Whether the budget may release data protected under ``data_budget_id``: its own, or its cap's (or its cap's
+        cap's...), which each of its charges is charged to too."""
+        return data_budget_id == budget_id or data_budget_id in self._caps_above(db, budget_id)
 
     def _caps_above(self, db: sqlite3.Connection, budget_id: str) -> list[str]:
         """The budget's cap, its cap's cap and so on (nearest first); empty for a budget without a cap."""
