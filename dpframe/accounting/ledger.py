@@ -32,6 +32,19 @@ for an advanced one Σ ε tanh(ε/2) and Σ ε²
 checked and updated in the same transaction as the charge, so a filter is as
 atomic and as durable as any other budget.
 
+An allotment (:meth:`Ledger.allot`, ``Budget.allot``) is a budget with a cap
+in the ``caps`` table: its charge, in the same transaction, also checks its
+cap (and the cap's cap, up the chain) and writes its lines and spending there,
+refused for both unless it fits both; so the cap's total bounds what all its
+allotments release together (docs/ledger.md). An older dpframe would charge
+the allotment alone: the trigger ``allotments_charge_their_caps`` refuses a
+change of an allotment's spending unless this dpframe marks it (the
+``cap_charging`` table, filled and emptied within the charge).
+
+The curator service's requests (:meth:`Ledger.audited`): a charge made for a
+request also writes an audit row and registers the request, in the charge's
+transaction, so a request is charged by at most one release.
+
 A dpframe from before the filter budgets knows nothing of ``filter_state``: it
 would charge a filter budget by comparing its ``spent_*`` columns with its
 total, column by column, and the filter would never see those releases. So a
