@@ -280,7 +280,13 @@ def test_a_request_id_charged_by_another_release_is_refused_and_writes_nothing()
     assert state(ledger, alice) == before
     with ledger.audited("bob", "a1", plan="count"):  # request ids are the analyst's own
         alice._charge(STEP, query="count")
-    ledger.store_result("alice", "a1", '{"value": 1}')
+    with ledger.audited("alice", "a1", plan="count"), pytest.raises(LedgerError, match="stores its result"):
+        ledger.store_result("alice", "a1", '{"error": "refused"}')  # the refused retry stores nothing
+    assert ledger.request_status("alice", "a1") == "charged"
+    ledger.store_result("alice", "a1", '{"value": 1}')  # after its block, as the charging release does
+    with ledger.audited("alice", "a2", plan="count"):
+        alice._charge(STEP, query="count")
+        assert ledger.store_result("alice", "a2", '{"value": 2}') == '{"value": 2}'  # or inside it
     with ledger.audited("alice", "a1", plan="count"), pytest.raises(LedgerError, match="already charged"):
         alice._charge(STEP, query="count")  # a done request is never charged again either
 

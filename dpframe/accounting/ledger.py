@@ -948,6 +948,8 @@ class Ledger:
         A request that charged nothing is registered here, with an audit row
         of zero cost (its plan when called inside its :meth:`audited` block).
         A request already done keeps its first result, which is returned.
+        Inside the request's block, a request that another release charged is
+        refused (LedgerError): that release stores its own result.
 
         >>> ledger = Ledger.in_memory()
         >>> ledger.store_result("alice", "a1", '{"value": 3}'), ledger.store_result("alice", "a1", '{"value": 4}')
@@ -959,13 +961,17 @@ class Ledger:
         if not isinstance(payload, str):
             raise TypeError(f"a stored result is text (JSON), got {type(payload).__name__}")
         audit = _AUDITED.get()
-        if audit is None or (audit.ledger_id, audit.who, audit.request_id) != (self.id, who, request_id):
+        inside = audit is not None and (audit.ledger_id, audit.who, audit.request_id) == (self.id, who, request_id)
+        if audit is None or not inside:
             audit = _Audit(self.id, who, request_id, "")
         with self._transaction() as db:
             row = db.execute("SELECT status, result FROM requests WHERE who = ? AND request_id = ?",
                              (who, request_id)).fetchone()
             if row is not None and row[0] == "done":
                 return str(row[1])
+            if row is not None and inside and not audit.registered:
+                raise LedgerError(f"request {request_id!r} of {who!r} was charged by another release, which stores "
+                                  "its result; nothing was stored")
             if row is None:
                 self._register(db, audit, None, Cost())
             db.execute("UPDATE requests SET status = 'done', result = ? WHERE who = ? AND request_id = ?",
