@@ -225,6 +225,22 @@ def test_protect_under_an_allotment_accepts_data_under_its_caps_only() -> None:
         sibling.dp.protect(budget=bob)  # protect the data under the cap first
 
 
+def test_bounded_dp_is_never_kept_under_a_cap() -> None:
+    # A cap composes its allotments' releases under one relation, add/remove: replace-one releases cannot join it.
+    ledger = Ledger.in_memory()
+    cap = census(ledger)
+    alice = cap.allot("alice", epsilon=0.5)
+    data = pd.DataFrame({"x": range(50)})
+    data.dp.protect(budget=cap)
+    for budget in (alice, cap):
+        with pytest.raises(LedgerError, match="has a cap or allotments.*needs a budget of its own"):
+            data.dp.protect(budget=budget, neighbours="replace")
+    assert len(alice.ledger) == len(cap.ledger) == 0
+    bounded = pd.DataFrame({"y": range(50)}).dp.protect(epsilon=1.0, ledger=ledger, neighbours="replace")
+    with pytest.raises(LedgerError, match="replace-one neighbours .bounded DP.: it cannot be a cap"):
+        bounded.dp.budget.allot("bob", epsilon=0.5)
+
+
 def test_an_older_dpframe_cannot_charge_an_allotment_alone(tmp_path: Path) -> None:
     cap = census(tmp_path / "ledger.sqlite")
     alice = cap.allot("alice", epsilon=0.5)

@@ -151,6 +151,11 @@ CAP_REFUSAL = "the dataset's shared cap cannot cover it; nothing was charged"
 
 RequestStatus = Literal["none", "charged", "done"]
 
+# The ledger line that marks a budget as kept under replace-one neighbours (at no cost; protect's
+# _keep_one_relation). Caps compose their allotments' releases under add/remove neighbours: the line is refused in
+# a budget with a cap or allotments, and a budget that has it cannot be a cap.
+BOUNDED_LINE = "bounded DP"
+
 # What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
 # spending with the total column by column (one from before the filter budgets) refuses every charge.
 FILTER_MARK = Fraction(-1)
@@ -680,6 +685,9 @@ class Ledger:
             if cap.kind not in SEQUENTIAL:
                 raise ValueError(f"budget {cap.label} is a filter ({cap.kind}): a cap must be an (epsilon, delta) or "
                                  "a zCDP budget, whose charges add up")
+            if self._has_line(db, cap_id, BOUNDED_LINE):
+                raise LedgerError(f"budget {cap.label} is kept under replace-one neighbours (bounded DP): it cannot be "
+                                  "a cap, whose allotments' releases are under add/remove neighbours")
             if kind != cap.kind:
                 raise ValueError(f"budget {cap.label} is a {cap.kind} budget: its allotments are too "
                                  f"({'epsilon= with optional delta=' if cap.kind == 'approx' else 'rho='})")
@@ -728,7 +736,7 @@ class Ledger:
         """
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            if db.execute("SELECT 1 FROM caps WHERE cap_id = ? LIMIT 1", (budget_id,)).fetchone():
+            if self._is_cap(db, budget_id):
                 raise LedgerError(f"budget {record.label} is the cap of allotments: delete them first")
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
                                   ("filter_state", "budget_id"), ("caps", "budget_id"), ("budgets", "id")):
@@ -762,6 +770,9 @@ class Ledger:
                                               f"{remaining.describe(record.kind)} remains; nothing was charged")
                 spent = record.spent + total_cost
             caps = [self._record(db, cap_id) for cap_id in self._caps_above(db, budget_id)]
+            if any(line.query == BOUNDED_LINE for line in lines) and (caps or self._is_cap(db, budget_id)):
+                raise LedgerError(f"budget {record.label} has a cap or allotments, which compose releases under "
+                                  "add/remove neighbours: bounded DP (neighbours='replace') needs a budget of its own")
             if any(not total_cost.fits_in(cap.total - cap.spent) for cap in caps):
                 raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)}: {CAP_REFUSAL}")
             if audit is not None:
@@ -791,6 +802,9 @@ class Ledger:
         if capped:
             db.execute("DELETE FROM cap_charging WHERE budget_id = ?", (budget_id,))
         return stored
+
+    def _is_cap(self, db: sqlite3.Connection, budget_id: str) -> bool:
+        return db.execute("SELECT 1 FROM caps WHERE cap_id = ? LIMIT 1", (budget_id,)).fetchone() is not None
 
     def _covers(self, db: sqlite3.Connection, budget_id: str, data_budget_id: str) -> bool:
         """Whether the budget may release data protected under ``data_budget_id``: its own, or its cap's (or its cap's
@@ -1020,8 +1034,11 @@ class Ledger:
         with self._lock:
             if any(drawn[0] == budget_id and drawn[2].query == query for drawn in self._drawn):
                 return True
-            return bool(self._read("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
-                                   (budget_id, query)))
+            return self._has_line(self._connection_here(), budget_id, query)
+
+    def _has_line(self, db: sqlite3.Connection, budget_id: str, query: str) -> bool:
+        return db.execute("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
+                          (budget_id, query)).fetchone() is not None
 
     def events(self, budget_id: str) -> pd.DataFrame:
         """When the budget was created, reconnected to, extended or renamed."""
