@@ -107,8 +107,8 @@ def test_two_concurrent_retries_of_a_request_charge_once(tmp_path: Path) -> None
     outcomes = sorted(answers.get(timeout=300) for _ in workers)
     for worker in workers:
         worker.join(timeout=60)
-    assert outcomes == ["charged", "request 'r1' of 'alice' was already charged by another release; nothing was "
-                                   "charged"]
+    refused = "request 'r1' of 'alice' was already charged by another release; nothing was charged"
+    assert outcomes == ["charged", refused]
     assert spent(alice) == spent(cap) == STEP.epsilon and len(cap.store.audit()) == 1
 
 
@@ -346,6 +346,5 @@ def test_the_audited_block_belongs_to_its_thread_and_ledger() -> None:
         thread.join()
         elsewhere._charge(STEP, query="count")
     assert spent(alice) == STEP.epsilon and ledger.audit().empty and other.audit().empty
-    with pytest.raises(TypeError, match="request_id must be a non-empty string"):
-        with ledger.audited("alice", "", plan="count"):
-            pass
+    with pytest.raises(TypeError, match="request_id must be a non-empty string"), ledger.audited("alice", "", "count"):
+        pass
