@@ -32,6 +32,19 @@ for an advanced one Σ ε tanh(ε/2) and Σ ε²
 checked and updated in the same transaction as the charge, so a filter is as
 atomic and as durable as any other budget.
 
+An allotment (:meth:`Ledger.allot`, ``Budget.allot``) is a budget with a cap
+in the ``caps`` table: its charge, in the same transaction, also checks its
+cap (and the cap's cap, up the chain) and writes its lines and spending there,
+refused for both unless it fits both; so the cap's total bounds what all its
+allotments release together (docs/ledger.md). An older dpframe would charge
+the allotment alone: the trigger ``allotments_charge_their_caps`` refuses a
+change of an allotment's spending unless this dpframe marks it (the
+``cap_charging`` table, filled and emptied within the charge).
+
+The curator service's requests (:meth:`Ledger.audited`): a charge made for a
+request also writes an audit row and registers the request, in the charge's
+transaction, so a request is charged by at most one release.
+
 A dpframe from before the filter budgets knows nothing of ``filter_state``: it
 would charge a filter budget by comparing its ``spent_*`` columns with its
 total, column by column, and the filter would never see those releases. So a
@@ -137,6 +150,11 @@ SEQUENTIAL = ("approx", "zcdp")
 CAP_REFUSAL = "the dataset's shared cap cannot cover it; nothing was charged"
 
 RequestStatus = Literal["none", "charged", "done"]
+
+# The ledger line that marks a budget as kept under replace-one neighbours (at no cost; protect's
+# _keep_one_relation). Caps compose their allotments' releases under add/remove neighbours: the line is refused in
+# a budget with a cap or allotments, and a budget that has it cannot be a cap.
+BOUNDED_LINE = "bounded DP"
 
 # What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
 # spending with the total column by column (one from before the filter budgets) refuses every charge.
@@ -471,14 +489,15 @@ class Ledger:
         ``legacy`` computes the data's fingerprint as an older dpframe did (:meth:`_linked`).
 
         Refuses (LedgerError) when the data is already protected under another
-        budget, when the kind differs, or when the asked total differs from the
-        recorded one (a larger total only with ``extend=True``, recorded).
+        budget (other than the named budget's caps, :meth:`attach`), when the
+        kind differs, or when the asked total differs from the recorded one (a
+        larger total only with ``extend=True``, recorded).
         """
         with self._transaction() as db:
             by_data = None if fingerprint is None else self._linked(db, fingerprint, legacy)
             by_name = (db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
                        if name is not None else None)
-            if by_data is not None and by_name is not None and by_data[0] != by_name[0]:
+            if by_data is not None and by_name is not None and not self._covers(db, by_name[0], by_data[0]):
                 other = self._record(db, by_data[0])
                 raise LedgerError(f"this data is already protected under budget {other.label}; a second budget over "
                                   f"the same people would spend twice. Use name={other.name!r} (or omit name=)"
@@ -536,9 +555,7 @@ class Ledger:
         with self._transaction() as db:
             record = self._record(db, budget_id)
             by_data = self._linked(db, fingerprint, legacy)
-            if by_data is not None and by_data[0] in self._caps_above(db, budget_id):
-                return  # every charge of the budget is also one of the data's budget
-            if by_data is not None and by_data[0] != budget_id:
+            if by_data is not None and not self._covers(db, budget_id, by_data[0]):
                 other = self._record(db, by_data[0])
                 how = f"name={other.name!r}" if other.name else "its total and no name="
                 raise LedgerError(f"this data is already protected under budget {other.label}, not {record.label}; "
@@ -668,6 +685,9 @@ class Ledger:
             if cap.kind not in SEQUENTIAL:
                 raise ValueError(f"budget {cap.label} is a filter ({cap.kind}): a cap must be an (epsilon, delta) or "
                                  "a zCDP budget, whose charges add up")
+            if self._has_line(db, cap_id, BOUNDED_LINE):
+                raise LedgerError(f"budget {cap.label} is kept under replace-one neighbours (bounded DP): it cannot be "
+                                  "a cap, whose allotments' releases are under add/remove neighbours")
             if kind != cap.kind:
                 raise ValueError(f"budget {cap.label} is a {cap.kind} budget: its allotments are too "
                                  f"({'epsilon= with optional delta=' if cap.kind == 'approx' else 'rho='})")
@@ -716,7 +736,7 @@ class Ledger:
         """
         with self._transaction() as db:
             record = self._record(db, budget_id)
-            if db.execute("SELECT 1 FROM caps WHERE cap_id = ? LIMIT 1", (budget_id,)).fetchone():
+            if self._is_cap(db, budget_id):
                 raise LedgerError(f"budget {record.label} is the cap of allotments: delete them first")
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
                                   ("filter_state", "budget_id"), ("caps", "budget_id"), ("budgets", "id")):
@@ -750,6 +770,9 @@ class Ledger:
                                               f"{remaining.describe(record.kind)} remains; nothing was charged")
                 spent = record.spent + total_cost
             caps = [self._record(db, cap_id) for cap_id in self._caps_above(db, budget_id)]
+            if any(line.query == BOUNDED_LINE for line in lines) and (caps or self._is_cap(db, budget_id)):
+                raise LedgerError(f"budget {record.label} has a cap or allotments, which compose releases under "
+                                  "add/remove neighbours: bounded DP (neighbours='replace') needs a budget of its own")
             if any(not total_cost.fits_in(cap.total - cap.spent) for cap in caps):
                 raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)}: {CAP_REFUSAL}")
             if audit is not None:
@@ -779,6 +802,14 @@ class Ledger:
         if capped:
             db.execute("DELETE FROM cap_charging WHERE budget_id = ?", (budget_id,))
         return stored
+
+    def _is_cap(self, db: sqlite3.Connection, budget_id: str) -> bool:
+        return db.execute("SELECT 1 FROM caps WHERE cap_id = ? LIMIT 1", (budget_id,)).fetchone() is not None
+
+    def _covers(self, db: sqlite3.Connection, budget_id: str, data_budget_id: str) -> bool:
+        """Whether the budget may release data protected under ``data_budget_id``: its own, or its cap's (or its cap's
+        cap's...), which each of its charges is charged to too."""
+        return data_budget_id == budget_id or data_budget_id in self._caps_above(db, budget_id)
 
     def _caps_above(self, db: sqlite3.Connection, budget_id: str) -> list[str]:
         """The budget's cap, its cap's cap and so on (nearest first); empty for a budget without a cap."""
@@ -931,6 +962,8 @@ class Ledger:
         A request that charged nothing is registered here, with an audit row
         of zero cost (its plan when called inside its :meth:`audited` block).
         A request already done keeps its first result, which is returned.
+        Inside the request's block, a request that another release charged is
+        refused (LedgerError): that release stores its own result.
 
         >>> ledger = Ledger.in_memory()
         >>> ledger.store_result("alice", "a1", '{"value": 3}'), ledger.store_result("alice", "a1", '{"value": 4}')
@@ -942,13 +975,17 @@ class Ledger:
         if not isinstance(payload, str):
             raise TypeError(f"a stored result is text (JSON), got {type(payload).__name__}")
         audit = _AUDITED.get()
-        if audit is None or (audit.ledger_id, audit.who, audit.request_id) != (self.id, who, request_id):
+        inside = audit is not None and (audit.ledger_id, audit.who, audit.request_id) == (self.id, who, request_id)
+        if audit is None or not inside:
             audit = _Audit(self.id, who, request_id, "")
         with self._transaction() as db:
             row = db.execute("SELECT status, result FROM requests WHERE who = ? AND request_id = ?",
                              (who, request_id)).fetchone()
             if row is not None and row[0] == "done":
                 return str(row[1])
+            if row is not None and inside and not audit.registered:
+                raise LedgerError(f"request {request_id!r} of {who!r} was charged by another release, which stores "
+                                  "its result; nothing was stored")
             if row is None:
                 self._register(db, audit, None, Cost())
             db.execute("UPDATE requests SET status = 'done', result = ? WHERE who = ? AND request_id = ?",
@@ -997,8 +1034,11 @@ class Ledger:
         with self._lock:
             if any(drawn[0] == budget_id and drawn[2].query == query for drawn in self._drawn):
                 return True
-            return bool(self._read("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
-                                   (budget_id, query)))
+            return self._has_line(self._connection_here(), budget_id, query)
+
+    def _has_line(self, db: sqlite3.Connection, budget_id: str, query: str) -> bool:
+        return db.execute("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
+                          (budget_id, query)).fetchone() is not None
 
     def events(self, budget_id: str) -> pd.DataFrame:
         """When the budget was created, reconnected to, extended or renamed."""

@@ -109,9 +109,8 @@ SCHEMA_ATTRIBUTES = frozenset({"columns", "dtypes", "dtype", "name", "ndim", "is
 
 def _accessor_names(kind: str, proxy: type) -> list[str]:
     """The names of pandas' own accessor that dpframe's proxy offers: those pandas has, minus those it refuses."""
-    empties: dict[str, list[pd.Series[Any]]] = {"str": [pd.Series([], dtype=object)], "cat": [pd.Series([], dtype="category")],
-               "dt": [pd.Series([], dtype="datetime64[ns]"), pd.Series([], dtype="timedelta64[ns]"),
-                      pd.Series([], dtype="period[D]")]}[kind]
+    dtypes = {"str": ["object"], "cat": ["category"], "dt": ["datetime64[ns]", "timedelta64[ns]", "period[D]"]}
+    empties = [pd.Series([], dtype=dtype) for dtype in dtypes[kind]]
     refused: dict[str, str] = getattr(proxy, "_refused")
     names = {name for empty in empties for name in dir(getattr(empty, kind)) if not name.startswith("_")}
     return sorted(names - set(refused))

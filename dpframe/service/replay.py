@@ -31,9 +31,13 @@ ProtectedFrame(age: int64; rows hidden)
 
 from __future__ import annotations
 
+import threading
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
@@ -41,8 +45,36 @@ from dpframe.service import wire
 from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
     kind_of
 
+_WARNINGS_LOCK = threading.Lock()
 # The kinds whose calls release an answer (and charge for it).
 _RELEASING = frozenset({"frame.dp", "series.dp", "groupby", "column groupby"})
+
+
+# How many times the merges of one plan may repeat a row in the worst case (their growths multiplied): a public
+# table's largest group of equal keys (all its rows for a cross join). Read from the public table only.
+MAX_MERGE_GROWTH = 100
+
+
+def merge_growth(frame: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
+    """The most rows a ``merge`` with a public table can make of one row: from the public table alone.
+
+    >>> import pandas as pd
+    >>> public = pd.DataFrame({"k": [1, 1, 2], "v": [0, 1, 2]})
+    >>> merge_growth(None, [public], {"on": "k"}), merge_growth(None, [public], {"how": "cross"})
+    (2, 3)
+    """
+    right = args[0] if args else kwargs.get("right")
+    if not isinstance(right, pd.DataFrame):
+        return 1  # another protection (a join on the unit, bounded per person) or a refusal of the frame's own
+    if kwargs.get("how", args[1] if len(args) > 1 else "inner") == "cross" or right.empty:
+        return max(len(right), 1)
+    keys = kwargs.get("right_on", kwargs.get("on"))
+    if keys is None and frame is not None:
+        keys = [column for column in right.columns if column in set(frame.columns)]
+    try:
+        return int(right.groupby(keys, dropna=False).size().max()) if keys is not None and len(keys) else len(right)
+    except (KeyError, ValueError, TypeError):
+        return len(right)  # the frame's merge then says what is wrong with the keys
 
 
 def _ufunc(name: Any) -> np.ufunc:
@@ -51,6 +83,28 @@ def _ufunc(name: Any) -> np.ufunc:
     if not isinstance(found, np.ufunc):
         raise ValueError(f"{name!r} is not a numpy ufunc")
     return found
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a plan gave: its value, and the warnings the release raised (a clipping warning, a large delta)."""
+
+    value: Any
+    warnings: tuple[tuple[str, str], ...]  # (category's name, message)
+
+
+def run(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Outcome:
+    """:func:`execute`, with the warnings it raised collected for the client to raise again (not printed here).
+
+    A warning's message is made from the schema, the arguments and released values, as every dpframe message.
+    Python's warning filters are process-wide, so plans run one at a time in a process (they hold the GIL
+    for most of their time anyway; a server scales with worker processes).
+    """
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = execute(frame, plan, max_cells=max_cells)
+    return Outcome(value, tuple((type(w.message).__name__ if isinstance(w.message, Warning) else "UserWarning",
+                                 str(w.message)) for w in caught))
 
 
 def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
@@ -62,6 +116,7 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
     """
     values: list[Any] = [frame]
     last = len(plan.steps)
+    growth = 1
     for index, step in enumerate(plan.steps, 1):
         target = values[step.target]
         kind = kind_of(target)
@@ -83,6 +138,12 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
                                    "a request releases one answer, at its end")
             args = [decoded(value) for value in step.args]
             kwargs = {key: decoded(value) for key, value in step.kwargs.items()}
+            if kind == "frame" and step.name == "merge":
+                growth *= merge_growth(target, args, kwargs)
+                if growth > MAX_MERGE_GROWTH:
+                    raise RefusedError(f"the merges of this request may repeat a row up to {growth} times (the "
+                                       "public tables' largest groups of equal keys multiplied); the server allows "
+                                       f"{MAX_MERGE_GROWTH}: merge on keys that are unique in the public table")
             if step.name == "__array_ufunc__":
                 if len(args) < 2:
                     raise ValueError("__array_ufunc__ takes a ufunc's name, a method and the inputs")
