@@ -22,8 +22,6 @@ release state (remembered releases) persists between its requests to that worker
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import hashlib
 import json
 import logging
@@ -31,11 +29,9 @@ import math
 import os
 import threading
 import time
-import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import pandas as pd
 from fastapi import FastAPI, Request
@@ -52,11 +48,10 @@ from dpframe import errors
 from dpframe.errors import DPFrameError, LedgerError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
-from dpframe.service import wire
+from dpframe.service import replay, wire
 from dpframe.service.config import Config, ConfigError, check_datasets, load_config
 from dpframe.service.tokens import matching_name
 from dpframe.service.plan import Plan
-from dpframe.service.replay import execute
 
 __all__ = ["CONFIG_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
 
@@ -66,8 +61,10 @@ CONFIG_VARIABLE = "DPFRAME_SERVICE_CONFIG"
 # Anything else (notes written by `dpframe schema` quote values of the data) is never sent.
 PUBLIC_SCHEMA_FIELDS = ("type", "categories", "format")
 
-DPFRAME_WARNINGS = tuple(value for value in vars(errors).values()
-                         if isinstance(value, type) and issubclass(value, Warning))
+# The warnings sent with an answer: dpframe's own, whose messages come from the schema, the arguments and
+# released values. Another library's (numpy's "invalid value encountered", say) could depend on the data.
+FORWARDED_WARNINGS = frozenset(name for name, value in vars(errors).items()
+                               if isinstance(value, type) and issubclass(value, Warning))
 
 log = logging.getLogger("dpframe.service")
 
@@ -213,35 +210,17 @@ class RateLimiter:
             return 0.0
 
 
-# The warnings of the run in this context (a request's thread), or None outside a run: see forwarded_warnings.
-_WARNED: contextvars.ContextVar[list[dict[str, str]] | None] = contextvars.ContextVar("dpframe_service_warned",
-                                                                                      default=None)
+def forwarded(warned: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    """The warnings of a run that go to its analyst (:data:`FORWARDED_WARNINGS`); the others go to the log only.
 
-
-def _show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None,
-          line: str | None = None) -> None:
-    """``warnings.showwarning`` of a serving process: a run's dpframe warnings go to its analyst, the rest to the log."""
-    collected = _WARNED.get()
-    if collected is not None and category.__module__.split(".")[0] == "dpframe":
-        collected.append({"category": category.__name__, "message": str(message)})
-    else:
-        log.warning("%s: %s (%s:%d)", category.__name__, message, filename, lineno)
-
-
-@contextlib.contextmanager
-def forwarded_warnings() -> Iterator[list[dict[str, str]]]:
-    """Collect the dpframe warnings (clipping, a large delta) that a run in this thread issues, for its answer.
-
-    Only dpframe's own warnings are forwarded: like its errors, their messages come from the schema, the arguments
-    and released values. Python's warning filters are the process's, so the serving process shows every dpframe
-    warning each time (:func:`create_app`) and this context variable says whose run it was.
+    >>> forwarded((("ClippingWarning", "mean of 'x': ..."), ("RuntimeWarning", "invalid value encountered in log")))
+    [{'category': 'ClippingWarning', 'message': "mean of 'x': ..."}]
     """
-    collected: list[dict[str, str]] = []
-    token = _WARNED.set(collected)
-    try:
-        yield collected
-    finally:
-        _WARNED.reset(token)
+    for category, message in warned:
+        if category not in FORWARDED_WARNINGS:
+            log.warning("a run's %s, not sent to its analyst: %s", category, message)
+    return [{"category": category, "message": message} for category, message in warned
+            if category in FORWARDED_WARNINGS]
 
 
 class Analysts:
@@ -442,9 +421,9 @@ class Service:
                                    "Retry later, or send the query again as a new request")
             if stored is None:
                 try:
-                    with self.ledger.audited(who, request, plan_text), forwarded_warnings() as warned:
-                        value = execute(session.frame, plan)
-                    answer = 200, {"value": wire.encode(value), "warnings": warned}
+                    with self.ledger.audited(who, request, plan_text):
+                        outcome = replay.run(session.frame, plan)
+                    answer = 200, {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
                 except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
                     failure = mapped_error(error)
                     if self.ledger.request_status(who, request) != "charged" or isinstance(error, LedgerError):
@@ -483,9 +462,6 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     dpframe.service.config.ConfigError: cannot read the config /no/such/service.toml: No such file or directory
     """
     service = Service(Path(config_path))
-    for category in DPFRAME_WARNINGS:  # each time, not once per place: every answer carries its own warnings
-        warnings.simplefilter("always", category)
-    warnings.showwarning = _show
     app = FastAPI(title="dpframe curator service", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
 
