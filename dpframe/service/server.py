@@ -293,6 +293,7 @@ class Service:
                      for dataset in config.datasets for name in [config.cap_name(dataset)]}
         self._data: dict[str, tuple[pd.DataFrame, dict[str, list[str]]]] = {}
         self._sessions: dict[tuple[str, str, str], Session] = {}
+        self._allotments: dict[tuple[str, str, str], Budget] = {}
         self._lock = threading.Lock()
 
     # -- who is asking ---------------------------------------------------------------------------------------------
@@ -327,6 +328,14 @@ class Service:
         """The analyst's budget on ``dataset``: its allotment of the dataset's cap in the ledger, raised if the config
         raised it (a 503 if the config lowered it: a budget is never lowered)."""
         spec = config.analysts[who].budgets[dataset]
+        key = (who, dataset, spec.model_dump_json())
+        with self._lock:
+            if key not in self._allotments:  # opened once per process: each opening writes a ledger event
+                self._allotments[key] = self._open_allotment(who, config, dataset)
+            return self._allotments[key]
+
+    def _open_allotment(self, who: str, config: Config, dataset: str) -> Budget:
+        spec = config.analysts[who].budgets[dataset]
         cap, name = self.caps[config.cap_name(dataset)], f"analyst:{who}/dataset:{dataset}"
         try:
             return cap.allot(name, epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
@@ -345,11 +354,12 @@ class Service:
         """The analyst's protected frame of ``dataset`` in this process, built at its first use."""
         budget = config.analysts[who].budgets[dataset]
         key = (who, dataset, budget.model_dump_json())  # a changed budget in the config: its raised allotment
+        allotment = self.allotment(who, config, dataset)
         with self._lock:
             if key not in self._sessions:
                 frame, categories = self._dataset(dataset)
                 spec = config.datasets[dataset]
-                protected = frame.dp.protect(budget=self.allotment(who, config, dataset),
+                protected = frame.dp.protect(budget=allotment,
                                              categories=categories or None, privacy_unit=spec.privacy_unit,
                                              max_contributions=spec.max_contributions)
                 self._sessions[key] = Session(protected)
