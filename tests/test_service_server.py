@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from fractions import Fraction
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
 from dpframe.__main__ import main  # noqa: E402
+from dpframe.accounting.budget import Budget  # noqa: E402
+from dpframe.accounting.costs import Cost  # noqa: E402
 from dpframe.accounting.ledger import Ledger  # noqa: E402
 from dpframe.service import wire  # noqa: E402
 from dpframe.service.config import ConfigError, load_config  # noqa: E402
@@ -276,6 +279,19 @@ def test_a_run_is_charged_once_audited_and_answered_again_on_retry(server: Serve
     other = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=count("1" * 32, 0.25))
     assert other.status_code == 409 and error_of(other)["type"] == "RequestConflict"
     assert server.charges() == charged
+
+
+def test_a_request_charged_without_an_answer_is_never_run_again(server: Server) -> None:
+    """As after a crash between the charge and the stored answer: the request's charge is in the ledger, alone."""
+    request = "7" * 32
+    ledger = Ledger.at(server.config.parent / "ledger.sqlite")
+    server.request("GET", "/v1/datasets/census", TOKENS["alice"])  # opens alice's allotment
+    with ledger.audited("alice", request, "census: a plan whose answer was lost"):
+        Budget.open("analyst:alice/dataset:census", ledger=ledger)._charge(Cost(epsilon=Fraction(1, 64)), query="count")
+    before = server.charges()
+    response = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=count(request, 1 / 64))
+    assert response.status_code == 409 and error_of(response)["type"] == "RequestInterrupted"
+    assert server.charges() == before
 
 
 def test_refusals_and_argument_errors_pass_through_at_no_cost(server: Server) -> None:

@@ -6,13 +6,15 @@ Endpoints (every one needs ``Authorization: Bearer TOKEN``; docs/server.md):
 - ``GET /v1/datasets/{name}``: a dataset's public schema (each column's type, and the categories the
   schema declares), its privacy unit, and the analyst's budget on it (total, spent, remaining).
 - ``POST /v1/datasets/{name}/run``: a plan (:mod:`dpframe.service.plan`) replayed on the analyst's
-  protected frame; ``{"value": ...}`` in the wire format (:mod:`dpframe.service.wire`).
+  protected frame (:mod:`dpframe.service.replay`); ``{"value": ..., "warnings": [...]}`` in the wire format
+  (:mod:`dpframe.service.wire`). Each request id is answered once (kept in the ledger).
 
 Errors are ``{"error": {"type": ..., "message": ...}}``: 401 without a valid token, 404 for a dataset
 that is not the analyst's (the same as one that does not exist), 413 for a body over the limit, 429 over
-the analyst's rate, 400/403 for dpframe's argument errors and refusals (their messages are built from
-the schema and the arguments, never the data), and 500 with a generic message for anything else (the
-traceback goes to the server's log only).
+the analyst's rate, 409 for a request id that cannot be answered again, 503 while the config does not
+validate or a dataset cannot be read, 400 for the errors dpframe names (refusals, an exhausted budget,
+argument errors: their messages are built from the schema and the arguments, never the data), and 500
+with a generic message for anything else (the traceback goes to the server's log only).
 
 Each worker process loads a dataset once, when it is first queried, and keeps one protected frame per
 (analyst, dataset), protected under the analyst's allotment of the dataset's cap, so an analyst's
@@ -42,16 +44,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dpframe import errors
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
-from dpframe import errors
 from dpframe.errors import DPFrameError, LedgerError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
 from dpframe.service import replay, wire
-from dpframe.service.config import Config, ConfigError, check_datasets, load_config
-from dpframe.service.tokens import matching_name
+from dpframe.service.config import Config, ConfigError, Total, check_datasets, load_config
 from dpframe.service.plan import Plan
+from dpframe.service.tokens import matching_name
 
 __all__ = ["CONFIG_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
 
@@ -425,30 +427,47 @@ class Service:
         session = self.session(who, config, dataset)
         with session.lock:
             stored = self.ledger.stored_result(who, request)
-            if stored is None and self.ledger.request_status(who, request) == "charged":
-                raise ServiceError(409, "RequestInterrupted", f"request {request!r} was charged but has no answer "
-                                   "(another attempt is answering it, or the server stopped): it is never run twice. "
-                                   "Retry later, or send the query again as a new request")
             if stored is None:
-                try:
-                    with self.ledger.audited(who, request, plan_text):
-                        outcome = replay.run(session.frame, plan)
-                    answer = 200, {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
-                except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
-                    failure = mapped_error(error)
-                    if self.ledger.request_status(who, request) != "charged" or isinstance(error, LedgerError):
-                        raise failure from None  # nothing charged (or another attempt's charge): it may run again
-                    answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
-                kept = {"plan_sha256": digest, "status": answer[0], "body": answer[1]}
-                stored = self.ledger.store_result(who, request, json.dumps(kept, allow_nan=False))
+                if self.ledger.request_status(who, request) == "charged":
+                    raise _unanswered(request)
+                stored = self._answer(who, request, plan_text, digest, session, plan)
         kept = json.loads(stored)
         if kept["plan_sha256"] != digest:
             raise ServiceError(409, "RequestConflict", f"request id {request!r} was already used for another plan; "
                                "a new query needs a new request id")
         return int(kept["status"]), json.dumps(kept["body"], allow_nan=False)
 
+    def _answer(self, who: str, request: str, plan_text: str, digest: str, session: Session, plan: Plan) -> str:
+        """Run a plan that has not been run, and keep its answer in the ledger: its value, or the error of a run that
+        was charged (a retry gets that error again; a run that charged nothing may be sent again and run)."""
+        try:
+            with self.ledger.audited(who, request, plan_text):
+                outcome = replay.run(session.frame, plan)
+            answer = 200, {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
+        except LedgerError as error:
+            if self.ledger.request_status(who, request) == "none":
+                raise mapped_error(error) from None
+            # Another attempt of this request (in another worker) charged it first: its answer is the one.
+            stored = self.ledger.stored_result(who, request)
+            if stored is None:
+                raise _unanswered(request) from None
+            return stored
+        except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
+            failure = mapped_error(error)
+            if self.ledger.request_status(who, request) != "charged":
+                raise failure from None
+            answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
+        kept = {"plan_sha256": digest, "status": answer[0], "body": answer[1]}
+        return self.ledger.store_result(who, request, json.dumps(kept, allow_nan=False))
 
-def open_cap(ledger: Ledger, name: str, total: Any) -> Budget:
+
+def _unanswered(request: str) -> ServiceError:
+    return ServiceError(409, "RequestInterrupted", f"request {request!r} was charged but has no answer (another "
+                        "attempt is answering it, or the server stopped): it is never run twice. Retry later, or "
+                        "send the query again as a new request")
+
+
+def open_cap(ledger: Ledger, name: str, total: Total) -> Budget:
     """The cap ``name`` in the ledger: created at its total, or raised to it (a cap is never lowered)."""
     try:
         cap = Budget.open(name, ledger=ledger)
