@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from fractions import Fraction
 from contextlib import redirect_stderr, redirect_stdout
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -152,7 +155,7 @@ def stop(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start(tmp_path_factory.mktemp("service"))
+    running = start(tmp_path_factory.mktemp("service"), "[limits]\nrequests_per_second = 1000.0\nburst = 1000\n")
     yield running
     stop(running)
 
@@ -342,6 +345,41 @@ def test_dpframes_warnings_come_with_the_answer(server: Server) -> None:
     assert [warned["category"] for warned in response.json()["warnings"]] == ["ClippingWarning"]
 
 
+NAMES = ["dp", "count", "mean", "sum", "histogram", "age", "sex", "head", "query", "groupby", "__add__", "__ge__",
+         "__invert__", "_data", "__class__", "__dict__", "unprotected", "to_pickle", "pipe", "budget", "extend"]
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.sampled_from(["age", "sex", "F", "$ref", "x"]),
+                    lambda children: st.lists(children, max_size=3)
+                    | st.dictionaries(st.sampled_from(["epsilon", "rho", "bounds", "$ref", "$float", "ledger", "key"]),
+                                      children, max_size=2), max_leaves=6)
+TARGET = st.integers(0, 3)
+KWARGS = st.dictionaries(st.sampled_from(["epsilon", "rho", "bounds", "seed", "ledger"]), JSON, max_size=2)
+STEP = st.one_of(
+    st.fixed_dictionaries({"op": st.just("getattr"), "target": TARGET, "name": st.sampled_from(NAMES)}),
+    st.fixed_dictionaries({"op": st.just("call"), "target": TARGET, "name": st.sampled_from(NAMES),
+                           "args": st.lists(JSON, max_size=2), "kwargs": KWARGS}),
+    st.fixed_dictionaries({"op": st.sampled_from(["getitem", "delitem"]), "target": TARGET, "key": JSON}),
+    st.fixed_dictionaries({"op": st.just("setitem"), "target": TARGET, "key": JSON, "value": JSON}),
+    st.fixed_dictionaries({"op": st.just("setattr"), "target": TARGET, "name": st.just("columns"), "value": JSON}),
+    st.dictionaries(st.sampled_from(["op", "target", "name", "args", "key", "extra"]), JSON, max_size=4),  # malformed
+)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=1, max_size=4), result=st.none() | st.integers(0, 5))
+def test_generated_plans_get_an_answer_or_a_clear_400(server: Server, steps: list[dict[str, Any]],
+                                                      result: int | None) -> None:
+    """Mostly well-formed plans (the result is usually the last step), so that many pass the model and replay."""
+    before = server.charges()
+    response = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json={
+        "request_id": uuid.uuid4().hex, "steps": steps, "result": len(steps) if result is None else result})
+    assert response.status_code in (200, 400), response.text
+    if response.status_code == 400:
+        assert error_of(response)["type"] in ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
+                                              "RefusedError", "NotImplementedError", "BudgetExceededError")
+        assert server.charges() == before
+
+
 def test_unknown_paths_and_methods_answer_in_the_error_format(server: Server) -> None:
     assert error_of(server.request("GET", "/v2/anything", TOKENS["alice"]))["type"] == "NotFound"
     assert server.request("DELETE", "/v1/datasets", TOKENS["alice"]).status_code == 405
@@ -494,3 +532,4 @@ def test_serve_help() -> None:
     assert done.value.code == 0
     for option in ("--host", "--port", "--workers", "--ssl-keyfile", "--ssl-certfile", "docs/server.md"):
         assert option in out.getvalue()
+
