@@ -465,7 +465,7 @@ def config_error(tmp_path: Path, old: str, new: str) -> str:
     ("budgets = { visits = { rho = 0.25 } }", "budgets = { visit = { rho = 0.25 } }",
      "analysts.bob.budgets.visit: no such dataset"),
     ("budgets = { visits = { rho = 0.25 } }", "budgets = { visits = { epsilon = 0.25 } }",
-     "analysts.bob.budgets.visits: a approx budget under a zcdp cap"),
+     "analysts.bob.budgets.visits: an (epsilon, delta) budget under a zCDP (rho) cap"),
     ('[analysts.carol]\ntoken_sha256 = "', '[analysts.carol]\ntoken_sha256 = "ab', "analysts.carol.token_sha256"),
     ("[analysts.carol]", "[analysts.'carol smith']", "names must be letters"),
     ('ledger = "ledger.sqlite"', 'ledger = 3', "ledger: Input should be a valid string"),

@@ -35,6 +35,7 @@ datasets, the caps and the limits are read at start only (a restart applies them
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ __all__ = ["Analyst", "Cap", "Config", "ConfigError", "Dataset", "Limits", "Tota
 
 # Names become URL path segments and ledger budget names: plain ones only.
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+KINDS = {"approx": "an (epsilon, delta)", "zcdp": "a zCDP (rho)"}
 
 
 class ConfigError(ValueError):
@@ -153,8 +155,6 @@ class Config(_Strict):
     @field_validator("datasets", "caps", "analysts")
     @classmethod
     def _names(cls, tables: dict[str, Any]) -> dict[str, Any]:
-        import re
-
         bad = [name for name in tables if not re.fullmatch(NAME, name)]
         if bad:
             raise ValueError(f"names must be letters, digits, '_', '.' or '-' (at most 64, not starting with a "
@@ -174,8 +174,8 @@ class Config(_Strict):
                                      f"{sorted(self.datasets)}")
                 cap_kind = self.cap_total(dataset_name).kind
                 if budget.kind != cap_kind:
-                    raise ValueError(f"analysts.{name}.budgets.{dataset_name}: a {budget.kind} budget under a "
-                                     f"{cap_kind} cap; give the same kind (epsilon/delta, or rho)")
+                    raise ValueError(f"analysts.{name}.budgets.{dataset_name}: {KINDS[budget.kind]} budget under "
+                                     f"{KINDS[cap_kind]} cap; give the same kind")
             if analyst.token_sha256 in seen:
                 raise ValueError(f"analysts.{name}.token_sha256: the same as analysts.{seen[analyst.token_sha256]}'s "
                                  "(give each analyst its own token: `dpframe token`)")
