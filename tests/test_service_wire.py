@@ -179,7 +179,10 @@ ARGUMENTS = [
     pd.Interval(pd.Timestamp("2024-01-01"), pd.Timestamp("2024-02-01")), np.dtype("int32"), pd.Int64Dtype(),
     pd.api.types.pandas_dtype("datetime64[ns, Europe/Oslo]"), pd.CategoricalDtype(["b", "a"], ordered=True),
     pd.CategoricalDtype([3, 1]), pd.StringDtype("python"), pd.Index([3, 1], name="n"),
-    pd.RangeIndex(2, 20, 3, name="r"), pd.MultiIndex.from_product([["a", "b"], [1, 2]], names=["k", None]),
+    pd.RangeIndex(2, 20, 3, name="r"), pd.Index([(1, 2), (3, 4)], tupleize_cols=False),
+    pd.date_range("2024-01-01", periods=3, freq="h", tz="Europe/Oslo", name="t"), pd.period_range("2024", periods=2),
+    pd.timedelta_range("1s", periods=2, freq="s"), pd.IntervalIndex.from_breaks([0, 1.5, 3], closed="both"),
+    pd.CategoricalIndex(["a", "b"], categories=["b", "a"], ordered=True), pd.MultiIndex.from_product([["a", "b"], [1, 2]], names=["k", None]),
 ]
 
 
@@ -191,7 +194,8 @@ def public_table() -> pd.DataFrame:
         "s": pd.array(["x", None, "z"], dtype="string"), "str": pd.Series(["x", np.nan, "z"], dtype="str"),
         "o": np.array(["x", None, (1, 2)], dtype=object),
         "c": pd.Categorical(["lo", None, "hi"], categories=["lo", "hi", "unused"], ordered=True),
-        "n": pd.Categorical([3, 1, 3]), "t": pd.to_datetime(["2020-01-01", None, "2021-06-01 12:00"], format="ISO8601").as_unit("s"),
+        "n": pd.Categorical([3, 1, 3]),
+        "t": pd.to_datetime(["2020-01-01", None, "2021-06-01 12:00"], format="ISO8601").as_unit("s"),
         "tz": pd.to_datetime(["2020-01-01", "2020-07-01", None]).tz_localize("Europe/Oslo"),
         "td": pd.to_timedelta(["1h", None, "3ns"]), "u8": np.array([0, 255, 7], dtype="uint8"),
         "p": pd.period_range("2024-01", periods=3, freq="M"),
@@ -279,6 +283,21 @@ def test_references_stand_for_steps() -> None:
         decode({"$ref": 2}, allow_results=False, refs=steps)
     with pytest.raises(ValueError, match="only a plan's steps"):
         decode({"$ref": 0}, allow_results=False)
+
+
+def test_values_that_stand_for_steps_are_sent_as_references() -> None:
+    class Remote:
+        def __init__(self, step: int) -> None:
+            self.step = step
+
+    def step_of(value: Any) -> int | None:
+        return value.step if isinstance(value, Remote) else None
+
+    data = encode({"key": [Remote(2), (Remote(1), 3)]}, step_of=step_of)
+    assert data == {"key": [{"$ref": 2}, {"$tuple": [{"$ref": 1}, 3]}]}
+    assert decode(data, allow_results=False, refs={1: "one", 2: "two"}) == {"key": ["two", ("one", 3)]}
+    with pytest.raises(TypeError, match="Remote"):
+        encode(Remote(1))
 
 
 def test_too_many_cells_and_too_deep_nesting_are_refused() -> None:

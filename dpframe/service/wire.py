@@ -37,9 +37,10 @@ import datetime
 import math
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from fractions import Fraction
 from html import escape
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
@@ -129,8 +130,11 @@ def budget_view(budget: Budget) -> BudgetView:
 # --- encoding -------------------------------------------------------------------------------------------------
 
 
-def encode(value: Any) -> Any:
+def encode(value: Any, *, step_of: Callable[[Any], int | None] | None = None) -> Any:
     """``value`` as JSON-able data (module docstring); TypeError for a type the wire does not carry.
+
+    ``step_of`` gives the step of a plan that a value stands for (the client's remote frames), or None:
+    such a value, wherever it sits in ``value``, is sent as ``{"$ref": step}``.
 
     >>> import pandas as pd
     >>> encode([1, "a", None, float("nan")])
@@ -141,8 +145,18 @@ def encode(value: Any) -> Any:
     Traceback (most recent call last):
     ...
     TypeError: the curator service cannot send a value of type object
+    >>> encode([1, {"other": object()}], step_of=lambda value: 4 if type(value) is object else None)
+    [1, {'other': {'$ref': 4}}]
     """
-    return _encode(value, 0)
+    token = _STEP_OF.set(step_of)
+    try:
+        return _encode(value, 0)
+    finally:
+        _STEP_OF.reset(token)
+
+
+# The step_of of the encoding under way (a context variable: encodings in other threads have their own).
+_STEP_OF: ContextVar[Callable[[Any], int | None] | None] = ContextVar("step_of", default=None)
 
 
 def _encode(value: Any, depth: int) -> Any:
@@ -183,6 +197,10 @@ def _encode(value: Any, depth: int) -> Any:
         return _dtype(value, depth)
     if isinstance(value, pd.Index) and kind in _INDEXES:
         return _index(value, depth)
+    step_of = _STEP_OF.get()
+    step = None if step_of is None else step_of(value)
+    if step is not None:
+        return {"$ref": step}
     raise TypeError(f"the curator service cannot send a value of type {kind.__qualname__}")
 
 
@@ -219,10 +237,10 @@ def _dtype(dtype: Any, depth: int) -> dict[str, Any]:
     if isinstance(dtype, pd.CategoricalDtype):
         return {"$categorical": {"categories": _encode(dtype.categories, depth + 1), "ordered": bool(dtype.ordered)}}
     if isinstance(dtype, pd.StringDtype):
-        storage = "pyarrow" if dtype.storage in ("pyarrow", "pyarrow_numpy") else dtype.storage
-        missing = "NA" if dtype.na_value is pd.NA else "nan"
-        if dtype.storage == "pyarrow_numpy":  # pandas 2's name of the NaN variant
-            missing = "nan"
+        stored: str = dtype.storage
+        storage = "pyarrow" if stored in ("pyarrow", "pyarrow_numpy") else stored
+        # "pyarrow_numpy": pandas 2.2's name of Arrow text with NaN as missing.
+        missing = "NA" if dtype.na_value is pd.NA and stored != "pyarrow_numpy" else "nan"
         return {"$string": {"storage": storage, "na_value": missing}}
     name = str(dtype)
     if not _DTYPE_NAME.fullmatch(name) or _dtype_named(name) != dtype:
@@ -234,7 +252,7 @@ def _array(column: pd.Series[Any] | pd.Index[Any], depth: int) -> dict[str, Any]
     """A column or an index's values: its dtype, and its cells (a categorical's codes)."""
     dtype, values = column.dtype, column.array
     if isinstance(dtype, pd.CategoricalDtype):
-        return {"dtype": _dtype(dtype, depth), "codes": np.asarray(values.codes).tolist()}  # type: ignore[attr-defined]
+        return {"dtype": _dtype(dtype, depth), "codes": np.asarray(values.codes).tolist()}
     if isinstance(dtype, np.dtype) and dtype.kind not in _NUMPY_KINDS:
         raise TypeError(f"the curator service cannot send values of dtype {dtype}")
     if isinstance(dtype, np.dtype) and dtype.kind in "biu":
@@ -271,7 +289,8 @@ def _attrs(obj: pd.Series[Any] | pd.DataFrame, depth: int) -> dict[str, Any]:
         encoded["release"] = _encode(release, depth + 1)
     elif release is not None:
         # The snapshot of the values as released is the table itself while they have not changed: sent once.
-        same = current_release(obj) is release and obj.index.dtype == release.released.index.dtype  # type: ignore[union-attr]
+        snapshot = release.released
+        same = current_release(obj) is release and snapshot is not None and obj.index.dtype == snapshot.index.dtype
         encoded["release"] = _release(release, depth + 1, same)
     return encoded
 
@@ -313,7 +332,8 @@ def _dataclass(tag: str) -> Callable[[Any, int], Any]:
 _ENCODERS: dict[type, Callable[[Any, int], Any]] = {
     Unreleased: lambda value, depth: {"$unreleased": str.__str__(value)},
     Fraction: lambda value, depth: {"$fraction": _fraction(value)},
-    slice: lambda value, depth: {"$slice": [_encode(part, depth + 1) for part in (value.start, value.stop, value.step)]},
+    slice: lambda value, depth: {"$slice": [_encode(part, depth + 1)
+                                            for part in (value.start, value.stop, value.step)]},
     range: lambda value, depth: {"$range": [value.start, value.stop, value.step]},
     pd.Timestamp: lambda value, depth: _timestamp(value),
     pd.Timedelta: lambda value, depth: _timedelta(value),
@@ -507,7 +527,8 @@ class _Decoder:
         parts = _keys(data, "$range", {"$range"})["$range"]
         if type(parts) is not list or len(parts) != 3 or not all(type(part) is int for part in parts):
             raise _malformed("$range ([start, stop, step], integers)", parts)
-        return _checked("$range", lambda: range(*parts))
+        result: range = _checked("$range", lambda: range(*parts))
+        return result
 
     def fraction(self, data: dict[str, Any], depth: int) -> Fraction:
         return _exact(_keys(data, "$fraction", {"$fraction"})["$fraction"])
@@ -538,8 +559,8 @@ class _Decoder:
         def make() -> pd.Timestamp:
             stamp = pd.Timestamp(iso).as_unit(unit)
             return stamp if zone is None else stamp.tz_localize("UTC").tz_convert(zone)
-        stamp: pd.Timestamp = _checked("$timestamp", make)
-        if stamp is pd.NaT:
+        stamp = _checked("$timestamp", make)
+        if not isinstance(stamp, pd.Timestamp):  # NaT
             raise _malformed("$timestamp", data)
         return stamp
 
@@ -548,8 +569,8 @@ class _Decoder:
         nanoseconds, unit = _integer(fields["$timedelta"], "$timedelta"), fields["unit"]
         if unit not in _UNITS:
             raise _malformed("$timedelta unit", unit)
-        delta: pd.Timedelta = _checked("$timedelta", lambda: pd.Timedelta(nanoseconds, unit="ns").as_unit(unit))
-        if delta is pd.NaT:
+        delta: Any = _checked("$timedelta", lambda: pd.Timedelta(nanoseconds, unit="ns").as_unit(unit))
+        if not isinstance(delta, pd.Timedelta):  # NaT (the smallest int64)
             raise _malformed("$timedelta", data)
         return delta
 
@@ -587,7 +608,7 @@ class _Decoder:
         dtype: pd.CategoricalDtype = _checked("$categorical", lambda: pd.CategoricalDtype(categories, ordered))
         return dtype
 
-    def string(self, data: dict[str, Any], depth: int) -> pd.StringDtype:
+    def string(self, data: dict[str, Any], depth: int) -> Any:
         fields = _keys(_keys(data, "$string", {"$string"})["$string"], "$string", {"storage", "na_value"})
         storage, missing = fields["storage"], fields["na_value"]
         if storage not in ("python", "pyarrow") or missing not in ("NA", "nan"):
@@ -618,8 +639,9 @@ class _Decoder:
         self.count(len(cells))
         if isinstance(dtype, np.dtype):
             return self.numpy_array(dtype, cells, depth)
-        values = [self.value(cell, depth) for cell in cells]
-        array = _checked(f"array of {dtype}", lambda: pd.array(values, dtype=dtype))
+        # cast: pandas' stubs list the dtypes they know by name, not every ExtensionDtype.
+        values, extension = [self.value(cell, depth) for cell in cells], cast(Any, dtype)
+        array: Any = _checked(f"array of {dtype}", lambda: pd.array(values, dtype=extension))
         if array.dtype != dtype:
             raise ValueError(f"malformed array: its values do not make a {dtype} array")
         return array
@@ -658,11 +680,14 @@ class _Decoder:
         if freq is not None and (type(freq) is not str or len(freq) > 20):
             raise _malformed("$index freq", freq)
         _checked("index name (not hashable)", lambda: hash(name))
-        index: pd.Index[Any] = _checked("$index", lambda: pd.Index(values, dtype=values.dtype, name=name, copy=False))
+        # tupleize_cols=False: an index of tuples stays one (pandas would make a MultiIndex of it).
+        index: pd.Index[Any] = _checked("$index", lambda: pd.Index(
+            values, dtype=values.dtype, name=name, copy=False, tupleize_cols=False))
         if freq is not None:
             if not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
                 raise _malformed("$index freq (times only)", freq)
-            index = _checked("$index freq", lambda: type(index)(index, freq=freq))
+            times: Any = type(index)
+            index = _checked("$index freq", lambda: times(index, freq=freq))
         if index.dtype != values.dtype:
             raise ValueError(f"malformed $index: its values do not make a {values.dtype} index")
         return index
@@ -762,8 +787,8 @@ class _Decoder:
                        {"epsilon", "delta", "rho", "kind"})
         if fields["kind"] not in ("approx", "zcdp", "rdp", "advanced"):
             raise _malformed("$reading kind", fields["kind"])
-        amounts = (Amount(_exact(fields[key])) for key in ("epsilon", "delta", "rho"))
-        return Reading(*amounts, kind=fields["kind"])
+        epsilon, delta, rho = (Amount(_exact(fields[key])) for key in ("epsilon", "delta", "rho"))
+        return Reading(epsilon, delta, rho, fields["kind"])
 
     def typed(self, data: Any, depth: int, what: str, expected: Callable[[Any], bool]) -> Any:
         value = self.value(data, depth)
@@ -866,15 +891,16 @@ class _Decoder:
                         release)
 
 
-def _string_dtype(storage: str, missing: str) -> pd.StringDtype:
+def _string_dtype(storage: Any, missing: str) -> Any:
     if missing == "NA":
-        return pd.StringDtype(storage)  # type: ignore[arg-type]
+        return pd.StringDtype(storage)
     try:
-        return pd.StringDtype(storage, na_value=np.nan)  # type: ignore[arg-type,call-overload]
+        return pd.StringDtype(storage, na_value=np.nan)
     except TypeError:  # pandas 2.2: the NaN variant is a storage of its own, of Arrow only
         if storage == "python":
-            raise ValueError("this pandas has no Python-stored text with NaN as missing; upgrade pandas") from None
-        return pd.StringDtype("pyarrow_numpy")  # type: ignore[arg-type]
+            return np.dtype(object)  # how pandas 2.2 holds text with NaN as missing without Arrow
+        numpy_variant: Any = "pyarrow_numpy"
+        return pd.StringDtype(numpy_variant)
 
 
 def _is(kind: type) -> Callable[[Any], bool]:
