@@ -387,7 +387,12 @@ def decode(data: Any, *, allow_results: bool, refs: Mapping[int, Any] | None = N
     ...
     ValueError: a $dpint is a result of the server and is not accepted here
     """
-    return _Decoder(allow_results, refs, max_cells).value(data, 0)
+    try:
+        return _Decoder(allow_results, refs, max_cells).value(data, 0)
+    except ValueError:
+        raise
+    except Exception as error:  # the backstop of the promise: every check above should have caught it
+        raise ValueError(f"malformed value ({type(error).__name__}: {str(error)[:200]})") from None
 
 
 def _malformed(what: str, payload: Any) -> ValueError:
@@ -509,11 +514,9 @@ class _Decoder:
         pairs = _keys(data, "$dict", {"$dict"})["$dict"]
         if type(pairs) is not list or not all(type(pair) is list and len(pair) == 2 for pair in pairs):
             raise _malformed("$dict (a list of [key, value] pairs)", pairs)
-        result = {}
-        for key, item in pairs:
-            decoded = self.value(key, depth)
-            _checked("$dict key (not hashable)", lambda: hash(decoded))
-            result[decoded] = self.value(item, depth)
+        keys = [self.value(key, depth) for key, _ in pairs]
+        items = [self.value(item, depth) for _, item in pairs]
+        result: dict[Any, Any] = _checked("$dict (keys must be hashable)", lambda: dict(zip(keys, items)))
         return result
 
     def slice_(self, data: dict[str, Any], depth: int) -> slice:
@@ -632,7 +635,7 @@ class _Decoder:
             self.count(len(codes))
             if not all(type(code) is int and -1 <= code < len(dtype.categories) for code in codes):
                 raise _malformed("categorical codes", codes)
-            return pd.Categorical.from_codes(codes, dtype=dtype)
+            return _checked("categorical codes", lambda: pd.Categorical.from_codes(codes, dtype=dtype))
         cells = _keys(data, "array", {"dtype", "values"})["values"]
         if type(cells) is not list:
             raise _malformed("array values", cells)
@@ -661,10 +664,7 @@ class _Decoder:
                 raise ValueError(f"malformed array: a {dtype} column holds only numbers")
             return _checked(f"array of {dtype}", lambda: np.array(values, dtype=dtype))
         if kind == "O":
-            array = np.empty(len(values), dtype=object)  # cell by cell: tuples stay cells, not a 2-D array
-            for position, cell in enumerate(values):
-                array[position] = cell
-            return array
+            return _checked("array of objects", lambda: _objects(values))
         wanted_time = (pd.Timestamp if kind == "M" else pd.Timedelta, type(pd.NaT))
         if not all(isinstance(cell, wanted_time) for cell in values):
             raise ValueError(f"malformed array: a {dtype} column holds only times")
@@ -750,7 +750,8 @@ class _Decoder:
         _checked("series name (not hashable)", lambda: hash(name))
         if len(values) != len(index):
             raise ValueError(f"malformed $series: {len(values)} values for an index of {len(index)}")
-        series: pd.Series[Any] = pd.Series(values, index=index, name=name, dtype=values.dtype, copy=False)
+        series: pd.Series[Any] = _checked("$series", lambda: pd.Series(values, index=index, name=name,
+                                                                       dtype=values.dtype, copy=False))
         self.release_of(fields, depth, series)
         return series
 
@@ -764,10 +765,7 @@ class _Decoder:
         values = [self.array(array, depth) for array in arrays]
         if any(len(column) != len(index) for column in values):
             raise ValueError(f"malformed $frame: a column's length differs from the index's ({len(index)})")
-        # Column by column, each of its dtype (a frame built from a dict of arrays infers text from objects).
-        parts = [pd.Series(column, dtype=column.dtype, copy=False) for column in values]
-        frame = pd.concat(parts, axis=1, keys=range(len(parts))) if parts else pd.DataFrame(index=range(len(index)))
-        frame.index, frame.columns = index, columns
+        frame: pd.DataFrame = _checked("$frame", lambda: _frame_of(values, index, columns))
         self.release_of(fields, depth, frame)
         return frame
 
@@ -889,6 +887,23 @@ class _Decoder:
         fields, release = self.released_value(data, depth, "$dpchoice", frozenset({"position"}))
         return DPChoice(self.value(fields["$dpchoice"], depth), _integer(fields.get("position"), "$dpchoice position"),
                         release)
+
+
+def _objects(cells: list[Any]) -> Any:
+    """An object array of ``cells``, one by one: tuples and lists stay cells (numpy would make a 2-D array)."""
+    array = np.empty(len(cells), dtype=object)
+    for position, cell in enumerate(cells):
+        array[position] = cell
+    return array
+
+
+def _frame_of(columns: list[Any], index: pd.Index[Any], labels: pd.Index[Any]) -> pd.DataFrame:
+    """A frame of these column arrays, each keeping its dtype (a frame built from a dict of arrays would infer
+    text from objects), with its index and column labels."""
+    parts = [pd.Series(column, dtype=column.dtype, copy=False) for column in columns]
+    frame = pd.concat(parts, axis=1, keys=range(len(parts))) if parts else pd.DataFrame(index=range(len(index)))
+    frame.index, frame.columns = index, labels
+    return frame
 
 
 def _string_dtype(storage: Any, missing: str) -> Any:
