@@ -230,7 +230,7 @@ def test_arguments_round_trip(value: Any) -> None:
     assert_same(wire(value, allow_results=False), value)
 
 
-@pytest.mark.parametrize("value, plain", [(np.int64(7), 7), (np.float32(0.5), 0.5), (np.bool_(True), True),
+@pytest.mark.parametrize("value, plain", [(np.int64(7), 7), (np.float32(0.5), 0.5), (np.bool_(True), True), (np.str_("a"), "a"),
                                           (np.datetime64("2024-01-01T10:00"), pd.Timestamp("2024-01-01T10:00")),
                                           (datetime.timedelta(seconds=3), pd.Timedelta(seconds=3))], ids=repr)
 def test_numpy_and_python_scalars_arrive_as_their_plain_values(value: Any, plain: Any) -> None:
@@ -311,6 +311,10 @@ def test_references_stand_for_steps() -> None:
         decode({"$ref": 2}, allow_results=False, refs=steps)
     with pytest.raises(ValueError, match="only a plan's steps"):
         decode({"$ref": 0}, allow_results=False)
+    in_a_cell = encode(pd.Series([1], dtype=object))
+    in_a_cell["$series"]["data"]["values"] = [{"$ref": 0}]
+    with pytest.raises(ValueError, match="cell of a table"):
+        decode(in_a_cell, allow_results=False, refs=steps)
 
 
 def test_values_that_stand_for_steps_are_sent_as_references() -> None:

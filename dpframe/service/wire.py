@@ -179,6 +179,8 @@ def _encode(value: Any, depth: int) -> Any:
     if encoder is not None:
         return encoder(value, depth + 1)
     # numpy's scalars, pandas' missing values and times, which come in several classes.
+    if kind is np.str_:
+        return str(value)
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, np.integer):
@@ -450,6 +452,7 @@ class _Decoder:
         self.allow_results = allow_results
         self.refs = refs
         self.cells_left = max_cells
+        self.in_table = False  # reading a table's cells, where a step's value has no place
 
     def value(self, data: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
@@ -493,6 +496,8 @@ class _Decoder:
         index = _integer(_keys(data, "$ref", {"$ref"})["$ref"], "$ref")
         if self.refs is None:
             raise ValueError("a {\"$ref\": i} stands for a step's value, and only a plan's steps have them")
+        if self.in_table:
+            raise ValueError("a step's value cannot be a cell of a table")
         try:
             return self.refs[index]
         except KeyError:
@@ -623,6 +628,13 @@ class _Decoder:
 
     def array(self, data: Any, depth: int) -> Any:
         """A column's (or an index's) values: a numpy array or a pandas extension array of its dtype."""
+        in_table, self.in_table = self.in_table, True
+        try:
+            return self.cells(data, depth)
+        finally:
+            self.in_table = in_table
+
+    def cells(self, data: Any, depth: int) -> Any:
         if type(data) is not dict or "dtype" not in data:
             raise _malformed("array", data)
         dtype = self.value(data["dtype"], depth)
