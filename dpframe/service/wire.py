@@ -119,6 +119,11 @@ def budget_view(budget: Budget) -> BudgetView:
 
     The amounts come from one read of the ledger's record, so remaining is total less spent; the ledger lines
     keep the ledger's public columns only (time, query, columns, mechanism, cost, noise, rule, seeded).
+
+    >>> import dpframe
+    >>> view = budget_view(dpframe.Budget(rho=0.5, ledger=dpframe.Ledger.in_memory()))
+    >>> view.kind, float(view.remaining.rho), len(view.ledger)
+    ('zcdp', 0.5, 0)
     """
     record = budget._record()
     kind = budget.kind
@@ -499,8 +504,10 @@ class _Decoder:
         if self.in_table:
             raise ValueError("a step's value cannot be a cell of a table")
         try:
+            if index < 0:  # a list of the steps' values would read -1 as the last one
+                raise KeyError(index)
             return self.refs[index]
-        except KeyError:
+        except (KeyError, IndexError):
             raise ValueError(f"{{\"$ref\": {index}}} names no earlier step (there are {len(self.refs)})") from None
 
     def float_(self, data: dict[str, Any], depth: int) -> float:
