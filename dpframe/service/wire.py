@@ -52,10 +52,19 @@ from dpframe.accounting.ledger import LEDGER_COLUMNS
 from dpframe.queries.hypothesis import ChiSquareResult
 from dpframe.queries.preview import Preview
 from dpframe.queries.select import DPChoice
-from dpframe.synthesis.synthesize import SynthesisReport
 from dpframe.results import (
-    Clipping, DPFloat, DPFrame, DPInt, DPSeries, DPTimedelta, DPTimestamp, Release, Unreleased, current_release,
+    Clipping,
+    DPFloat,
+    DPFrame,
+    DPInt,
+    DPSeries,
+    DPTimedelta,
+    DPTimestamp,
+    Release,
+    Unreleased,
+    current_release,
 )
+from dpframe.synthesis.synthesize import SynthesisReport
 
 # How deeply values may nest (a table's cells, its index and its release are a few levels each).
 MAX_DEPTH: Final = 32
@@ -398,7 +407,7 @@ def decode(data: Any, *, allow_results: bool, refs: Mapping[int, Any] | None = N
         return _Decoder(allow_results, refs, max_cells).value(data, 0)
     except ValueError:
         raise
-    except Exception as error:  # the backstop of the promise: every check above should have caught it
+    except Exception as error:  # noqa: BLE001 -- the backstop of the promise: every check above should have caught it
         raise ValueError(f"malformed value ({type(error).__name__}: {str(error)[:200]})") from None
 
 
@@ -411,7 +420,7 @@ def _checked(what: str, make: Callable[[], Any]) -> Any:
     """``make()``, with any error of pandas or numpy on malformed input as a ValueError about ``what``."""
     try:
         return make()
-    except Exception as error:  # pandas raises many types on bad input; the wire promises ValueError
+    except Exception as error:  # noqa: BLE001 -- pandas raises many types on bad input; the wire promises ValueError
         raise ValueError(f"malformed {what}: {type(error).__name__}: {str(error)[:200]}") from None
 
 
