@@ -339,11 +339,17 @@ def test_values_that_stand_for_steps_are_sent_as_references() -> None:
 
 def test_too_many_cells_and_too_deep_nesting_are_refused() -> None:
     table = encode(pd.DataFrame({"a": range(60), "b": range(60)}))
-    assert len(decode(table, allow_results=False, max_cells=200)) == 60
+    # 120 values and 2 column labels; its RangeIndex holds no cells.
+    assert len(decode(table, allow_results=False, max_cells=122)) == 60
     with pytest.raises(ValueError, match="too many cells"):
-        decode(table, allow_results=False, max_cells=150)
-    with pytest.raises(ValueError, match="too many cells"):
-        decode({"$rangeindex": {"start": 0, "stop": 10**12, "step": 1, "name": None}}, allow_results=False)
+        decode(table, allow_results=False, max_cells=121)
+    with pytest.raises(ValueError, match="too many cells"):  # an index of labels does
+        decode(encode(pd.DataFrame({"a": range(60)}, index=pd.Index(np.arange(60) * 2))), allow_results=False,
+               max_cells=120)
+    huge = {"$rangeindex": {"start": 0, "stop": 10**12, "step": 1, "name": None}}
+    for value in (huge, {"$frame": {"data": [], "index": huge, "columns": encode(pd.Index([]))}}):
+        with pytest.raises(ValueError, match="too many cells"):
+            decode(value, allow_results=False)
     deep: Any = 1
     for _ in range(MAX_DEPTH + 1):
         deep = [deep]

@@ -412,7 +412,8 @@ def decode(data: Any, *, allow_results: bool, refs: Mapping[int, Any] | None = N
 
     ``allow_results`` admits the server's answers (released values, releases, costs, a budget's view):
     the client's reading, never the server's. ``refs`` gives the values of a plan's steps, which
-    ``{"$ref": i}`` stands for. ``max_cells`` caps the cells of all tables, indexes and categories.
+    ``{"$ref": i}`` stands for. ``max_cells`` caps the cells of all columns, index labels and categories
+    (a table's RangeIndex holds none).
 
     >>> decode({"$tuple": [1, {"$slice": [None, 5, None]}]}, allow_results=False)
     (1, slice(None, 5, None))
@@ -752,14 +753,15 @@ class _Decoder:
             raise ValueError(f"malformed $index: its values do not make a {values.dtype} index")
         return index
 
-    def range_index(self, data: dict[str, Any], depth: int) -> pd.RangeIndex:
+    def range_index(self, data: dict[str, Any], depth: int, counted: bool = True) -> pd.RangeIndex:
         fields = _keys(_keys(data, "$rangeindex", {"$rangeindex"})["$rangeindex"], "$rangeindex",
                        {"start", "stop", "step", "name"})
         start, stop, step = (_integer(fields[key], "$rangeindex") for key in ("start", "stop", "step"))
         name = self.value(fields["name"], depth)
         _checked("index name (not hashable)", lambda: hash(name))
         index: pd.RangeIndex = _checked("$rangeindex", lambda: pd.RangeIndex(start, stop, step, name=name))
-        self.count(len(index))
+        if counted:
+            self.count(len(index))
         return index
 
     def multi_index(self, data: dict[str, Any], depth: int) -> pd.MultiIndex:
@@ -788,6 +790,13 @@ class _Decoder:
             raise _malformed("index", data)
         return index
 
+    def rows(self, data: Any, depth: int) -> pd.Index[Any]:
+        """A table's index. A RangeIndex holds three numbers, not cells: the table's columns, as long, count
+        (a frame without columns counts its length itself)."""
+        if type(data) is dict and "$rangeindex" in data:
+            return self.range_index(data, depth + 1, counted=False)
+        return self.any_index(data, depth)
+
     def release_of(self, fields: dict[str, Any], depth: int, table: pd.Series[Any] | pd.DataFrame) -> None:
         """Attach a table's release (``attrs["dp"]``) and make it shown as one, as the server had it."""
         shown = fields.get("shown", False)
@@ -805,7 +814,7 @@ class _Decoder:
     def series(self, data: dict[str, Any], depth: int) -> pd.Series[Any]:
         fields = _keys(_keys(data, "$series", {"$series"})["$series"], "$series", {"data", "index", "name"},
                        frozenset({"shown", "release"}))
-        values, index = self.array(fields["data"], depth), self.any_index(fields["index"], depth)
+        values, index = self.array(fields["data"], depth), self.rows(fields["index"], depth)
         name = self.value(fields["name"], depth)
         _checked("series name (not hashable)", lambda: hash(name))
         if len(values) != len(index):
@@ -818,10 +827,12 @@ class _Decoder:
     def frame(self, data: dict[str, Any], depth: int) -> pd.DataFrame:
         fields = _keys(_keys(data, "$frame", {"$frame"})["$frame"], "$frame", {"data", "index", "columns"},
                        frozenset({"shown", "release"}))
-        columns, index = self.any_index(fields["columns"], depth), self.any_index(fields["index"], depth)
+        columns, index = self.any_index(fields["columns"], depth), self.rows(fields["index"], depth)
         arrays = fields["data"]
         if type(arrays) is not list or len(arrays) != len(columns):
             raise ValueError("malformed $frame: one array of values per column")
+        if not arrays and isinstance(index, pd.RangeIndex):
+            self.count(len(index))
         values = [self.array(array, depth) for array in arrays]
         if any(len(column) != len(index) for column in values):
             raise ValueError(f"malformed $frame: a column's length differs from the index's ({len(index)})")
