@@ -42,6 +42,9 @@ def assert_same(back: Any, value: Any) -> None:
         assert_same_attrs(back, value)
     elif isinstance(value, pd.Index):
         pd.testing.assert_index_equal(back, value, exact=True, check_exact=True)
+    elif isinstance(value, np.ndarray):
+        assert back.dtype == value.dtype
+        np.testing.assert_array_equal(back, value)
     elif isinstance(value, Release):
         assert_same_release(back, value)
     elif isinstance(value, DPChoice):
@@ -196,7 +199,9 @@ def test_unreleased_labels_keep_their_order(protected: Any) -> None:
 ARGUMENTS = [
     None, True, 0, -(2**70), 1.5, -0.0, float("nan"), float("inf"), float("-inf"), "text", "$not a tag",
     [1, [2, "x"]], (1, (2,)), (), {"a": 1, "b": [2]}, {1: "a", (2, 3): "b", "$x": 4}, {"$tuple": 1},
-    slice(None, 5, 2), slice("a", "c"), range(3, 10, 2), Fraction(1, 3),
+    slice(None, 5, 2), slice("a", "c"), range(3, 10, 2), Fraction(1, 3), {"a", 1, (2, 3)}, frozenset({1.5}),
+    np.array([1, 2], dtype="int8"), np.array([0.5, np.nan]), np.array(["a", None, (1,)], dtype=object),
+    np.array(["2024-01-01", "NaT"], dtype="M8[s]"),
     pd.Timestamp("2024-03-31 02:30:00.123456789"), pd.Timestamp("2024-10-27 00:30", tz="UTC").tz_convert("Europe/Oslo"),
     pd.Timestamp("2024-01-01", tz="UTC"), pd.Timedelta("1 days 00:00:00.000000001"), pd.Timedelta(90, unit="s"),
     pd.NaT, pd.NA, pd.Period("2024-03", freq="M"), pd.Interval(0.0, 1.5, closed="left"),
@@ -295,7 +300,7 @@ def test_a_budget_view_holds_nothing_but_the_analysts_own_lines(protected: Any) 
     assert type(back.spent.epsilon) is Amount and back.spent == Reading.of(Cost(epsilon=Fraction(1)), "approx")
 
 
-@pytest.mark.parametrize("value", [object(), {1, 2}, b"bytes", np.array([1, 2]), 1 + 2j, datetime.date(2024, 1, 1),
+@pytest.mark.parametrize("value", [object(), {1, object()}, b"bytes", np.array([[1, 2]]), 1 + 2j, datetime.date(2024, 1, 1),
                                    pd.DataFrame({"z": [1 + 2j]}), lambda x: x], ids=lambda v: type(v).__name__)
 def test_values_the_wire_does_not_carry_are_refused_by_name(value: Any) -> None:
     with pytest.raises(TypeError, match="cannot send"):
@@ -381,7 +386,7 @@ def test_malformed_input_is_a_value_error(data: Any) -> None:
         decode(data, allow_results=True, refs={})
 
 
-TAGS = ["$ref", "$float", "$tuple", "$dict", "$slice", "$range", "$fraction", "$unreleased", "$nat", "$na",
+TAGS = ["$ref", "$float", "$tuple", "$dict", "$slice", "$range", "$fraction", "$set", "$frozenset", "$ndarray", "$unreleased", "$nat", "$na",
         "$timestamp", "$timedelta", "$period", "$interval", "$dtype", "$categorical", "$string", "$index",
         "$rangeindex", "$multiindex", "$series", "$frame", "$dpfloat", "$dpint", "$dptimestamp", "$dptimedelta",
         "$dpchoice", "$release", "$clipping", "$cost", "$amount", "$reading", "$preview", "$chisquare", "$budget"]

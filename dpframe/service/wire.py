@@ -298,6 +298,12 @@ def _is_time(dtype: Any) -> bool:
     return isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "mM")
 
 
+def _ndarray(array: np.ndarray[Any, Any], depth: int) -> dict[str, Any]:
+    if array.ndim != 1:
+        raise TypeError(f"the curator service cannot send a numpy array of {array.ndim} dimensions (only of one)")
+    return _array(pd.Series(array, dtype=array.dtype, copy=False), depth)
+
+
 def _index(index: pd.Index[Any], depth: int) -> dict[str, Any]:
     if isinstance(index, pd.RangeIndex):
         return {"$rangeindex": {"start": index.start, "stop": index.stop, "step": index.step,
@@ -373,6 +379,9 @@ _ENCODERS: dict[type, Callable[[Any, int], Any]] = {
     slice: lambda value, depth: {"$slice": [_encode(part, depth + 1)
                                             for part in (value.start, value.stop, value.step)]},
     range: lambda value, depth: {"$range": [value.start, value.stop, value.step]},
+    set: lambda value, depth: {"$set": [_encode(item, depth + 1) for item in value]},
+    frozenset: lambda value, depth: {"$frozenset": [_encode(item, depth + 1) for item in value]},
+    np.ndarray: lambda value, depth: {"$ndarray": _ndarray(value, depth)},
     pd.Timestamp: lambda value, depth: _timestamp(value),
     pd.Timedelta: lambda value, depth: _timedelta(value),
     pd.Period: lambda value, depth: {"$period": str(value), "freq": value.freqstr},
@@ -569,6 +578,22 @@ class _Decoder:
             raise _malformed("$slice ([start, stop, step])", parts)
         start, stop, step = (self.value(part, depth) for part in parts)
         return slice(start, stop, step)
+
+    def set_(self, data: dict[str, Any], depth: int) -> set[Any]:
+        items = self.tuple_({"$tuple": _keys(data, "$set", {"$set"})["$set"]}, depth)
+        result: set[Any] = _checked("$set (items must be hashable)", lambda: set(items))
+        return result
+
+    def frozenset_(self, data: dict[str, Any], depth: int) -> frozenset[Any]:
+        items = self.tuple_({"$tuple": _keys(data, "$frozenset", {"$frozenset"})["$frozenset"]}, depth)
+        result: frozenset[Any] = _checked("$frozenset (items must be hashable)", lambda: frozenset(items))
+        return result
+
+    def ndarray(self, data: dict[str, Any], depth: int) -> np.ndarray[Any, Any]:
+        array = self.array(_keys(data, "$ndarray", {"$ndarray"})["$ndarray"], depth)
+        if not isinstance(array, np.ndarray):
+            raise _malformed("$ndarray (of a numpy dtype)", data)
+        return array
 
     def range_(self, data: dict[str, Any], depth: int) -> range:
         parts = _keys(data, "$range", {"$range"})["$range"]
@@ -1039,7 +1064,8 @@ _Decode = Callable[[_Decoder, dict[str, Any], int], Any]
 # Tags of plain values: arguments and results alike.
 _DECODERS: Mapping[str, _Decode] = {
     "$ref": _Decoder.ref, "$float": _Decoder.float_, "$tuple": _Decoder.tuple_, "$dict": _Decoder.dict_,
-    "$slice": _Decoder.slice_, "$range": _Decoder.range_, "$fraction": _Decoder.fraction,
+    "$slice": _Decoder.slice_, "$range": _Decoder.range_, "$fraction": _Decoder.fraction, "$set": _Decoder.set_,
+    "$frozenset": _Decoder.frozenset_, "$ndarray": _Decoder.ndarray,
     "$unreleased": _Decoder.unreleased, "$nat": _Decoder.nat, "$na": _Decoder.na,
     "$timestamp": _Decoder.timestamp, "$timedelta": _Decoder.timedelta, "$period": _Decoder.period,
     "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$categorical": _Decoder.categorical,
