@@ -335,7 +335,7 @@ def test_values_that_stand_for_steps_are_sent_as_references() -> None:
     def step_of(value: Any) -> int | None:
         return value.step if isinstance(value, Remote) else None
 
-    data = encode({"key": [Remote(2), (Remote(1), 3)]}, step_of=step_of)
+    data = encode({"key": [Remote(2), (Remote(1), 3)]}, ref=step_of)
     assert data == {"key": [{"$ref": 2}, {"$tuple": [{"$ref": 1}, 3]}]}
     assert decode(data, allow_results=False, refs={1: "one", 2: "two"}) == {"key": ["two", ("one", 3)]}
     with pytest.raises(TypeError, match="Remote"):

@@ -144,10 +144,10 @@ def budget_view(budget: Budget) -> BudgetView:
 # --- encoding -------------------------------------------------------------------------------------------------
 
 
-def encode(value: Any, *, step_of: Callable[[Any], int | None] | None = None) -> Any:
+def encode(value: Any, *, ref: Callable[[Any], int | None] | None = None) -> Any:
     """``value`` as JSON-able data (module docstring); TypeError for a type the wire does not carry.
 
-    ``step_of`` gives the step of a plan that a value stands for (the client's remote frames), or None:
+    ``ref`` gives the step of a plan that a value stands for (the client's remote frames), or None:
     such a value, wherever it sits in ``value``, is sent as ``{"$ref": step}``.
 
     >>> import pandas as pd
@@ -159,18 +159,18 @@ def encode(value: Any, *, step_of: Callable[[Any], int | None] | None = None) ->
     Traceback (most recent call last):
     ...
     TypeError: the curator service cannot send a value of type object
-    >>> encode([1, {"other": object()}], step_of=lambda value: 4 if type(value) is object else None)
+    >>> encode([1, {"other": object()}], ref=lambda value: 4 if type(value) is object else None)
     [1, {'other': {'$ref': 4}}]
     """
-    token = _STEP_OF.set(step_of)
+    token = _REF.set(ref)
     try:
         return _encode(value, 0)
     finally:
-        _STEP_OF.reset(token)
+        _REF.reset(token)
 
 
-# The step_of of the encoding under way (a context variable: encodings in other threads have their own).
-_STEP_OF: ContextVar[Callable[[Any], int | None] | None] = ContextVar("step_of", default=None)
+# The ref of the encoding under way (a context variable: encodings in other threads have their own).
+_REF: ContextVar[Callable[[Any], int | None] | None] = ContextVar("ref", default=None)
 
 
 def _encode(value: Any, depth: int) -> Any:
@@ -213,7 +213,7 @@ def _encode(value: Any, depth: int) -> Any:
         return _dtype(value, depth)
     if isinstance(value, pd.Index) and kind in _INDEXES:
         return _index(value, depth)
-    step_of = _STEP_OF.get()
+    step_of = _REF.get()
     step = None if step_of is None else step_of(value)
     if step is not None:
         return {"$ref": step}
