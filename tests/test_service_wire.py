@@ -340,6 +340,15 @@ def test_values_that_stand_for_steps_are_sent_as_references() -> None:
     assert decode(data, allow_results=False, refs={1: "one", 2: "two"}) == {"key": ["two", ("one", 3)]}
     with pytest.raises(TypeError, match="Remote"):
         encode(Remote(1))
+    # A ref may encode other values itself (a client numbering the steps a value depends on as it meets them).
+    nested: list[Any] = []
+
+    def numbering(value: Any) -> int | None:
+        nested.append(encode([Remote(7)], ref=lambda inner: 9))
+        return step_of(value)
+
+    assert encode((Remote(3), Remote(4)), ref=numbering) == {"$tuple": [{"$ref": 3}, {"$ref": 4}]}
+    assert nested == [[{"$ref": 9}]] * 2
 
 
 def test_too_many_cells_and_too_deep_nesting_are_refused() -> None:
