@@ -37,9 +37,10 @@ import datetime
 import math
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from fractions import Fraction
 from html import escape
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
@@ -51,10 +52,19 @@ from dpframe.accounting.ledger import LEDGER_COLUMNS
 from dpframe.queries.hypothesis import ChiSquareResult
 from dpframe.queries.preview import Preview
 from dpframe.queries.select import DPChoice
-from dpframe.synthesis.synthesize import SynthesisReport
 from dpframe.results import (
-    Clipping, DPFloat, DPFrame, DPInt, DPSeries, DPTimedelta, DPTimestamp, Release, Unreleased, current_release,
+    Clipping,
+    DPFloat,
+    DPFrame,
+    DPInt,
+    DPSeries,
+    DPTimedelta,
+    DPTimestamp,
+    Release,
+    Unreleased,
+    current_release,
 )
+from dpframe.synthesis.synthesize import SynthesisReport
 
 # How deeply values may nest (a table's cells, its index and its release are a few levels each).
 MAX_DEPTH: Final = 32
@@ -118,6 +128,11 @@ def budget_view(budget: Budget) -> BudgetView:
 
     The amounts come from one read of the ledger's record, so remaining is total less spent; the ledger lines
     keep the ledger's public columns only (time, query, columns, mechanism, cost, noise, rule, seeded).
+
+    >>> import dpframe
+    >>> view = budget_view(dpframe.Budget(rho=0.5, ledger=dpframe.Ledger.in_memory()))
+    >>> view.kind, float(view.remaining.rho), len(view.ledger)
+    ('zcdp', 0.5, 0)
     """
     record = budget._record()
     kind = budget.kind
@@ -129,8 +144,11 @@ def budget_view(budget: Budget) -> BudgetView:
 # --- encoding -------------------------------------------------------------------------------------------------
 
 
-def encode(value: Any) -> Any:
+def encode(value: Any, *, ref: Callable[[Any], int | None] | None = None) -> Any:
     """``value`` as JSON-able data (module docstring); TypeError for a type the wire does not carry.
+
+    ``ref`` gives the step of a plan that a value stands for (the client's remote frames), or None:
+    such a value, wherever it sits in ``value``, is sent as ``{"$ref": step}``.
 
     >>> import pandas as pd
     >>> encode([1, "a", None, float("nan")])
@@ -141,8 +159,18 @@ def encode(value: Any) -> Any:
     Traceback (most recent call last):
     ...
     TypeError: the curator service cannot send a value of type object
+    >>> encode([1, {"other": object()}], ref=lambda value: 4 if type(value) is object else None)
+    [1, {'other': {'$ref': 4}}]
     """
-    return _encode(value, 0)
+    token = _REF.set(ref)
+    try:
+        return _encode(value, 0)
+    finally:
+        _REF.reset(token)
+
+
+# The ref of the encoding under way (a context variable: encodings in other threads have their own).
+_REF: ContextVar[Callable[[Any], int | None] | None] = ContextVar("ref", default=None)
 
 
 def _encode(value: Any, depth: int) -> Any:
@@ -165,6 +193,8 @@ def _encode(value: Any, depth: int) -> Any:
     if encoder is not None:
         return encoder(value, depth + 1)
     # numpy's scalars, pandas' missing values and times, which come in several classes.
+    if kind is np.str_:
+        return str(value)
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, np.integer):
@@ -183,6 +213,10 @@ def _encode(value: Any, depth: int) -> Any:
         return _dtype(value, depth)
     if isinstance(value, pd.Index) and kind in _INDEXES:
         return _index(value, depth)
+    step_of = _REF.get()
+    step = None if step_of is None else step_of(value)
+    if step is not None:
+        return {"$ref": step}
     raise TypeError(f"the curator service cannot send a value of type {kind.__qualname__}")
 
 
@@ -219,10 +253,10 @@ def _dtype(dtype: Any, depth: int) -> dict[str, Any]:
     if isinstance(dtype, pd.CategoricalDtype):
         return {"$categorical": {"categories": _encode(dtype.categories, depth + 1), "ordered": bool(dtype.ordered)}}
     if isinstance(dtype, pd.StringDtype):
-        storage = "pyarrow" if dtype.storage in ("pyarrow", "pyarrow_numpy") else dtype.storage
-        missing = "NA" if dtype.na_value is pd.NA else "nan"
-        if dtype.storage == "pyarrow_numpy":  # pandas 2's name of the NaN variant
-            missing = "nan"
+        stored: str = dtype.storage
+        storage = "pyarrow" if stored in ("pyarrow", "pyarrow_numpy") else stored
+        # "pyarrow_numpy": pandas 2.2's name of Arrow text with NaN as missing.
+        missing = "NA" if dtype.na_value is pd.NA and stored != "pyarrow_numpy" else "nan"
         return {"$string": {"storage": storage, "na_value": missing}}
     name = str(dtype)
     if not _DTYPE_NAME.fullmatch(name) or _dtype_named(name) != dtype:
@@ -234,12 +268,40 @@ def _array(column: pd.Series[Any] | pd.Index[Any], depth: int) -> dict[str, Any]
     """A column or an index's values: its dtype, and its cells (a categorical's codes)."""
     dtype, values = column.dtype, column.array
     if isinstance(dtype, pd.CategoricalDtype):
-        return {"dtype": _dtype(dtype, depth), "codes": np.asarray(values.codes).tolist()}  # type: ignore[attr-defined]
+        return {"dtype": _dtype(dtype, depth), "codes": np.asarray(values.codes).tolist()}
     if isinstance(dtype, np.dtype) and dtype.kind not in _NUMPY_KINDS:
         raise TypeError(f"the curator service cannot send values of dtype {dtype}")
     if isinstance(dtype, np.dtype) and dtype.kind in "biu":
         return {"dtype": _dtype(dtype, depth), "values": np.asarray(values).tolist()}
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        numbers = np.asarray(values)
+        cells = numbers.tolist()
+        for position in np.flatnonzero(~np.isfinite(numbers)).tolist():
+            cells[position] = _encode(cells[position], depth + 1)
+        return {"dtype": _dtype(dtype, depth), "values": cells}
+    if _is_time(dtype):
+        # Whole numbers of the dtype's unit (in UTC for a zone's), NaT as null: exact, and far quicker to read
+        # and write than one timestamp per cell.
+        ticks = np.asarray(cast(Any, values).asi8)
+        cells = ticks.astype(object)
+        cells[ticks == _NAT_TICKS] = None
+        return {"dtype": _dtype(dtype, depth), "values": cells.tolist()}
     return {"dtype": _dtype(dtype, depth), "values": [_encode(cell, depth + 1) for cell in values]}
+
+
+# The integer numpy holds NaT as (the smallest int64).
+_NAT_TICKS: Final = np.iinfo(np.int64).min
+
+
+def _is_time(dtype: Any) -> bool:
+    """Whether a dtype holds times as whole numbers of a unit: numpy's datetimes and durations, pandas' zoned."""
+    return isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "mM")
+
+
+def _ndarray(array: np.ndarray[Any, Any], depth: int) -> dict[str, Any]:
+    if array.ndim != 1:
+        raise TypeError(f"the curator service cannot send a numpy array of {array.ndim} dimensions (only of one)")
+    return _array(pd.Series(array, dtype=array.dtype, copy=False), depth)
 
 
 def _index(index: pd.Index[Any], depth: int) -> dict[str, Any]:
@@ -271,7 +333,8 @@ def _attrs(obj: pd.Series[Any] | pd.DataFrame, depth: int) -> dict[str, Any]:
         encoded["release"] = _encode(release, depth + 1)
     elif release is not None:
         # The snapshot of the values as released is the table itself while they have not changed: sent once.
-        same = current_release(obj) is release and obj.index.dtype == release.released.index.dtype  # type: ignore[union-attr]
+        snapshot = release.released
+        same = current_release(obj) is release and snapshot is not None and obj.index.dtype == snapshot.index.dtype
         encoded["release"] = _release(release, depth + 1, same)
     return encoded
 
@@ -313,8 +376,12 @@ def _dataclass(tag: str) -> Callable[[Any, int], Any]:
 _ENCODERS: dict[type, Callable[[Any, int], Any]] = {
     Unreleased: lambda value, depth: {"$unreleased": str.__str__(value)},
     Fraction: lambda value, depth: {"$fraction": _fraction(value)},
-    slice: lambda value, depth: {"$slice": [_encode(part, depth + 1) for part in (value.start, value.stop, value.step)]},
+    slice: lambda value, depth: {"$slice": [_encode(part, depth + 1)
+                                            for part in (value.start, value.stop, value.step)]},
     range: lambda value, depth: {"$range": [value.start, value.stop, value.step]},
+    set: lambda value, depth: {"$set": [_encode(item, depth + 1) for item in value]},
+    frozenset: lambda value, depth: {"$frozenset": [_encode(item, depth + 1) for item in value]},
+    np.ndarray: lambda value, depth: {"$ndarray": _ndarray(value, depth)},
     pd.Timestamp: lambda value, depth: _timestamp(value),
     pd.Timedelta: lambda value, depth: _timedelta(value),
     pd.Period: lambda value, depth: {"$period": str(value), "freq": value.freqstr},
@@ -354,7 +421,8 @@ def decode(data: Any, *, allow_results: bool, refs: Mapping[int, Any] | None = N
 
     ``allow_results`` admits the server's answers (released values, releases, costs, a budget's view):
     the client's reading, never the server's. ``refs`` gives the values of a plan's steps, which
-    ``{"$ref": i}`` stands for. ``max_cells`` caps the cells of all tables, indexes and categories.
+    ``{"$ref": i}`` stands for. ``max_cells`` caps the cells of all columns, index labels and categories
+    (a table's RangeIndex holds none).
 
     >>> decode({"$tuple": [1, {"$slice": [None, 5, None]}]}, allow_results=False)
     (1, slice(None, 5, None))
@@ -367,7 +435,12 @@ def decode(data: Any, *, allow_results: bool, refs: Mapping[int, Any] | None = N
     ...
     ValueError: a $dpint is a result of the server and is not accepted here
     """
-    return _Decoder(allow_results, refs, max_cells).value(data, 0)
+    try:
+        return _Decoder(allow_results, refs, max_cells).value(data, 0)
+    except ValueError:
+        raise
+    except Exception as error:  # noqa: BLE001 -- the backstop of the promise: every check above should have caught it
+        raise ValueError(f"malformed value ({type(error).__name__}: {str(error)[:200]})") from None
 
 
 def _malformed(what: str, payload: Any) -> ValueError:
@@ -379,7 +452,7 @@ def _checked(what: str, make: Callable[[], Any]) -> Any:
     """``make()``, with any error of pandas or numpy on malformed input as a ValueError about ``what``."""
     try:
         return make()
-    except Exception as error:  # pandas raises many types on bad input; the wire promises ValueError
+    except Exception as error:  # noqa: BLE001 -- pandas raises many types on bad input; the wire promises ValueError
         raise ValueError(f"malformed {what}: {type(error).__name__}: {str(error)[:200]}") from None
 
 
@@ -425,6 +498,7 @@ class _Decoder:
         self.allow_results = allow_results
         self.refs = refs
         self.cells_left = max_cells
+        self.in_table = False  # reading a table's cells, where a step's value has no place
 
     def value(self, data: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
@@ -468,9 +542,13 @@ class _Decoder:
         index = _integer(_keys(data, "$ref", {"$ref"})["$ref"], "$ref")
         if self.refs is None:
             raise ValueError("a {\"$ref\": i} stands for a step's value, and only a plan's steps have them")
+        if self.in_table:
+            raise ValueError("a step's value cannot be a cell of a table")
         try:
+            if index < 0:  # a list of the steps' values would read -1 as the last one
+                raise KeyError(index)
             return self.refs[index]
-        except KeyError:
+        except (KeyError, IndexError):
             raise ValueError(f"{{\"$ref\": {index}}} names no earlier step (there are {len(self.refs)})") from None
 
     def float_(self, data: dict[str, Any], depth: int) -> float:
@@ -489,11 +567,9 @@ class _Decoder:
         pairs = _keys(data, "$dict", {"$dict"})["$dict"]
         if type(pairs) is not list or not all(type(pair) is list and len(pair) == 2 for pair in pairs):
             raise _malformed("$dict (a list of [key, value] pairs)", pairs)
-        result = {}
-        for key, item in pairs:
-            decoded = self.value(key, depth)
-            _checked("$dict key (not hashable)", lambda: hash(decoded))
-            result[decoded] = self.value(item, depth)
+        keys = [self.value(key, depth) for key, _ in pairs]
+        items = [self.value(item, depth) for _, item in pairs]
+        result: dict[Any, Any] = _checked("$dict (keys must be hashable)", lambda: dict(zip(keys, items)))
         return result
 
     def slice_(self, data: dict[str, Any], depth: int) -> slice:
@@ -503,11 +579,28 @@ class _Decoder:
         start, stop, step = (self.value(part, depth) for part in parts)
         return slice(start, stop, step)
 
+    def set_(self, data: dict[str, Any], depth: int) -> set[Any]:
+        items = self.tuple_({"$tuple": _keys(data, "$set", {"$set"})["$set"]}, depth)
+        result: set[Any] = _checked("$set (items must be hashable)", lambda: set(items))
+        return result
+
+    def frozenset_(self, data: dict[str, Any], depth: int) -> frozenset[Any]:
+        items = self.tuple_({"$tuple": _keys(data, "$frozenset", {"$frozenset"})["$frozenset"]}, depth)
+        result: frozenset[Any] = _checked("$frozenset (items must be hashable)", lambda: frozenset(items))
+        return result
+
+    def ndarray(self, data: dict[str, Any], depth: int) -> np.ndarray[Any, Any]:
+        array = self.array(_keys(data, "$ndarray", {"$ndarray"})["$ndarray"], depth)
+        if not isinstance(array, np.ndarray):
+            raise _malformed("$ndarray (of a numpy dtype)", data)
+        return array
+
     def range_(self, data: dict[str, Any], depth: int) -> range:
         parts = _keys(data, "$range", {"$range"})["$range"]
         if type(parts) is not list or len(parts) != 3 or not all(type(part) is int for part in parts):
             raise _malformed("$range ([start, stop, step], integers)", parts)
-        return _checked("$range", lambda: range(*parts))
+        result: range = _checked("$range", lambda: range(*parts))
+        return result
 
     def fraction(self, data: dict[str, Any], depth: int) -> Fraction:
         return _exact(_keys(data, "$fraction", {"$fraction"})["$fraction"])
@@ -538,8 +631,8 @@ class _Decoder:
         def make() -> pd.Timestamp:
             stamp = pd.Timestamp(iso).as_unit(unit)
             return stamp if zone is None else stamp.tz_localize("UTC").tz_convert(zone)
-        stamp: pd.Timestamp = _checked("$timestamp", make)
-        if stamp is pd.NaT:
+        stamp = _checked("$timestamp", make)
+        if not isinstance(stamp, pd.Timestamp):  # NaT
             raise _malformed("$timestamp", data)
         return stamp
 
@@ -548,8 +641,8 @@ class _Decoder:
         nanoseconds, unit = _integer(fields["$timedelta"], "$timedelta"), fields["unit"]
         if unit not in _UNITS:
             raise _malformed("$timedelta unit", unit)
-        delta: pd.Timedelta = _checked("$timedelta", lambda: pd.Timedelta(nanoseconds, unit="ns").as_unit(unit))
-        if delta is pd.NaT:
+        delta: Any = _checked("$timedelta", lambda: pd.Timedelta(nanoseconds, unit="ns").as_unit(unit))
+        if not isinstance(delta, pd.Timedelta):  # NaT (the smallest int64)
             raise _malformed("$timedelta", data)
         return delta
 
@@ -587,7 +680,7 @@ class _Decoder:
         dtype: pd.CategoricalDtype = _checked("$categorical", lambda: pd.CategoricalDtype(categories, ordered))
         return dtype
 
-    def string(self, data: dict[str, Any], depth: int) -> pd.StringDtype:
+    def string(self, data: dict[str, Any], depth: int) -> Any:
         fields = _keys(_keys(data, "$string", {"$string"})["$string"], "$string", {"storage", "na_value"})
         storage, missing = fields["storage"], fields["na_value"]
         if storage not in ("python", "pyarrow") or missing not in ("NA", "nan"):
@@ -599,6 +692,13 @@ class _Decoder:
 
     def array(self, data: Any, depth: int) -> Any:
         """A column's (or an index's) values: a numpy array or a pandas extension array of its dtype."""
+        in_table, self.in_table = self.in_table, True
+        try:
+            return self.cells(data, depth)
+        finally:
+            self.in_table = in_table
+
+    def cells(self, data: Any, depth: int) -> Any:
         if type(data) is not dict or "dtype" not in data:
             raise _malformed("array", data)
         dtype = self.value(data["dtype"], depth)
@@ -611,22 +711,25 @@ class _Decoder:
             self.count(len(codes))
             if not all(type(code) is int and -1 <= code < len(dtype.categories) for code in codes):
                 raise _malformed("categorical codes", codes)
-            return pd.Categorical.from_codes(codes, dtype=dtype)
+            return _checked("categorical codes", lambda: pd.Categorical.from_codes(codes, dtype=dtype))
         cells = _keys(data, "array", {"dtype", "values"})["values"]
         if type(cells) is not list:
             raise _malformed("array values", cells)
         self.count(len(cells))
+        if _is_time(dtype):
+            return self.times(dtype, cells)
         if isinstance(dtype, np.dtype):
             return self.numpy_array(dtype, cells, depth)
-        values = [self.value(cell, depth) for cell in cells]
-        array = _checked(f"array of {dtype}", lambda: pd.array(values, dtype=dtype))
+        # cast: pandas' stubs list the dtypes they know by name, not every ExtensionDtype.
+        values, extension = [self.value(cell, depth) for cell in cells], cast(Any, dtype)
+        array: Any = _checked(f"array of {dtype}", lambda: pd.array(values, dtype=extension))
         if array.dtype != dtype:
             raise ValueError(f"malformed array: its values do not make a {dtype} array")
         return array
 
     def numpy_array(self, dtype: np.dtype[Any], cells: list[Any], depth: int) -> Any:
         kind = dtype.kind
-        if kind not in _NUMPY_KINDS:
+        if kind not in "biufO":
             raise ValueError(f"arrays of dtype {dtype} are not sent")
         if kind in "biu":  # exact types: numpy would truncate 1.5, or read True, into an integer column
             wanted: tuple[type, ...] = (bool,) if kind == "b" else (int,)
@@ -638,15 +741,20 @@ class _Decoder:
             if not all(type(cell) in (int, float) for cell in values):
                 raise ValueError(f"malformed array: a {dtype} column holds only numbers")
             return _checked(f"array of {dtype}", lambda: np.array(values, dtype=dtype))
-        if kind == "O":
-            array = np.empty(len(values), dtype=object)  # cell by cell: tuples stay cells, not a 2-D array
-            for position, cell in enumerate(values):
-                array[position] = cell
-            return array
-        wanted_time = (pd.Timestamp if kind == "M" else pd.Timedelta, type(pd.NaT))
-        if not all(isinstance(cell, wanted_time) for cell in values):
-            raise ValueError(f"malformed array: a {dtype} column holds only times")
-        times = _checked(f"array of {dtype}", lambda: pd.array(values, dtype=dtype))
+        return _checked("array of objects", lambda: _objects(values))
+
+    def times(self, dtype: Any, cells: list[Any]) -> Any:
+        """Times of ``dtype`` from whole numbers of its unit (in UTC for a zone's), null for NaT."""
+        if not all(cell is None or type(cell) is int for cell in cells):
+            raise ValueError(f"malformed array: a {dtype} column holds whole numbers of its unit (or null)")
+        ticks = [_NAT_TICKS if cell is None else cell for cell in cells]
+
+        def make() -> Any:
+            if not isinstance(dtype, pd.DatetimeTZDtype):
+                return np.array(ticks, dtype=np.int64).view(dtype)
+            utc = np.array(ticks, dtype=np.int64).view(f"M8[{dtype.unit}]")
+            return pd.DatetimeIndex(utc).tz_localize("UTC").tz_convert(dtype.tz).array
+        times = _checked(f"array of {dtype}", make)
         if times.dtype != dtype:
             raise ValueError(f"malformed array: its values do not make a {dtype} array")
         return times
@@ -658,23 +766,27 @@ class _Decoder:
         if freq is not None and (type(freq) is not str or len(freq) > 20):
             raise _malformed("$index freq", freq)
         _checked("index name (not hashable)", lambda: hash(name))
-        index: pd.Index[Any] = _checked("$index", lambda: pd.Index(values, dtype=values.dtype, name=name, copy=False))
+        # tupleize_cols=False: an index of tuples stays one (pandas would make a MultiIndex of it).
+        index: pd.Index[Any] = _checked("$index", lambda: pd.Index(
+            values, dtype=values.dtype, name=name, copy=False, tupleize_cols=False))
         if freq is not None:
             if not isinstance(index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
                 raise _malformed("$index freq (times only)", freq)
-            index = _checked("$index freq", lambda: type(index)(index, freq=freq))
+            times: Any = type(index)
+            index = _checked("$index freq", lambda: times(index, freq=freq))
         if index.dtype != values.dtype:
             raise ValueError(f"malformed $index: its values do not make a {values.dtype} index")
         return index
 
-    def range_index(self, data: dict[str, Any], depth: int) -> pd.RangeIndex:
+    def range_index(self, data: dict[str, Any], depth: int, counted: bool = True) -> pd.RangeIndex:
         fields = _keys(_keys(data, "$rangeindex", {"$rangeindex"})["$rangeindex"], "$rangeindex",
                        {"start", "stop", "step", "name"})
         start, stop, step = (_integer(fields[key], "$rangeindex") for key in ("start", "stop", "step"))
         name = self.value(fields["name"], depth)
         _checked("index name (not hashable)", lambda: hash(name))
         index: pd.RangeIndex = _checked("$rangeindex", lambda: pd.RangeIndex(start, stop, step, name=name))
-        self.count(len(index))
+        if counted:
+            self.count(len(index))
         return index
 
     def multi_index(self, data: dict[str, Any], depth: int) -> pd.MultiIndex:
@@ -703,6 +815,13 @@ class _Decoder:
             raise _malformed("index", data)
         return index
 
+    def rows(self, data: Any, depth: int) -> pd.Index[Any]:
+        """A table's index. A RangeIndex holds three numbers, not cells: the table's columns, as long, count
+        (a frame without columns counts its length itself)."""
+        if type(data) is dict and "$rangeindex" in data:
+            return self.range_index(data, depth + 1, counted=False)
+        return self.any_index(data, depth)
+
     def release_of(self, fields: dict[str, Any], depth: int, table: pd.Series[Any] | pd.DataFrame) -> None:
         """Attach a table's release (``attrs["dp"]``) and make it shown as one, as the server had it."""
         shown = fields.get("shown", False)
@@ -720,29 +839,29 @@ class _Decoder:
     def series(self, data: dict[str, Any], depth: int) -> pd.Series[Any]:
         fields = _keys(_keys(data, "$series", {"$series"})["$series"], "$series", {"data", "index", "name"},
                        frozenset({"shown", "release"}))
-        values, index = self.array(fields["data"], depth), self.any_index(fields["index"], depth)
+        values, index = self.array(fields["data"], depth), self.rows(fields["index"], depth)
         name = self.value(fields["name"], depth)
         _checked("series name (not hashable)", lambda: hash(name))
         if len(values) != len(index):
             raise ValueError(f"malformed $series: {len(values)} values for an index of {len(index)}")
-        series: pd.Series[Any] = pd.Series(values, index=index, name=name, dtype=values.dtype, copy=False)
+        series: pd.Series[Any] = _checked("$series", lambda: pd.Series(values, index=index, name=name,
+                                                                       dtype=values.dtype, copy=False))
         self.release_of(fields, depth, series)
         return series
 
     def frame(self, data: dict[str, Any], depth: int) -> pd.DataFrame:
         fields = _keys(_keys(data, "$frame", {"$frame"})["$frame"], "$frame", {"data", "index", "columns"},
                        frozenset({"shown", "release"}))
-        columns, index = self.any_index(fields["columns"], depth), self.any_index(fields["index"], depth)
+        columns, index = self.any_index(fields["columns"], depth), self.rows(fields["index"], depth)
         arrays = fields["data"]
         if type(arrays) is not list or len(arrays) != len(columns):
             raise ValueError("malformed $frame: one array of values per column")
+        if not arrays and isinstance(index, pd.RangeIndex):
+            self.count(len(index))
         values = [self.array(array, depth) for array in arrays]
         if any(len(column) != len(index) for column in values):
             raise ValueError(f"malformed $frame: a column's length differs from the index's ({len(index)})")
-        # Column by column, each of its dtype (a frame built from a dict of arrays infers text from objects).
-        parts = [pd.Series(column, dtype=column.dtype, copy=False) for column in values]
-        frame = pd.concat(parts, axis=1, keys=range(len(parts))) if parts else pd.DataFrame(index=range(len(index)))
-        frame.index, frame.columns = index, columns
+        frame: pd.DataFrame = _checked("$frame", lambda: _frame_of(values, index, columns))
         self.release_of(fields, depth, frame)
         return frame
 
@@ -762,8 +881,8 @@ class _Decoder:
                        {"epsilon", "delta", "rho", "kind"})
         if fields["kind"] not in ("approx", "zcdp", "rdp", "advanced"):
             raise _malformed("$reading kind", fields["kind"])
-        amounts = (Amount(_exact(fields[key])) for key in ("epsilon", "delta", "rho"))
-        return Reading(*amounts, kind=fields["kind"])
+        epsilon, delta, rho = (Amount(_exact(fields[key])) for key in ("epsilon", "delta", "rho"))
+        return Reading(epsilon, delta, rho, fields["kind"])
 
     def typed(self, data: Any, depth: int, what: str, expected: Callable[[Any], bool]) -> Any:
         value = self.value(data, depth)
@@ -866,15 +985,33 @@ class _Decoder:
                         release)
 
 
-def _string_dtype(storage: str, missing: str) -> pd.StringDtype:
+def _objects(cells: list[Any]) -> Any:
+    """An object array of ``cells``, one by one: tuples and lists stay cells (numpy would make a 2-D array)."""
+    array = np.empty(len(cells), dtype=object)
+    for position, cell in enumerate(cells):
+        array[position] = cell
+    return array
+
+
+def _frame_of(columns: list[Any], index: pd.Index[Any], labels: pd.Index[Any]) -> pd.DataFrame:
+    """A frame of these column arrays, each keeping its dtype (a frame built from a dict of arrays would infer
+    text from objects), with its index and column labels."""
+    parts = [pd.Series(column, dtype=column.dtype, copy=False) for column in columns]
+    frame = pd.concat(parts, axis=1, keys=range(len(parts))) if parts else pd.DataFrame(index=range(len(index)))
+    frame.index, frame.columns = index, labels
+    return frame
+
+
+def _string_dtype(storage: Any, missing: str) -> Any:
     if missing == "NA":
-        return pd.StringDtype(storage)  # type: ignore[arg-type]
+        return pd.StringDtype(storage)
     try:
-        return pd.StringDtype(storage, na_value=np.nan)  # type: ignore[arg-type,call-overload]
+        return pd.StringDtype(storage, na_value=np.nan)
     except TypeError:  # pandas 2.2: the NaN variant is a storage of its own, of Arrow only
         if storage == "python":
-            raise ValueError("this pandas has no Python-stored text with NaN as missing; upgrade pandas") from None
-        return pd.StringDtype("pyarrow_numpy")  # type: ignore[arg-type]
+            return np.dtype(object)  # how pandas 2.2 holds text with NaN as missing without Arrow
+        numpy_variant: Any = "pyarrow_numpy"
+        return pd.StringDtype(numpy_variant)
 
 
 def _is(kind: type) -> Callable[[Any], bool]:
@@ -927,7 +1064,8 @@ _Decode = Callable[[_Decoder, dict[str, Any], int], Any]
 # Tags of plain values: arguments and results alike.
 _DECODERS: Mapping[str, _Decode] = {
     "$ref": _Decoder.ref, "$float": _Decoder.float_, "$tuple": _Decoder.tuple_, "$dict": _Decoder.dict_,
-    "$slice": _Decoder.slice_, "$range": _Decoder.range_, "$fraction": _Decoder.fraction,
+    "$slice": _Decoder.slice_, "$range": _Decoder.range_, "$fraction": _Decoder.fraction, "$set": _Decoder.set_,
+    "$frozenset": _Decoder.frozenset_, "$ndarray": _Decoder.ndarray,
     "$unreleased": _Decoder.unreleased, "$nat": _Decoder.nat, "$na": _Decoder.na,
     "$timestamp": _Decoder.timestamp, "$timedelta": _Decoder.timedelta, "$period": _Decoder.period,
     "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$categorical": _Decoder.categorical,
