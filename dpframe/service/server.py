@@ -439,26 +439,34 @@ class Service:
 
     def _answer(self, who: str, request: str, plan_text: str, digest: str, session: Session, plan: Plan) -> str:
         """Run a plan that has not been run, and keep its answer in the ledger: its value, or the error of a run that
-        was charged (a retry gets that error again; a run that charged nothing may be sent again and run)."""
-        try:
-            with self.ledger.audited(who, request, plan_text):
+        was charged (a retry gets that error again; a run that charged nothing may be sent again and run).
+
+        The answer is stored inside the request's audited block, where the ledger refuses it if another attempt of
+        the request (in another worker) charged first: that attempt's answer is then the one.
+        """
+        with self.ledger.audited(who, request, plan_text):
+            try:
                 outcome = replay.run(session.frame, plan)
-            answer = 200, {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
-        except LedgerError as error:
-            if self.ledger.request_status(who, request) == "none":
-                raise mapped_error(error) from None
-            # Another attempt of this request (in another worker) charged it first: its answer is the one.
-            stored = self.ledger.stored_result(who, request)
-            if stored is None:
-                raise _unanswered(request) from None
-            return stored
-        except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
-            failure = mapped_error(error)
-            if self.ledger.request_status(who, request) != "charged":
-                raise failure from None
-            answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
-        kept = {"plan_sha256": digest, "status": answer[0], "body": answer[1]}
-        return self.ledger.store_result(who, request, json.dumps(kept, allow_nan=False))
+                answer = 200, {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
+            except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
+                if self.ledger.request_status(who, request) == "none":
+                    raise mapped_error(error) from None  # nothing was charged: it may be sent again
+                if isinstance(error, LedgerError):  # another attempt charged this request first
+                    return self._answered_elsewhere(who, request)
+                failure = mapped_error(error)
+                answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
+            kept = json.dumps({"plan_sha256": digest, "status": answer[0], "body": answer[1]}, allow_nan=False)
+            try:
+                return self.ledger.store_result(who, request, kept)
+            except LedgerError:
+                return self._answered_elsewhere(who, request)
+
+    def _answered_elsewhere(self, who: str, request: str) -> str:
+        """The answer another attempt of the request stored, or a 409 while it has none."""
+        stored = self.ledger.stored_result(who, request)
+        if stored is None:
+            raise _unanswered(request)
+        return stored
 
 
 def _unanswered(request: str) -> ServiceError:
