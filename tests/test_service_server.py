@@ -380,6 +380,28 @@ def test_generated_plans_get_an_answer_or_a_clear_400(server: Server, steps: lis
         assert server.charges() == before
 
 
+def test_the_analysts_client_works_against_the_server(server: Server) -> None:
+    """dpframe's own client: answers, refusals and the budget as in the curator's process; bob's budget only."""
+    from dpframe.errors import BudgetExceededError, RefusedError, RemoteError
+    from dpframe.service.client import Connection
+
+    with Connection(server.url, token=TOKENS["bob"]) as connection:
+        assert connection.datasets() == ["visits"]
+        with pytest.raises(RemoteError, match="404"):
+            connection.dataset("census")
+        visits = connection.dataset("visits")
+        answer = visits[visits["visits"] >= 3]["visits"].dp.mean(bounds=(0, 10), rho=0.01)
+        assert 0 <= float(answer) <= 10 and answer.release.cost.rho == Fraction(1, 100)
+        with pytest.raises(RefusedError, match="is refused on protected data"):
+            len(visits)
+        with pytest.raises(BudgetExceededError):
+            visits.dp.count(rho=0.5)
+        budget = visits.dp.budget
+        assert float(budget.spent.rho) == pytest.approx(0.01) and float(budget.total.rho) == 0.25
+    with Connection(server.url, token="not-a-token") as stranger, pytest.raises(RemoteError, match="401"):
+        stranger.datasets()
+
+
 def test_unknown_paths_and_methods_answer_in_the_error_format(server: Server) -> None:
     assert error_of(server.request("GET", "/v2/anything", TOKENS["alice"]))["type"] == "NotFound"
     assert server.request("DELETE", "/v1/datasets", TOKENS["alice"]).status_code == 405
