@@ -40,11 +40,11 @@ for path in (_REPO, str(Path(__file__).resolve().parent)):
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from timing import alternating_rounds, print_ratios  # noqa: E402
 
 import dpframe  # noqa: E402
 from dpframe.schema import header, load_schema, read_with_schema  # noqa: E402
 from dpframe.service.tokens import hash_token, new_token  # noqa: E402
-from timing import alternating_rounds, print_ratios  # noqa: E402
 
 
 def write_dataset(folder: Path, rows: int) -> tuple[Path, str]:

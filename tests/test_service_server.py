@@ -16,9 +16,9 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from fractions import Fraction
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
