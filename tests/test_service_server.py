@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from fractions import Fraction
@@ -123,11 +124,15 @@ class Server:
 
 
 def start(folder: Path, limits: str = "", *options: str) -> Server:
-    config = write_files(folder, limits)
-    port = free_port()
+    return launch(write_files(folder, limits), *options)
+
+
+def launch(config: Path, *options: str) -> Server:
+    """``dpframe serve CONFIG`` on a free port, once it answers."""
+    folder, port = config.parent, free_port()
     log = folder / "server.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    with open(log, "wb") as out:
+    with open(log, "ab") as out:
         process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port), *options],
                                    stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder)
     server = Server(f"http://127.0.0.1:{port}", config, process, log)
@@ -378,6 +383,77 @@ def test_generated_plans_get_an_answer_or_a_clear_400(server: Server, steps: lis
         assert error_of(response)["type"] in ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError",
                                               "RefusedError", "NotImplementedError", "BudgetExceededError")
         assert server.charges() == before
+
+
+def with_analysts(config: Path, names: list[str], budget: str) -> dict[str, str]:
+    """Add analysts to a config, each with ``budget``; their tokens."""
+    tokens = {name: f"{name}-" + "z" * 40 for name in names}
+    config.write_text(config.read_text() + "".join(
+        f'\n[analysts.{name}]\ntoken_sha256 = "{hash_token(token)}"\nbudgets = {{ {budget} }}\n'
+        for name, token in tokens.items()))
+    return tokens
+
+
+def test_concurrent_analysts_reach_the_cap_exactly_across_two_workers(tmp_path: Path) -> None:
+    """Five analysts allotted 0.5 each under census's cap of 2.0, ten queries of 0.125 each, all at once: exactly
+    sixteen are answered (2.0 / 0.125), none of an analyst beyond its four, and the cap is spent exactly."""
+    tokens = with_analysts(write_files(tmp_path), [f"a{i}" for i in range(5)], "census = { epsilon = 0.5 }")
+    server = launch(tmp_path / "service.toml", "--workers", "2")
+    try:
+        def ask(job: tuple[str, int]) -> tuple[str, int, str]:
+            who, i = job
+            response = server.request("POST", "/v1/datasets/census/run", tokens[who],
+                                      json=count(f"{i:032x}", 0.125))
+            return who, response.status_code, response.json().get("error", {}).get("type", "")
+
+        with ThreadPoolExecutor(10) as pool:
+            outcomes = list(pool.map(ask, [(who, i) for i in range(50) for who in tokens if i % 5 == int(who[1])]))
+        answered = [who for who, status, _ in outcomes if status == 200]
+        assert len(answered) == 16 and max(answered.count(who) for who in tokens) <= 4
+        assert {kind for _, status, kind in outcomes if status != 200} == {"BudgetExceededError"}
+        spent, audit_rows = server.charges()
+        assert spent["cap:people"][0] == "ε=2, δ=0" and audit_rows == 16
+    finally:
+        stop(server)
+
+
+def test_a_killed_server_loses_no_charge_and_releases_nothing_twice(tmp_path: Path) -> None:
+    """SIGKILL while queries run, a restart, and every request sent again under its id: a request is charged at
+    most once, an answer received is received again unchanged, and the cap's spending is the sum of the charges."""
+    tokens = with_analysts(write_files(tmp_path), [f"k{i}" for i in range(4)], "census = { epsilon = 0.5 }")
+    config = tmp_path / "service.toml"
+    server = launch(config)
+    jobs = [(who, f"{i:032x}") for i in range(40) for who in tokens if i % 4 == int(who[1])]
+
+    def ask(target: Server, job: tuple[str, str]) -> httpx.Response | None:
+        who, request = job
+        try:
+            return target.request("POST", "/v1/datasets/census/run", tokens[who], json=count(request, 0.0625))
+        except httpx.TransportError:
+            return None
+
+    with ThreadPoolExecutor(8) as pool:
+        pending = [pool.submit(ask, server, job) for job in jobs]
+        time.sleep(0.5)
+        server.process.kill()  # SIGKILL: no shutdown, whatever was in flight
+        first = [future.result() for future in pending]
+    server.process.wait()
+    restarted = launch(config)
+    try:
+        again = [ask(restarted, job) for job in jobs]
+        for before, after in zip(first, again):
+            assert after is not None and after.status_code in (200, 400, 409), after.text
+            if before is not None and before.status_code == 200:
+                assert after.status_code == 200 and after.json() == before.json()  # the same release, again
+        ledger = Ledger.at(tmp_path / "ledger.sqlite")
+        audit = ledger.audit()
+        assert audit.groupby(["who", "request_id"]).size().max() == 1  # never charged twice
+        charged = sum(Fraction(str(e)) for e in audit["epsilon"])
+        spent, _ = restarted.charges()
+        assert spent["cap:people"][0] == f"ε={float(charged):g}, δ=0"
+        assert charged <= 2
+    finally:
+        stop(restarted)
 
 
 def test_the_analysts_client_works_against_the_server(server: Server) -> None:
