@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -107,12 +109,13 @@ class Server:
     config: Path
     process: subprocess.Popen[bytes]
     log: Path
+    verify: ssl.SSLContext | bool = True
 
     def request(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> httpx.Response:
         headers = kwargs.pop("headers", {})
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
-        return httpx.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+        return httpx.request(method, self.url + path, headers=headers, timeout=30, verify=self.verify, **kwargs)
 
     def charges(self) -> tuple[dict[str, tuple[str, int]], int]:
         """The spending and number of lines of every budget that has lines, and the number of audit rows, read from
@@ -127,15 +130,16 @@ def start(folder: Path, limits: str = "", *options: str) -> Server:
     return launch(write_files(folder, limits), *options)
 
 
-def launch(config: Path, *options: str) -> Server:
-    """``dpframe serve CONFIG`` on a free port, once it answers."""
+def launch(config: Path, *options: str, verify: ssl.SSLContext | None = None) -> Server:
+    """``dpframe serve CONFIG`` on a free port, once it answers (over TLS when ``verify`` trusts its certificate)."""
     folder, port = config.parent, free_port()
     log = folder / "server.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with open(log, "ab") as out:
         process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port), *options],
                                    stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder)
-    server = Server(f"http://127.0.0.1:{port}", config, process, log)
+    server = Server(f"{'http' if verify is None else 'https'}://127.0.0.1:{port}", config, process, log,
+                    True if verify is None else verify)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -454,6 +458,27 @@ def test_a_killed_server_loses_no_charge_and_releases_nothing_twice(tmp_path: Pa
         assert charged <= 2
     finally:
         stop(restarted)
+
+
+def test_tls_through_uvicorns_options(tmp_path: Path) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command to make a test certificate")
+    key, certificate = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(certificate), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], check=True, capture_output=True)
+    server = launch(write_files(tmp_path), "--ssl-keyfile", str(key), "--ssl-certfile", str(certificate),
+                    verify=ssl.create_default_context(cafile=str(certificate)))
+    try:
+        assert server.url.startswith("https://")
+        assert server.request("GET", "/v1/datasets", TOKENS["alice"]).json() == {"value": ["census", "visits"]}
+        with pytest.raises(httpx.TransportError):  # not plain HTTP on that port
+            httpx.get(server.url.replace("https://", "http://") + "/v1/datasets", timeout=30)
+        with pytest.raises(httpx.ConnectError):  # and not with a certificate the client does not trust
+            httpx.get(server.url + "/v1/datasets", timeout=30)
+    finally:
+        stop(server)
 
 
 def test_the_analysts_client_works_against_the_server(server: Server) -> None:
