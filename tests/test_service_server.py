@@ -253,7 +253,8 @@ def test_the_body_limit(server: Server) -> None:
 
 def test_malformed_plans_are_a_clear_400_at_no_cost(server: Server) -> None:
     before = server.charges()
-    for body in (b"not json", b"[]", b'{"request_id": "x"}', json.dumps({**PLAN, "extra": 1}).encode(),
+    deep = json.dumps(PLAN).replace('"kwargs": {', '"args": [' + "[" * 100_000 + "]" * 100_000 + '], "kwargs": {')
+    for body in (b"not json", b"[]", b'{"request_id": "x"}', json.dumps({**PLAN, "extra": 1}).encode(), deep.encode(),
                  json.dumps({**PLAN, "steps": [{"op": "getattr", "target": 0, "name": "_data"}],
                              "result": 1}).encode()):
         response = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], content=body,
