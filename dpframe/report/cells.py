@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,13 +33,15 @@ _DURATION_UNITS = (("days", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0))
 class Cell:
     """A released cell as text: its ``value``, its 95% ``interval`` (``"± 140"``, ``"-12 to 250"`` or ``""``
     when it has none), whether the noise is as large as the value or its range (``unreliable``,
-    :func:`~dpframe.results.is_unreliable`) and whether it was clamped to an end of its range (``at_bound``,
-    :func:`~dpframe.results.at_bound`)."""
+    :func:`~dpframe.results.is_unreliable`), whether it was clamped to an end of its range (``at_bound``,
+    :func:`~dpframe.results.at_bound`) and whether it rests on automatic bounds found on too few rows
+    (``weak_bounds``, ``Release.weak_bounds``)."""
 
     value: str
     interval: str = ""
     unreliable: bool = False
     at_bound: bool = False
+    weak_bounds: bool = False
 
 
 def format_value(value: Any, *, grouping: bool = False) -> str:
@@ -155,16 +157,18 @@ def cells(table: pd.DataFrame | pd.Series[Any], *, grouping: bool = False,
         return aligned(part, table)[rows]
 
     std, lower, upper = (nan, nan, nan) if release is None else map(shown, (release.std, release.lower, release.upper))
+    weak = np.zeros(values.shape, dtype=bool) if release is None else shown(release.weak_bounds) > 0
     clamp = None if release is None else release.clamp
     low, high = (nan, nan) if clamp is None else map(shown, clamp)
     flagged = ({column: {row.strip() for row in str(frame.loc["unreliable", column]).split(",")}
                 for column in frame.columns} if "unreliable" in frame.index else {})
     grid = []
     for i, row in enumerate(frame.index[rows]):
-        line = [cell(values[i, j], std[i, j], lower[i, j], upper[i, j], grouping=grouping,
-                     clamp=None if clamp is None else (low[i, j], high[i, j]))
+        line = [replace(cell(values[i, j], std[i, j], lower[i, j], upper[i, j], grouping=grouping,
+                             clamp=None if clamp is None else (low[i, j], high[i, j])), weak_bounds=bool(weak[i, j]))
                 for j in range(len(frame.columns))]
-        grid.append([Cell(c.value, c.interval, True, c.at_bound) if str(row) in flagged.get(column, ()) else c
+        # A statistic the unreliable row names for its bounds alone is marked for them, not for its noise.
+        grid.append([replace(c, unreliable=True) if str(row) in flagged.get(column, ()) and not c.weak_bounds else c
                      for c, column in zip(line, frame.columns)])
     return pd.DataFrame(grid, index=frame.index[rows], columns=frame.columns, dtype=object)
 
