@@ -134,8 +134,9 @@ What to expect (epsilon = 1; ratio = median |error| of the mean / with the data'
   delays the positive; see "The tail"); the answer's noise grows in proportion.
 * Needs some rows: with fewer than roughly ``15 s`` rows (~300 at epsilon = 1
   and one row per person) an early false positive can put a bound inside the
-  data, or past it (measured on ages: 3% of runs at 6-8 ``s`` rows, 0.75% at
-  10 ``s``); such answers are marked UNRELIABLE (see "Too few rows").
+  data, or past it (measured on ages: 1-1.5% of runs at 5-10 ``s`` rows,
+  benchmarks/bench_weak_bounds.py); such answers are marked UNRELIABLE (see
+  "Too few rows").
 * Data far from 0 relative to its spread: each bound is found to ~3% of its
   own magnitude, so values in ``[1e6, 1e6 + 10]`` get bounds near
   ``(999424, 1015808)`` (about ``(966656, 1048576)`` at epsilon = 1); their
@@ -157,9 +158,10 @@ The threshold noise has scale ``r = s/3`` (``r/s = eps2/(2 eps1)``), so
 ``E[exp(-rho/s)] = 1/(1 - 1/9) = 9/8``; with ``margin = 0.75 s`` and at most
 ``2 * 5763`` queries examined (two scans of the grid), a union bound gives
 ``P(a bound past the data) <= A exp(-n/s)``, ``A = 11526 * 9/16 * e**-0.75 ~
-3063`` -- near 1 below ``8 s`` rows, negligible above ``20 s``. (On data
-between 1 and 1,000 some 4,000 queries answer ``-n``; the measured rates
-above are some 7x below the bound.) The answer's interval does not show it:
+3063`` -- near 1 below ``8 s`` rows, negligible above ``20 s`` (the measured
+rates above are some ten times below it; for ``s`` of a count or two, epsilon in
+the tens, the discrete noise's tail and the margin's rounding make ``A`` up to 4x
+larger, on a threshold of a few dozen rows). The answer's interval does not show it:
 with a bound at 1e14, a mean of 1e14 has an interval of 1e12.
 
 So an answer on automatic bounds is marked UNRELIABLE ("automatic bounds from

@@ -88,20 +88,20 @@ def cell(value: Any, std: float, lower: float, upper: float, *, clamp: tuple[flo
     Times (dates, durations) have their noise in seconds, as a describe release keeps it.
 
     >>> cell(30061.3, 70.0, 29924.1, 30198.5, grouping=True)
-    Cell(value='30,061', interval='± 137', unreliable=False, at_bound=False)
+    Cell(value='30,061', interval='± 137', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell(30061.3, 700.0, 28689.3, 31433.3, grouping=True)
-    Cell(value='30,060', interval='± 1,370', unreliable=False, at_bound=False)
+    Cell(value='30,060', interval='± 1,370', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell(0, 100.0, -230.0, 220.0)
-    Cell(value='0', interval='-230 to 220', unreliable=True, at_bound=False)
+    Cell(value='0', interval='-230 to 220', unreliable=True, at_bound=False, weak_bounds=False)
     >>> cell(41.5, float("nan"), float("nan"), float("nan"))
-    Cell(value='41.5', interval='', unreliable=False, at_bound=False)
+    Cell(value='41.5', interval='', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell("HS", float("nan"), float("nan"), float("nan"))
-    Cell(value='HS', interval='', unreliable=False, at_bound=False)
+    Cell(value='HS', interval='', unreliable=False, at_bound=False, weak_bounds=False)
     >>> t = pd.Timestamp("2021-05-15 13:47:12")
     >>> cell(t, 86400.0 * 3, t.value / 1e9 - 86400.0 * 6, t.value / 1e9 + 86400.0 * 6)
-    Cell(value='2021-05-16', interval='± 6.0 days', unreliable=False, at_bound=False)
+    Cell(value='2021-05-16', interval='± 6.0 days', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell(100.0, 0.3, 99.4, 100.0, clamp=(0.0, 100.0))  # a mean clamped to its upper bound
-    Cell(value='100.00', interval='99.40 to 100.00', unreliable=False, at_bound=True)
+    Cell(value='100.00', interval='99.40 to 100.00', unreliable=False, at_bound=True, weak_bounds=False)
     """
     noisy = math.isfinite(std) and std > 0 and math.isfinite(lower) and math.isfinite(upper)
     resolution = shown_resolution(std, lower, upper) if noisy else math.nan
