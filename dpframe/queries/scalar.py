@@ -207,7 +207,7 @@ def bounded_sum(
 
 
 def few_rows(target: Target, privacy: Privacy, clipping: Clipping | None,
-              count: tuple[float, float] | None = None) -> bool:
+             count: tuple[float, float] | None = None) -> bool:
     """:func:`~dpframe.queries.bounds.weak_bounds` of a query spending ``privacy`` whose bounds were found
     automatically, read from its noisy ``count`` (value, noise std) if it has one, else the public number of rows, else
     the total of its noisy clipping counts; False when it has none of them (a sum with ``clipping=False``)."""

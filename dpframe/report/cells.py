@@ -157,7 +157,9 @@ def cells(table: pd.DataFrame | pd.Series[Any], *, grouping: bool = False,
         return aligned(part, table)[rows]
 
     std, lower, upper = (nan, nan, nan) if release is None else map(shown, (release.std, release.lower, release.upper))
+    # A missing cell (a group the bounds' noise swamped) has no value to mark.
     weak = np.zeros(values.shape, dtype=bool) if release is None else shown(release.weak_bounds) > 0
+    weak &= ~np.vectorize(lambda value: pd.api.types.is_scalar(value) and pd.isna(value), otypes=[bool])(values)
     clamp = None if release is None else release.clamp
     low, high = (nan, nan) if clamp is None else map(shown, clamp)
     flagged = ({column: {row.strip() for row in str(frame.loc["unreliable", column]).split(",")}

@@ -92,8 +92,8 @@ def _texts(obj: pd.Series[Any] | pd.DataFrame) -> tuple[NDArray[Any], set[str]]:
         for i in range(len(rows)):
             c: Cell = shown[i, j]
             marks = ("?" if c.unreliable or c.weak_bounds else "") + ("!" if c.at_bound else "")
-            used.update(marks if c.unreliable or c.at_bound else marks.replace("?", ""))
-            used.update(("weak bounds",) if c.weak_bounds else ())
+            used.update(mark for mark, shown_for in (("?", c.unreliable), ("!", c.at_bound), ("weak bounds", c.weak_bounds))
+                        if shown_for)
             used.update(("±",) if c.interval else ())
             used.update(("to",) if " to " in c.interval else ())
             interval = c.interval if c.interval.startswith("±") or not c.interval else f"({c.interval})"
