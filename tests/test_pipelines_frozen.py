@@ -81,7 +81,8 @@ def test_a_group_mean_with_automatic_bounds_on_244_rows_is_missing_sane_or_marke
         values = table["tip"].to_numpy(dtype=float)
         weak = table.attrs["dp"].weak_bounds["tip"].to_numpy()
         assert np.all(np.isnan(values) | (np.abs(values) < 1e3) | (weak == 1)), (seed, values)
-        assert (weak == 1).all() and "automatic bounds from too few rows" in repr(table), seed
+        assert (weak == 1).all(), seed
+        assert np.isnan(values).all() or "automatic bounds from too few rows" in repr(table), seed  # on shown cells
         absurd += int(np.sum(np.abs(values) >= 1e3))
         if np.isnan(values).any():
             assert "missing" in table.attrs["dp"].note and "bounds=" in table.attrs["dp"].note
