@@ -137,6 +137,8 @@ def test_describe_never_shows_absurd_values_without_the_unreliable_mark() -> Non
                 values = frame[column].dropna()
                 for row in ("mean", "25%", "50%", "75%"):  # unmarked: a statistic of this data, within its range
                     assert row in marked or _within(float(d.loc[row, column]), values), (name, column, row, seed)
+                span = float(values.max() - values.min()) if len(values) else 0.0
+                assert "std" in marked or float(d.loc["std", column]) <= 2 * span + 1, (name, column, seed)
                 if release.weak_bounds.loc["mean", column] == 1:
                     weak += 1
                     assert {"mean", "std", "50%"} <= set(marked), (name, column, seed)
