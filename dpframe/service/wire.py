@@ -75,8 +75,9 @@ MAX_CELLS: Final = 100_000
 _FRACTION = re.compile(r"-?[0-9]{1,400}(/[0-9]{1,400})?")
 # An ISO time as Timestamp.isoformat writes it (no words such as "now", no offsets: the zone travels apart).
 _ISO_TIME = re.compile(r"-?[0-9]{4,6}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?")
-# A time zone by its database name ("UTC", "Europe/Oslo", "Etc/GMT+1"): never a path ("dateutil//etc/...").
-_ZONE_NAME = r"[A-Za-z][A-Za-z0-9_+\-]{0,40}(/[A-Za-z0-9_+\-]{1,40}){0,2}"
+# A time zone by its database name ("UTC", "Europe/Oslo", "Etc/GMT+1") or a fixed offset ("UTC+01:00", as pandas
+# names one): never a path ("dateutil//etc/...").
+_ZONE_NAME = r"(UTC[+\-][0-9]{2}:[0-9]{2}|[A-Za-z][A-Za-z0-9_+\-]{0,40}(/[A-Za-z0-9_+\-]{1,40}){0,2})"
 _ZONE = re.compile(_ZONE_NAME)
 # A dtype's name ("Int64", "datetime64[ns, Europe/Oslo]", "interval[float64, right]", "int64[pyarrow]").
 _DTYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(\[[A-Za-z0-9_]{1,30}(, ?" + _ZONE_NAME + r")?\])?")
