@@ -390,10 +390,14 @@ def test_too_many_cells_and_too_deep_nesting_are_refused() -> None:
         "dtype": {"$dtype": "object"}, "values": ["a", "a"]}, "name": None}}, "ordered": False}}, "codes": [0]},
         "name": None}},
     {"$index": {"data": {"dtype": {"$dtype": "int64"}, "values": [1]}, "name": [1]}},
+    {"$index": {"data": {"dtype": {"$dtype": "category"}, "codes": [0]}, "name": None}},
 ], ids=repr)
 def test_malformed_input_is_a_value_error(data: Any) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as error:
         decode(data, allow_results=True, refs={})
+    assert not str(error.value).startswith("malformed value (")  # a check caught it, not decode's backstop
+
+
 
 
 TAGS = ["$ref", "$float", "$tuple", "$dict", "$slice", "$range", "$fraction", "$set", "$frozenset", "$ndarray", "$unreleased", "$nat", "$na",
@@ -405,7 +409,9 @@ KEYS = ["tz", "unit", "freq", "closed", "release", "position", "data", "index", 
         "shown", "released", "epsilon", "delta", "rho", "kind", "query"]
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12) | st.sampled_from(
     ["nan", "inf", "int64", "Int64", "category", "object", "str", "UTC", "Europe/Oslo", "2024-01-01T00:00:00", "1/3",
-     "ns", "D", "left", "same", "pyarrow", "python", "NA", "approx", "datetime64[ns, UTC]", "interval[int64, right]"])
+     "ns", "D", "left", "same", "pyarrow", "python", "NA", "approx", "datetime64[ns, UTC]", "interval[int64, right]",
+     "category", "string", "Sparse[int64]", "period[D]", "interval", "timedelta64[ns]", "V8", "S3", "complex128",
+     "float16", "int64[pyarrow]", "boolean", "Float64", "UInt8", "datetime64[s]", "UTC+01:00"])
 
 
 def hostile(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:

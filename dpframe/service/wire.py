@@ -707,7 +707,7 @@ class _Decoder:
             raise _malformed("array dtype", data["dtype"])
         if isinstance(dtype, pd.CategoricalDtype):
             codes = _keys(data, "categorical array", {"dtype", "codes"})["codes"]
-            if type(codes) is not list:
+            if type(codes) is not list or dtype.categories is None:  # "category" by name: no categories
                 raise _malformed("categorical codes", codes)
             self.count(len(codes))
             if not all(type(code) is int and -1 <= code < len(dtype.categories) for code in codes):
