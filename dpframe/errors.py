@@ -109,6 +109,17 @@ class LedgerError(DPFrameError, ValueError):
     """
 
 
+class RemoteError(DPFrameError):
+    """The curator's server could not answer: unreachable, the token refused, or an error it does not name.
+
+    Errors the server names (a refusal, an exhausted budget, a wrong argument) are raised by the client as the
+    same exception types, with the same messages, as in the curator's own process (docs/server.md).
+
+    >>> str(RemoteError("the server refused the token (401)"))
+    'the server refused the token (401)'
+    """
+
+
 class ReconnectedWarning(UserWarning):
     """``protect()`` found this data's (or this name's) budget in the ledger and reconnected to it.
 

@@ -270,6 +270,43 @@ class Budget:
             raise ValueError(f"this is a {self._kind} budget: extend it with the same kind of total")
         self._store.extend(self._id, total)
 
+    def allot(self, name: str, *, epsilon: float | None = None, delta: float = 0.0,
+              rho: float | None = None) -> Budget:
+        """The allotment ``name``: a budget of its own whose every charge is also charged to this one, its cap.
+
+        Each charge (and reservation) of the allotment is written to both in
+        one transaction, refused -- nothing written to either -- unless it
+        fits both, so whatever the allotments spend, together they never
+        spend more than the cap (docs/ledger.md). The cap's ledger shows each
+        line under the allotment's name. The same kind of total as the cap's,
+        which must be an (epsilon, delta) or a zCDP budget, not a filter; an
+        allotment can be a cap in turn. An existing allotment of this name
+        reconnects, with the same total (raise it with :meth:`extend`).
+        ``protect(data, budget=allotment)`` accepts data protected under its cap.
+
+        >>> import pandas as pd, dpframe
+        >>> census = Budget(epsilon=1.0, name="census", ledger=dpframe.Ledger.in_memory())
+        >>> alice, bob = census.allot("alice", epsilon=0.75), census.allot("bob", epsilon=0.75)
+        >>> df = pd.DataFrame({"x": range(100)})
+        >>> _ = df.dp.protect(budget=census)
+        >>> _ = df.dp.protect(budget=alice).dp.count(epsilon=0.5)
+        >>> df.dp.protect(budget=bob).dp.count(epsilon=0.75)
+        Traceback (most recent call last):
+        ...
+        dpframe.errors.BudgetExceededError: count needs ε=0.75, δ=0: the dataset's shared cap cannot cover it; nothing was charged
+        >>> float(census.spent.epsilon), census.ledger["query"].tolist(), alice.cap is census
+        (0.5, ['alice: count'], True)
+        """
+        kind, total = totals(epsilon, delta, rho)
+        record, _ = self._store.allot(self._id, check_name(name), kind, total)
+        return Budget._bind(self._store, record)
+
+    @property
+    def cap(self) -> Budget | None:
+        """The budget this one is an allotment of (:meth:`allot`), or None."""
+        cap_id = self._store.cap_of(self._id)
+        return None if cap_id is None else Budget._bind(self._store, self._store.record(cap_id))
+
     def rename(self, name: str | None) -> None:
         """Give the budget a unique name (None removes it)."""
         self._store.rename(self._id, None if name is None else check_name(name))

@@ -32,6 +32,19 @@ for an advanced one Σ ε tanh(ε/2) and Σ ε²
 checked and updated in the same transaction as the charge, so a filter is as
 atomic and as durable as any other budget.
 
+An allotment (:meth:`Ledger.allot`, ``Budget.allot``) is a budget with a cap
+in the ``caps`` table: its charge, in the same transaction, also checks its
+cap (and the cap's cap, up the chain) and writes its lines and spending there,
+refused for both unless it fits both; so the cap's total bounds what all its
+allotments release together (docs/ledger.md). An older dpframe would charge
+the allotment alone: the trigger ``allotments_charge_their_caps`` refuses a
+change of an allotment's spending unless this dpframe marks it (the
+``cap_charging`` table, filled and emptied within the charge).
+
+The curator service's requests (:meth:`Ledger.audited`): a charge made for a
+request also writes an audit row and registers the request, in the charge's
+transaction, so a request is charged by at most one release.
+
 A dpframe from before the filter budgets knows nothing of ``filter_state``: it
 would charge a filter budget by comparing its ``spent_*`` columns with its
 total, column by column, and the filter would never see those releases. So a
@@ -55,11 +68,12 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -94,6 +108,26 @@ CREATE TABLE IF NOT EXISTS filter_state (
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, budget_id TEXT NOT NULL, time TEXT NOT NULL, event TEXT NOT NULL,
     detail TEXT NOT NULL);
+-- Allotments: every charge of budget_id is also charged to cap_id, in the same transaction (Ledger.allot).
+CREATE TABLE IF NOT EXISTS caps (
+    budget_id TEXT PRIMARY KEY REFERENCES budgets(id), cap_id TEXT NOT NULL REFERENCES budgets(id));
+CREATE INDEX IF NOT EXISTS caps_by_cap ON caps(cap_id);
+-- Holds an allotment's id while this dpframe charges it and its caps (emptied in the same transaction): an older
+-- dpframe, which would charge the allotment alone and overspend its cap, is refused by the trigger below.
+CREATE TABLE IF NOT EXISTS cap_charging (budget_id TEXT PRIMARY KEY);
+CREATE TRIGGER IF NOT EXISTS allotments_charge_their_caps BEFORE UPDATE OF spent_epsilon, spent_delta, spent_rho
+    ON budgets WHEN EXISTS (SELECT 1 FROM caps WHERE budget_id = NEW.id)
+    AND NOT EXISTS (SELECT 1 FROM cap_charging WHERE budget_id = NEW.id)
+    BEGIN SELECT RAISE(ABORT, 'this budget is an allotment under a cap, kept by a newer dpframe: upgrade dpframe');
+    END;
+-- Requests of the curator service (Ledger.audited): registered by their first charge, then their stored result.
+CREATE TABLE IF NOT EXISTS requests (
+    who TEXT NOT NULL, request_id TEXT NOT NULL, status TEXT NOT NULL, result TEXT, time TEXT NOT NULL,
+    PRIMARY KEY (who, request_id));
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, who TEXT NOT NULL, request_id TEXT NOT NULL,
+    plan TEXT NOT NULL, budget_id TEXT, epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_by_who ON audit(who, seq);
 -- An older dpframe (SHA-256 fingerprints: 64 hexadecimal digits) would not find data this one recorded (fingerprint
 -- v2) and would open a second budget for it: its attempt to record such a fingerprint is refused, and with it that
 -- budget. (Dask frames' identities, "dask <token>", are the same in both.)
@@ -108,6 +142,19 @@ FILTERED = {
     "rdp": "Rényi composition (curves add order by order; Rényi filter)",
     "advanced": "advanced composition (filter for adaptively chosen ε)",
 }
+
+# The budget kinds that can be a cap or an allotment: their charges add, so a cap's spending is the sum of its lines.
+SEQUENTIAL = ("approx", "zcdp")
+
+# What the cap's refusal says: never the cap's remaining, which is other analysts' spending.
+CAP_REFUSAL = "the dataset's shared cap cannot cover it; nothing was charged"
+
+RequestStatus = Literal["none", "charged", "done"]
+
+# The ledger line that marks a budget as kept under replace-one neighbours (at no cost; protect's
+# _keep_one_relation). Caps compose their allotments' releases under add/remove neighbours: the line is refused in
+# a budget with a cap or allotments, and a budget that has it cannot be a cap.
+BOUNDED_LINE = "bounded DP"
 
 # What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
 # spending with the total column by column (one from before the filter budgets) refuses every charge.
@@ -172,6 +219,15 @@ class Line:
     seeded: bool = False
 
 
+def _table(rows: list[Any], columns: list[str]) -> pd.DataFrame:
+    """Rows read from the ledger as a table: times as UTC timestamps, amounts (exact text) as floats."""
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
+    for column in ("epsilon", "delta", "rho"):
+        frame[column] = frame[column].map(lambda text: float(Fraction(text))).astype(float)
+    return frame
+
+
 def _in_terms_of(line: Line, kind: str) -> Line:
     """The line as a budget of this kind records it: a filter composes what would be sequential otherwise."""
     if kind not in FILTERED:
@@ -201,6 +257,28 @@ def _check_extensible(record: BudgetRecord) -> None:
         raise LedgerError(f"budget {record.label} is a filter ({record.kind}) that has admitted releases: its total "
                           "is fixed from its first release, since raising it after seeing answers is not covered by "
                           "the filter's guarantee. Protect new data, or start a new budget")
+
+
+@dataclass
+class _Audit:
+    """The request that the charges of this thread are made for (:meth:`Ledger.audited`)."""
+
+    ledger_id: str
+    who: str
+    request_id: str
+    plan: str
+    registered: bool = False  # once a charge of this request is committed, its later charges are its own
+
+
+# A context variable, not a thread-local, so that it also follows a request through asyncio tasks; a new thread
+# starts without it.
+_AUDITED: ContextVar[_Audit | None] = ContextVar("dpframe_audited", default=None)
+
+
+def _check_text(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{what} must be a non-empty string, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -411,14 +489,15 @@ class Ledger:
         ``legacy`` computes the data's fingerprint as an older dpframe did (:meth:`_linked`).
 
         Refuses (LedgerError) when the data is already protected under another
-        budget, when the kind differs, or when the asked total differs from the
-        recorded one (a larger total only with ``extend=True``, recorded).
+        budget (other than the named budget's caps, :meth:`attach`), when the
+        kind differs, or when the asked total differs from the recorded one (a
+        larger total only with ``extend=True``, recorded).
         """
         with self._transaction() as db:
             by_data = None if fingerprint is None else self._linked(db, fingerprint, legacy)
             by_name = (db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
                        if name is not None else None)
-            if by_data is not None and by_name is not None and by_data[0] != by_name[0]:
+            if by_data is not None and by_name is not None and not self._covers(db, by_name[0], by_data[0]):
                 other = self._record(db, by_data[0])
                 raise LedgerError(f"this data is already protected under budget {other.label}; a second budget over "
                                   f"the same people would spend twice. Use name={other.name!r} (or omit name=)"
@@ -464,6 +543,8 @@ class Ledger:
 
         Refuses (LedgerError) when the data is already protected under another
         budget: two budgets over the same people would each spend in full.
+        Data protected under the budget's cap (or its cap's cap) is accepted
+        as it is: every charge of the budget is also charged there.
 
         >>> ledger = Ledger.in_memory()
         >>> record = ledger.create("approx", Cost(epsilon=Fraction(1)))
@@ -474,7 +555,7 @@ class Ledger:
         with self._transaction() as db:
             record = self._record(db, budget_id)
             by_data = self._linked(db, fingerprint, legacy)
-            if by_data is not None and by_data[0] != budget_id:
+            if by_data is not None and not self._covers(db, budget_id, by_data[0]):
                 other = self._record(db, by_data[0])
                 how = f"name={other.name!r}" if other.name else "its total and no name="
                 raise LedgerError(f"this data is already protected under budget {other.label}, not {record.label}; "
@@ -586,6 +667,56 @@ class Ledger:
             self._event(db, budget_id, "extended", f"total {record.total.describe(record.kind)} -> "
                                                    f"{total.describe(record.kind)}")
 
+    def allot(self, cap_id: str, name: str, kind: BudgetKind, total: Cost) -> tuple[BudgetRecord, bool]:
+        """The allotment ``name`` of the cap ``cap_id`` (created if new; :meth:`Budget.allot`), and whether it existed.
+
+        Refuses (ValueError) another kind than the cap's, or a cap kept as a
+        filter; (LedgerError) a name taken by a budget that is not an
+        allotment of this cap, or an existing allotment's other total.
+
+        >>> ledger = Ledger.in_memory()
+        >>> cap = ledger.create("approx", Cost(epsilon=Fraction(1)))
+        >>> alice, existed = ledger.allot(cap.id, "alice", "approx", Cost(epsilon=Fraction(1, 2)))
+        >>> ledger.cap_of(alice.id) == cap.id, existed
+        (True, False)
+        """
+        with self._transaction() as db:
+            cap = self._record(db, cap_id)
+            if cap.kind not in SEQUENTIAL:
+                raise ValueError(f"budget {cap.label} is a filter ({cap.kind}): a cap must be an (epsilon, delta) or "
+                                 "a zCDP budget, whose charges add up")
+            if self._has_line(db, cap_id, BOUNDED_LINE):
+                raise LedgerError(f"budget {cap.label} is kept under replace-one neighbours (bounded DP): it cannot be "
+                                  "a cap, whose allotments' releases are under add/remove neighbours")
+            if kind != cap.kind:
+                raise ValueError(f"budget {cap.label} is a {cap.kind} budget: its allotments are too "
+                                 f"({'epsilon= with optional delta=' if cap.kind == 'approx' else 'rho='})")
+            row = db.execute("SELECT id FROM budgets WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                record = self._create(db, kind, total, name, None)
+                db.execute("INSERT INTO caps VALUES (?, ?)", (record.id, cap_id))
+                self._event(db, record.id, "allotted", f"capped by budget {cap.label}")
+                self._event(db, cap_id, "allotted", f"{name!r}: {total.describe(kind)}")
+                return record, False
+            if self._cap_of(db, row[0]) != cap_id:
+                raise LedgerError(f"a budget named {name!r} already exists in {self} and is not an allotment of "
+                                  f"budget {cap.label}; choose another name")
+            record = self._record(db, row[0])
+            if record.total != total:
+                raise LedgerError(f"the allotment {record.label} has total {record.total.describe(kind)}: pass that "
+                                  "total to reconnect, or raise it with its extend() (the curator's)")
+            self._event(db, record.id, "reconnected", f"allotment of budget {cap.label}")
+            return record, True
+
+    def cap_of(self, budget_id: str) -> str | None:
+        """The id of the budget's cap (every charge of the budget is also charged to it), or None."""
+        with self._snapshot() as db:
+            return self._cap_of(db, budget_id)
+
+    def _cap_of(self, db: sqlite3.Connection, budget_id: str) -> str | None:
+        row = db.execute("SELECT cap_id FROM caps WHERE budget_id = ?", (budget_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def rename(self, budget_id: str, name: str | None) -> None:
         """Give a budget a (unique) name, or remove its name with None."""
         with self._transaction() as db:
@@ -600,11 +731,15 @@ class Ledger:
         """Forget a budget, its charges and its fingerprints: the same data protected again starts afresh.
 
         The curator's, and only when the data is deleted too (docs/ledger.md).
+        A cap is deleted after its allotments; an allotment's lines stay in
+        its cap, charged.
         """
         with self._transaction() as db:
-            self._record(db, budget_id)
+            record = self._record(db, budget_id)
+            if self._is_cap(db, budget_id):
+                raise LedgerError(f"budget {record.label} is the cap of allotments: delete them first")
             for table, column in (("charges", "budget_id"), ("fingerprints", "budget_id"), ("events", "budget_id"),
-                                  ("filter_state", "budget_id"), ("budgets", "id")):
+                                  ("filter_state", "budget_id"), ("caps", "budget_id"), ("budgets", "id")):
                 db.execute(f"DELETE FROM {table} WHERE {column} = ?", (budget_id,))
 
     # -- charging: internal (module docstring of dpframe.accounting.budget) ---------------
@@ -621,6 +756,9 @@ class Ledger:
         for line in lines[1:]:
             total_cost = total_cost + line.cost
         query = lines[0].query if len(lines) == 1 else f"{lines[0].query} (and {len(lines) - 1} more parts)"
+        audit = _AUDITED.get()
+        if audit is not None and audit.ledger_id != self.id:
+            audit = None
         with self._transaction() as db:
             record = self._record(db, budget_id)
             if record.kind in FILTERED:
@@ -631,14 +769,58 @@ class Ledger:
                     raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)} but only "
                                               f"{remaining.describe(record.kind)} remains; nothing was charged")
                 spent = record.spent + total_cost
+            caps = [self._record(db, cap_id) for cap_id in self._caps_above(db, budget_id)]
+            if any(line.query == BOUNDED_LINE for line in lines) and (caps or self._is_cap(db, budget_id)):
+                raise LedgerError(f"budget {record.label} has a cap or allotments, which compose releases under "
+                                  "add/remove neighbours: bounded DP (neighbours='replace') needs a budget of its own")
+            if any(not total_cost.fits_in(cap.total - cap.spent) for cap in caps):
+                raise BudgetExceededError(f"{query} needs {total_cost.describe(record.kind)}: {CAP_REFUSAL}")
+            if audit is not None:
+                self._register(db, audit, budget_id, total_cost)
             time = _now()
             numbers = [self._insert(db, budget_id, _in_terms_of(line, record.kind), time) for line in lines]
-            stored = (_text(spent.epsilon), _text(spent.delta), _text(spent.rho))
-            db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
-                       (*stored, budget_id))
+            stored = self._spend(db, budget_id, spent, capped=bool(caps))
+            # Each cap records the allotment's lines under the allotment's name: its lines add up to its spending.
+            for position, cap in enumerate(caps):
+                for line in lines:
+                    self._insert(db, cap.id, replace(line, query=f"{record.name or record.id[:12]}: {line.query}"),
+                                 time)
+                self._spend(db, cap.id, cap.spent + total_cost, capped=position < len(caps) - 1)
+        if audit is not None:
+            audit.registered = True
         if record.kind not in FILTERED:
             self._amounts.setdefault(stored, spent)  # the next charge reads this row back: no need to parse it
         return numbers, record.kind
+
+    def _spend(self, db: sqlite3.Connection, budget_id: str, spent: Cost, *, capped: bool) -> tuple[str, str, str]:
+        """Write a budget's new spending; an allotment's under the mark its trigger asks for (the schema)."""
+        stored = (_text(spent.epsilon), _text(spent.delta), _text(spent.rho))
+        if capped:
+            db.execute("INSERT INTO cap_charging VALUES (?)", (budget_id,))
+        db.execute("UPDATE budgets SET spent_epsilon = ?, spent_delta = ?, spent_rho = ? WHERE id = ?",
+                   (*stored, budget_id))
+        if capped:
+            db.execute("DELETE FROM cap_charging WHERE budget_id = ?", (budget_id,))
+        return stored
+
+    def _is_cap(self, db: sqlite3.Connection, budget_id: str) -> bool:
+        return db.execute("SELECT 1 FROM caps WHERE cap_id = ? LIMIT 1", (budget_id,)).fetchone() is not None
+
+    def _covers(self, db: sqlite3.Connection, budget_id: str, data_budget_id: str) -> bool:
+        """Whether the budget may release data protected under ``data_budget_id``: its own, or its cap's (or its cap's
+        cap's...), which each of its charges is charged to too."""
+        return data_budget_id == budget_id or data_budget_id in self._caps_above(db, budget_id)
+
+    def _caps_above(self, db: sqlite3.Connection, budget_id: str) -> list[str]:
+        """The budget's cap, its cap's cap and so on (nearest first); empty for a budget without a cap."""
+        chain: list[str] = []
+        cap = self._cap_of(db, budget_id)
+        while cap is not None:
+            if cap in chain:  # never made by allot: a ledger edited by hand, which cannot be charged
+                raise LedgerError(f"the caps above budget {budget_id} form a cycle in {self}: it cannot be charged")
+            chain.append(cap)
+            cap = self._cap_of(db, cap)
+        return chain
 
     def _reserve(self, budget_id: str, line: Line) -> int:
         """Charge a reserved line (as :meth:`_charge`), which this process's parts then :meth:`_draw` from."""
@@ -727,15 +909,118 @@ class Ledger:
             if cursor.rowcount:  # else the budget was deleted meanwhile: nothing to describe
                 self._insert(db, budget_id, line, time)
 
+    # -- the curator service's requests (docs/ledger.md) -----------------------------------
+    @contextmanager
+    def audited(self, who: str, request_id: str, plan: str) -> Iterator[None]:
+        """Make every charge of this ledger inside the block (same thread or task) one of this request's.
+
+        Each charge or reservation writes, in its own transaction, an audit
+        row (time, who, request id, plan, budget, cost), and the first one
+        registers the request as charged. A charge of a request that another
+        release has registered (a retry running beside the first attempt, or
+        after it) is refused with LedgerError, and nothing is written: one
+        request id, at most one release.
+
+        >>> import pandas as pd, dpframe
+        >>> ledger = Ledger.in_memory()
+        >>> p = pd.DataFrame({"x": [1, 2, 3]}).dp.protect(epsilon=1.0, ledger=ledger)
+        >>> with ledger.audited("alice", "a1", plan="count"):
+        ...     _ = p.dp.count(epsilon=0.25)
+        >>> ledger.request_status("alice", "a1"), ledger.audit()[["who", "request_id", "epsilon"]].values.tolist()
+        ('charged', [['alice', 'a1', 0.25]])
+        >>> with ledger.audited("alice", "a1", plan="count"):
+        ...     _ = p.dp.count(epsilon=0.25)
+        Traceback (most recent call last):
+        ...
+        dpframe.errors.LedgerError: request 'a1' of 'alice' was already charged by another release; nothing was charged
+        """
+        if not isinstance(plan, str):
+            raise TypeError(f"plan must be text (what the request asked), got {type(plan).__name__}")
+        audit = _Audit(self.id, _check_text(who, "who"), _check_text(request_id, "request_id"), plan)
+        token = _AUDITED.set(audit)
+        try:
+            yield
+        finally:
+            _AUDITED.reset(token)
+
+    def _register(self, db: sqlite3.Connection, audit: _Audit, budget_id: str | None, cost: Cost) -> None:
+        """Write the audit row of a charge and, at the request's first, register the request (in the charge's
+        transaction); refuse a request that another release registered."""
+        if not audit.registered:
+            if db.execute("SELECT 1 FROM requests WHERE who = ? AND request_id = ?",
+                          (audit.who, audit.request_id)).fetchone():
+                raise LedgerError(f"request {audit.request_id!r} of {audit.who!r} was already charged by another "
+                                  "release; nothing was charged")
+            db.execute("INSERT INTO requests VALUES (?, ?, 'charged', NULL, ?)", (audit.who, audit.request_id, _now()))
+        db.execute("INSERT INTO audit (time, who, request_id, plan, budget_id, epsilon, delta, rho) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (_now(), audit.who, audit.request_id, audit.plan, budget_id,
+                                                       _text(cost.epsilon), _text(cost.delta), _text(cost.rho)))
+
+    def store_result(self, who: str, request_id: str, payload: str) -> str:
+        """Keep a request's result (its JSON payload) and mark it done; return the result it keeps.
+
+        A request that charged nothing is registered here, with an audit row
+        of zero cost (its plan when called inside its :meth:`audited` block).
+        A request already done keeps its first result, which is returned.
+        Inside the request's block, a request that another release charged is
+        refused (LedgerError): that release stores its own result.
+
+        >>> ledger = Ledger.in_memory()
+        >>> ledger.store_result("alice", "a1", '{"value": 3}'), ledger.store_result("alice", "a1", '{"value": 4}')
+        ('{"value": 3}', '{"value": 3}')
+        >>> ledger.stored_result("alice", "a1"), ledger.request_status("alice", "a2")
+        ('{"value": 3}', 'none')
+        """
+        _check_text(who, "who"), _check_text(request_id, "request_id")
+        if not isinstance(payload, str):
+            raise TypeError(f"a stored result is text (JSON), got {type(payload).__name__}")
+        audit = _AUDITED.get()
+        inside = audit is not None and (audit.ledger_id, audit.who, audit.request_id) == (self.id, who, request_id)
+        if audit is None or not inside:
+            audit = _Audit(self.id, who, request_id, "")
+        with self._transaction() as db:
+            row = db.execute("SELECT status, result FROM requests WHERE who = ? AND request_id = ?",
+                             (who, request_id)).fetchone()
+            if row is not None and row[0] == "done":
+                return str(row[1])
+            if row is not None and inside and not audit.registered:
+                raise LedgerError(f"request {request_id!r} of {who!r} was charged by another release, which stores "
+                                  "its result; nothing was stored")
+            if row is None:
+                self._register(db, audit, None, Cost())
+            db.execute("UPDATE requests SET status = 'done', result = ? WHERE who = ? AND request_id = ?",
+                       (payload, who, request_id))
+        return payload
+
+    def stored_result(self, who: str, request_id: str) -> str | None:
+        """The result stored for the request (:meth:`store_result`), or None."""
+        rows = self._read("SELECT result FROM requests WHERE who = ? AND request_id = ? AND status = 'done'",
+                          (who, request_id))
+        return str(rows[0][0]) if rows else None
+
+    def request_status(self, who: str, request_id: str) -> RequestStatus:
+        """``"none"`` (never seen), ``"charged"`` (charged, no result stored: running, or it failed or crashed
+        after its charge, and must never be run again) or ``"done"`` (its result is stored)."""
+        rows = self._read("SELECT status FROM requests WHERE who = ? AND request_id = ?", (who, request_id))
+        if not rows:
+            return "none"
+        return "done" if rows[0][0] == "done" else "charged"
+
+    def audit(self, who: str | None = None) -> pd.DataFrame:
+        """The audit rows (of one analyst with ``who=``), oldest first: time, who, request id, plan, budget (its name
+        or id), budget id and cost. The curator's: they show every analyst's plans and spending."""
+        where, parameters = ("WHERE a.who = ?", (who,)) if who is not None else ("", ())
+        rows = self._read("SELECT a.time, a.who, a.request_id, a.plan, coalesce(b.name, a.budget_id), a.budget_id, "
+                          f"a.epsilon, a.delta, a.rho FROM audit a LEFT JOIN budgets b ON b.id = a.budget_id {where} "
+                          "ORDER BY a.seq", parameters)
+        return _table(rows, ["time", "who", "request_id", "plan", "budget", "budget_id", "epsilon", "delta", "rho"])
+
     # -- reading -------------------------------------------------------------------
     def lines(self, budget_id: str) -> pd.DataFrame:
         """The budget's ledger lines, oldest first."""
         rows = self._read("SELECT time, query, columns, mechanism, epsilon, delta, rho, noise, rule, seeded "
                           "FROM charges WHERE budget_id = ? ORDER BY line", (budget_id,), with_draws=True)
-        frame = pd.DataFrame(rows, columns=LEDGER_COLUMNS)
-        frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
-        for column in ("epsilon", "delta", "rho"):
-            frame[column] = frame[column].map(lambda text: float(Fraction(text))).astype(float)
+        frame = _table(rows, LEDGER_COLUMNS)
         frame["seeded"] = frame["seeded"].astype(bool)
         return frame
 
@@ -749,8 +1034,11 @@ class Ledger:
         with self._lock:
             if any(drawn[0] == budget_id and drawn[2].query == query for drawn in self._drawn):
                 return True
-            return bool(self._read("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
-                                   (budget_id, query)))
+            return self._has_line(self._connection_here(), budget_id, query)
+
+    def _has_line(self, db: sqlite3.Connection, budget_id: str, query: str) -> bool:
+        return db.execute("SELECT 1 FROM charges WHERE budget_id = ? AND query = ? LIMIT 1",
+                          (budget_id, query)).fetchone() is not None
 
     def events(self, budget_id: str) -> pd.DataFrame:
         """When the budget was created, reconnected to, extended or renamed."""

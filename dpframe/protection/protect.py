@@ -29,6 +29,7 @@ from dpframe.accounting.budget import (
     totals,
 )
 from dpframe.accounting.costs import Cost, exact
+from dpframe.accounting.ledger import BOUNDED_LINE
 from dpframe.errors import AlreadyProtectedError, LargeDeltaWarning, LedgerError, RefusedError, warn
 from dpframe.noise.random import uniform_below
 from dpframe.protection.analyst import holds_objects, plain_column, public_value
@@ -37,7 +38,7 @@ from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.labels import index_of, labelled, plain_index
 from dpframe.protection.rules import refusal
 from dpframe.protection.series import ProtectedSeries
-from dpframe.protection.units import BOUNDED_LINE, UNIT_LEVEL, Protection, unit_codes, unit_ids
+from dpframe.protection.units import UNIT_LEVEL, Protection, unit_codes, unit_ids
 
 # Sampling rates are exact fractions whose denominators fit the exact uniform sampler.
 _RATE_BITS = 62

@@ -23,14 +23,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.accounting.budget import Budget
+from dpframe.accounting.ledger import BOUNDED_LINE
 from dpframe.noise.random import current_source
 from dpframe.protection.lineage import Lineage
 
 UNIT_LEVEL = "_dp_unit"
 
 PandasObject = pd.DataFrame | pd.Series
-# The ledger line that marks a budget as kept under replace-one neighbours (at no cost).
-BOUNDED_LINE = "bounded DP"
 
 @dataclass(frozen=True, eq=False)
 class Protection:

@@ -1,1 +1,1 @@
-"""The curator service: analysts query protected data over HTTP; the data and the budget stay on the server."""
+"""The curator service: the ``.dp`` API over HTTP, so that the analyst never holds the data (docs/server.md)."""

@@ -1,0 +1,539 @@
+"""The analyst's side of the curator service: remote protected frames with the local ``.dp`` API.
+
+``dpframe.connect(url, token=...)`` opens a connection; ``c.dataset("census")``
+gives a :class:`RemoteFrame`. What the analyst does to it -- selecting columns,
+filtering, ``assign``, ``query``, arithmetic, ``.str``/``.dt``, ``merge`` with a
+public table -- is recorded as steps of a plan (:mod:`dpframe.service.plan`),
+nothing is computed here and nothing is sent; asking a ``.dp`` question (or a
+fact of the schema: ``p.columns``, ``p.dtypes``, ``repr(p)``) sends the plan,
+which the server replays on its own :class:`~dpframe.ProtectedFrame`, the one
+place the rules are enforced. The answer comes back as the local type (a
+:class:`~dpframe.DPFloat` with its interval, a released Series or frame with its
+accuracy); a refusal or an error as the same exception, with the same message.
+
+Functions are never sent. A function of the whole frame (``assign(x=lambda d:
+d["a"] * 2)``, ``pipe``, ``p.loc[lambda d: ...]``, ``where(lambda d: ...)``) is
+called here, on the remote frame, so what it does is recorded as steps; a
+function of each value (``map(f)``, ``apply(f)``) would have to run where the
+values are, and is refused with what to do instead. ``@name`` in ``query`` and
+``eval`` is looked up here, in the caller's variables, and sent as a value.
+
+Every request carries an id, and a retry after a lost connection sends the same
+id: the server answers it with the release it stored (no second charge, no
+fresh noise).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+import warnings
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+import httpx
+import numpy as np
+import pandas as pd
+
+from dpframe import errors
+from dpframe.protection.expressions import local_names, split_assignment
+from dpframe.service import wire
+from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS
+
+# The exceptions a server may name, raised here as themselves (a closed list: a name never imports anything).
+_RAISED: dict[str, type[Exception]] = {
+    "RefusedError": errors.RefusedError, "BudgetExceededError": errors.BudgetExceededError,
+    "LedgerError": errors.LedgerError, "NotProtectedError": errors.NotProtectedError,
+    "ProposalRefusedError": errors.ProposalRefusedError, "AlreadyProtectedError": errors.AlreadyProtectedError,
+    "ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError, "IndexError": IndexError,
+    "AttributeError": AttributeError, "NotImplementedError": NotImplementedError, "PermissionError": PermissionError,
+}
+_WARNED: dict[str, type[Warning]] = {
+    "ClippingWarning": errors.ClippingWarning, "LargeDeltaWarning": errors.LargeDeltaWarning,
+    "UserWarning": UserWarning, "RuntimeWarning": RuntimeWarning,
+}
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+# Attempts of one request when the connection fails (the same request id each time).
+ATTEMPTS = 3
+
+
+@dataclass(frozen=True, eq=False)
+class _Node:
+    """One step of a plan, with the step it acts on; ``op="source"`` is the dataset."""
+
+    op: str
+    target: _Node | None = None
+    name: str | None = None
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    key: Any = None
+    value: Any = None
+    via: str | None = None
+
+
+def _steps(result: _Node) -> list[dict[str, Any]]:
+    """The plan's steps that compute ``result``, each after those it reads (step 0 is the dataset)."""
+    numbered: dict[int, int] = {}
+    steps: list[dict[str, Any]] = []
+
+    def number(node: _Node) -> int:
+        if id(node) in numbered:
+            return numbered[id(node)]
+        if node.op == "source":
+            numbered[id(node)] = 0
+            return 0
+        assert node.target is not None
+        target = number(node.target)
+
+        def encoded(value: Any) -> Any:
+            return wire.encode(value, ref=lambda obj: number(obj) if isinstance(obj, _Node) else None)
+
+        step: dict[str, Any] = {"op": node.op, "target": target}
+        if node.op in ("getattr", "call", "setattr"):
+            step["name"] = node.name
+        if node.op == "call":
+            step["args"] = [encoded(value) for value in node.args]
+            step["kwargs"] = {key: encoded(value) for key, value in node.kwargs.items()}
+        if node.op in ("getitem", "setitem", "delitem"):
+            step["key"] = encoded(node.key)
+        if node.op in ("setitem", "setattr"):
+            step["value"] = encoded(node.value)
+        if node.op == "setitem":
+            step["via"] = node.via
+        steps.append(step)
+        numbered[id(node)] = len(steps)
+        return len(steps)
+
+    number(result)
+    return steps
+
+
+def _plain(value: Any) -> Any:
+    """A released answer used as a constant, as plain data (its release stays here); remote objects as steps."""
+    if isinstance(value, _Remote):
+        return value._node
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (pd.Series, pd.DataFrame)) and "dp" in value.attrs:
+        plain = pd.DataFrame(value) if isinstance(value, pd.DataFrame) else pd.Series(value)
+        plain.attrs = {}
+        return plain
+    from dpframe.results import DPFloat, DPInt
+
+    if isinstance(value, DPInt):
+        return int(value)
+    if isinstance(value, DPFloat):
+        return float(value)
+    if callable(value) and not isinstance(value, (type, np.ufunc)):
+        raise errors.RefusedError(
+            "a function given to a remote frame's method runs on each value, and the values stay on the server: "
+            "no code is sent. Instead: express it with column operations (s * 2, s.where(cond, other), "
+            "s.map({old: new}), s.str.upper(), p.eval('a + b')), or give a function of the whole frame where pandas "
+            "takes one (assign(x=lambda d: ...), p.loc[lambda d: ...], pipe)")
+    return value
+
+
+class Connection:
+    """A connection to a curator's server, as one analyst (:func:`connect`)."""
+
+    def __init__(self, url: str, *, token: str, timeout: float = 60.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the server's address must be an http(s) URL, e.g. https://dp.example.org, got {url!r}")
+        if parts.scheme == "http" and parts.hostname not in _LOCAL_HOSTS:
+            raise ValueError(f"refusing plain http:// to {parts.hostname}: the token and the answers would cross the "
+                             "network unencrypted; use https:// (the curator serves TLS, docs/server.md), or "
+                             "http:// only to localhost")
+        if not isinstance(token, str) or not token:
+            raise ValueError("token= is the token the curator gave you (a string)")
+        self._http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {token}"},
+                                  timeout=timeout, transport=transport)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._http.close()
+
+    def __repr__(self) -> str:
+        return f"Connection({str(self._http.base_url)!r})"
+
+    def _request(self, method: str, path: str, body: Any = None) -> Any:
+        for attempt in range(ATTEMPTS):
+            try:
+                response = self._http.request(method, path, json=body)
+                break
+            except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout) as error:
+                if attempt == ATTEMPTS - 1:
+                    raise errors.RemoteError(f"the server at {self._http.base_url} did not answer "
+                                             f"({type(error).__name__}); the request can be sent again: it is "
+                                             "answered once") from None
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if response.status_code >= 400 or not isinstance(payload, dict):
+            _raise(response.status_code, payload)
+        for warned in payload.get("warnings", []):
+            category = _WARNED.get(str(warned.get("category")), UserWarning)
+            warnings.warn(str(warned.get("message")), category, stacklevel=4)
+        return wire.decode(payload.get("value"), allow_results=True)
+
+    def datasets(self) -> list[str]:
+        """The names of the datasets this analyst has a budget for."""
+        names: list[str] = self._request("GET", "/v1/datasets")
+        return names
+
+    def dataset(self, name: str) -> RemoteFrame:
+        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`)."""
+        if not isinstance(name, str):
+            raise TypeError(f"a dataset's name is a string, got {type(name).__name__}")
+        self._request("GET", f"/v1/datasets/{name}")  # a clear error now for a name that is not yours
+        return RemoteFrame(_Origin(self, name), _Node("source"))
+
+    def _run(self, dataset: str, node: _Node) -> Any:
+        steps = _steps(node)
+        plan = {"request_id": uuid.uuid4().hex, "steps": steps, "result": len(steps)}
+        return self._request("POST", f"/v1/datasets/{dataset}/run", plan)
+
+
+def _raise(status: int, payload: Any) -> NoReturn:
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(error, dict):
+        raise errors.RemoteError(f"the server answered {status} without an error it names")
+    kind, message = str(error.get("type")), str(error.get("message"))
+    if status in (401, 403):
+        raise errors.RemoteError(f"{message} ({status})")
+    raised = _RAISED.get(kind)
+    if raised is None:
+        raise errors.RemoteError(f"{kind}: {message} ({status})")
+    raise (raised(message) if raised is not KeyError else KeyError(message))
+
+
+@dataclass(frozen=True)
+class _Origin:
+    connection: Connection
+    dataset: str
+
+
+class _Remote:
+    """A step of a plan on the curator's server, standing where a protected object stands locally."""
+
+    __slots__ = ("_origin", "_node")
+    _origin: _Origin
+    _node: _Node
+
+    def __init__(self, origin: _Origin, node: _Node) -> None:
+        object.__setattr__(self, "_origin", origin)
+        object.__setattr__(self, "_node", node)
+
+    def _then(self, cls: type[_R], op: str, **parts: Any) -> _R:
+        return cls(self._origin, _Node(op, self._node, **parts))
+
+    def _fetch(self, op: str, **parts: Any) -> Any:
+        return self._origin.connection._run(self._origin.dataset, _Node(op, self._node, **parts))
+
+    def _call(self, cls: type[_R], name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> _R:
+        return self._then(cls, "call", name=name, args=tuple(_plain(arg) for arg in args),
+                          kwargs={key: _plain(value) for key, value in kwargs.items()})
+
+    def _fetch_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._fetch("call", name=name, args=tuple(_plain(arg) for arg in args),
+                           kwargs={key: _plain(value) for key, value in kwargs.items()})
+
+    def __repr__(self) -> str:
+        shown: str = self._fetch_call("__repr__")
+        return shown
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(repr(self))}</pre>"
+
+    # What a protected object refuses is refused by the server's object, with its message.
+    def __len__(self) -> int:
+        return int(self._fetch_call("__len__"))
+
+    def __bool__(self) -> bool:
+        return bool(self._fetch_call("__bool__"))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._fetch_call("__iter__"))
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(self._fetch_call("__contains__", item))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> NoReturn:
+        self._fetch_call("__array__")
+        raise AssertionError("unreachable: the server refuses it")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> NoReturn:
+        self._fetch_call("__array_function__", getattr(func, "__name__", str(func)), None, None, None)
+        raise AssertionError("unreachable: the server refuses it")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot set {name!r} on a {type(self).__name__}")
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"a {type(self).__name__} stands for data on the server: keep the released answers instead")
+
+
+_R = Any  # the remote class a step gives (RemoteFrame, RemoteSeries, ...); typed loosely: the server decides
+
+
+def _traced(obj: _Remote, value: Any) -> Any:
+    """``value``, or what it gives for ``obj`` when it is a function of the whole frame (pandas' callables)."""
+    if callable(value) and not isinstance(value, (type, np.ufunc, _Remote)):
+        return value(obj)
+    return value
+
+
+class _Data(_Remote):
+    """What frames and columns share: operators, methods as steps, the schema's facts fetched at once."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in SCHEMA_ATTRIBUTES:
+            return self._fetch("getattr", name=name)
+        if name == "dp":
+            return RemoteAccessor(self._origin, _Node("getattr", self._node, name="dp"))
+        if name in ("str", "dt", "cat"):
+            return _RemoteMethods(self._origin, _Node("getattr", self._node, name=name))
+        if name in ("loc", "iloc"):
+            return _RemoteIndexer(self, name)
+        return _Method(self, name)
+
+    def __getitem__(self, key: Any) -> Any:
+        key = _traced(self, key)
+        cls = RemoteFrame if isinstance(key, (list, _Remote, slice, pd.Index)) else RemoteSeries
+        if isinstance(self, RemoteSeries):
+            cls = RemoteSeries
+        return self._then(cls, "getitem", key=_plain(key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        node = _Node("setitem", self._node, key=_plain(key), value=_plain(_traced(self, value)))
+        object.__setattr__(self, "_node", node)  # p[key] = value: p now stands for the changed frame
+
+    def __delitem__(self, key: Any) -> None:
+        object.__setattr__(self, "_node", _Node("delitem", self._node, key=_plain(key)))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "columns":
+            super().__setattr__(name, value)
+        object.__setattr__(self, "_node", _Node("setattr", self._node, name="columns", value=_plain(list(value))))
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return self._call(type(self), "__array_ufunc__", (ufunc.__name__, method, *inputs), kwargs)
+
+    def pipe(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``func(self, *args, **kwargs)``, called here: what it does to the frame is recorded as steps."""
+        return func(self, *args, **kwargs)
+
+    def assign(self, **kwargs: Any) -> RemoteFrame:
+        """New columns, as ``DataFrame.assign``: a function of the frame is called here, on this remote frame."""
+        result: Any = self
+        for name, value in kwargs.items():
+            result = result._call(RemoteFrame, "assign", (), {name: _traced(result, value)})
+        return RemoteFrame(result._origin, result._node)
+
+    def where(self, cond: Any, other: Any = np.nan, **kwargs: Any) -> Any:
+        """As pandas' ``where``; a function for ``cond`` or ``other`` is called here on this remote object."""
+        return self._call(type(self), "where", (_traced(self, cond), _traced(self, other)), kwargs)
+
+    def mask(self, cond: Any, other: Any = np.nan, **kwargs: Any) -> Any:
+        """As pandas' ``mask``; a function for ``cond`` or ``other`` is called here on this remote object."""
+        return self._call(type(self), "mask", (_traced(self, cond), _traced(self, other)), kwargs)
+
+    def query(self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0,
+              **kwargs: Any) -> RemoteFrame:
+        """Rows where ``expr`` holds (pandas' grammar); ``@name`` is read from the caller's variables and sent."""
+        rows: RemoteFrame = self._call(RemoteFrame, "query", (expr,),
+                                       {"local_dict": _locals(expr, local_dict, level), **kwargs})
+        return rows
+
+    def eval(self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0) -> Any:
+        """A row-wise expression (``"bmi = w / h ** 2"`` assigns a column); ``@name`` from the caller's variables."""
+        target, _ = split_assignment(expr)
+        return self._call(RemoteFrame if target is not None else RemoteSeries, "eval", (expr,),
+                          {"local_dict": _locals(expr, local_dict, level)})
+
+    def rename(self, *args: Any, **kwargs: Any) -> Any:
+        """As pandas' ``rename``; a function for the column labels is applied here to the (public) labels."""
+        for key in ("columns", "mapper"):
+            if callable(kwargs.get(key)) and isinstance(self, RemoteFrame):
+                func = kwargs[key]
+                kwargs[key] = {label: func(label) for label in self.columns}
+        return self._call(type(self), "rename", args, kwargs)
+
+
+def _locals(expr: str, given: Mapping[str, Any] | None, level: int) -> dict[str, Any]:
+    """The values of ``expr``'s ``@`` names, from ``given`` or the variables of the caller's caller (pandas' rule)."""
+    frame = sys._getframe(2 + level)
+    scope = {**frame.f_globals, **frame.f_locals, **(given or {})}
+    found = {}
+    for name in local_names(expr):
+        if name not in scope:
+            raise NameError(f"name {name!r} (@{name} in the expression) is not defined")
+        found[name] = _plain(scope[name])
+    return found
+
+
+def _operator(name: str) -> Callable[..., Any]:
+    def operator(self: _Data, *others: Any) -> Any:
+        return self._call(type(self), name, others, {})
+
+    operator.__name__ = name
+    return operator
+
+
+for _name in (*BINARY_OPERATORS, *UNARY_OPERATORS):
+    setattr(_Data, _name, _operator(_name))
+_Data.__hash__ = None  # type: ignore[assignment]  # == gives a column, as in pandas
+
+
+class RemoteFrame(_Data):
+    """A protected frame on the curator's server: the local :class:`~dpframe.ProtectedFrame`'s operations, remote.
+
+    Made by :meth:`Connection.dataset`; see docs/server.md.
+    """
+
+    __slots__ = ()
+
+
+class RemoteSeries(_Data):
+    """A protected column on the curator's server (``p["age"]``), as :class:`~dpframe.ProtectedSeries` locally."""
+
+    __slots__ = ()
+
+
+# Methods of a frame that give one column (a series), and of a column that give a frame; the rest keep the kind.
+# Only the client's class depends on it (the server's object is what it is).
+_GIVES_SERIES = frozenset({"apply", "all", "any", "max", "min", "sum", "mean", "count"})
+_GIVES_FRAME = frozenset({"to_frame"})
+
+
+class _Method:
+    """A method of a remote object: calling it records the call as a step."""
+
+    def __init__(self, owner: _Data, name: str) -> None:
+        self._owner, self._name = owner, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        owner = self._owner
+        cls: type[_Data] = type(owner)
+        if isinstance(owner, RemoteFrame) and self._name in _GIVES_SERIES:
+            cls = RemoteSeries
+        elif isinstance(owner, RemoteSeries) and self._name in _GIVES_FRAME:
+            cls = RemoteFrame
+        return owner._call(cls, self._name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<method {self._name} of a remote object>"
+
+
+class _RemoteMethods(_Remote):
+    """``.str``, ``.dt`` or ``.cat`` of a remote column: their methods give columns; facts of the dtype are fetched."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in SCHEMA_ATTRIBUTES:
+            return self._fetch("getattr", name=name)
+        return _AccessorMember(self._origin, _Node("getattr", self._node, name=name), self, name)
+
+
+class _AccessorMember(RemoteSeries):
+    """``p["t"].dt.year`` (a column) or ``p["s"].str.upper`` (a method to call): one object serves both."""
+
+    __slots__ = ("_accessor", "_member")
+
+    def __init__(self, origin: _Origin, node: _Node, accessor: _RemoteMethods, member: str) -> None:
+        super().__init__(origin, node)
+        object.__setattr__(self, "_accessor", accessor)
+        object.__setattr__(self, "_member", member)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> RemoteSeries:
+        called: RemoteSeries = self._accessor._call(RemoteSeries, self._member, args, kwargs)
+        return called
+
+
+class _RemoteIndexer:
+    """``.loc`` / ``.iloc`` of a remote frame: indexing gives a step; assignment changes the frame it came from."""
+
+    def __init__(self, owner: _Data, via: str) -> None:
+        self._owner, self._via = owner, via
+
+    def __getitem__(self, key: Any) -> Any:
+        owner = self._owner
+        if isinstance(key, tuple):
+            key = tuple(_traced(owner, part) for part in key)
+        else:
+            key = _traced(owner, key)
+        column = isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Hashable) and not isinstance(
+            key[1], (slice, _Remote))
+        indexer = _Node("getattr", owner._node, name=self._via)
+        return (RemoteSeries if column else RemoteFrame)(owner._origin, _Node("getitem", indexer, key=_plain(key)))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        owner = self._owner
+        if isinstance(key, tuple):
+            key = tuple(_traced(owner, part) for part in key)
+        node = _Node("setitem", owner._node, key=_plain(key), value=_plain(_traced(owner, value)), via=self._via)
+        object.__setattr__(owner, "_node", node)
+
+
+class RemoteAccessor(_Remote):
+    """``.dp`` of a remote frame or column: each query is sent and answered at once; ``groupby`` is a step."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in ("budget", "is_protected"):
+            return self._fetch("getattr", name=name)
+        if name == "groupby":
+            return lambda *args, **kwargs: self._call(RemoteGroupBy, "groupby", args, kwargs)
+        return lambda *args, **kwargs: self._fetch_call(name, *args, **kwargs)
+
+
+class RemoteGroupBy(_Remote):
+    """``p.dp.groupby(...)`` on the server: its statistics are answered at once; ``gb["x"]`` selects columns."""
+
+    __slots__ = ()
+
+    def __getitem__(self, columns: Any) -> RemoteGroupBy:
+        return RemoteGroupBy(self._origin, _Node("getitem", self._node, key=_plain(columns)))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self._fetch_call(name, *args, **kwargs)
+
+
+def connect(url: str, *, token: str, timeout: float = 60.0) -> Connection:
+    """Connect to a curator's server as an analyst; ``c.dataset(name)`` then gives a remote protected frame.
+
+    Plain ``http://`` is refused except to localhost (the token and the answers would cross the network in
+    clear); the curator serves ``https://`` (docs/server.md).
+
+    >>> connect("http://dp.example.org", token="t")
+    Traceback (most recent call last):
+    ...
+    ValueError: refusing plain http:// to dp.example.org: the token and the answers would cross the network unencrypted; use https:// (the curator serves TLS, docs/server.md), or http:// only to localhost
+    """
+    return Connection(url, token=token, timeout=timeout)

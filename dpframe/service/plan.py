@@ -1,0 +1,367 @@
+"""What an analyst's request may ask of the server: the operation registry and the plan it checks.
+
+A remote analyst's frame (:func:`dpframe.connect`) records what the analyst
+does as a *plan*: numbered steps, each reading an attribute of, calling a
+method of, indexing or setting into the value of an earlier step, step 0
+being the analyst's protected frame of the dataset. The server replays the
+plan on its own :class:`~dpframe.ProtectedFrame` (:mod:`dpframe.service.replay`),
+so the rules that hold locally are the rules that hold remotely, enforced in
+one place.
+
+:data:`OPERATIONS` is the single registry of what a remote plan may name on
+each kind of protected object. It is generated from the protected classes
+themselves (their public attributes are what they allow locally) minus
+:data:`LOCAL_ONLY`, the names that make sense only in the curator's own
+process. The same registry generates the allow-list the server checks
+(:func:`check_name`), the ``name`` field of the plan's JSON schema
+(:class:`Plan`), and the table in ``docs/server.md`` (:func:`markdown_table`;
+a test keeps them identical), so the three cannot drift.
+
+>>> from dpframe.service.plan import Plan
+>>> plan = Plan.model_validate({"request_id": "0" * 32, "result": 2, "steps": [
+...     {"op": "getattr", "target": 0, "name": "dp"},
+...     {"op": "call", "target": 1, "name": "count", "kwargs": {"epsilon": 0.1}}]})
+>>> plan.steps[1].name, plan.result
+('count', 2)
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import pandas as pd
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from dpframe.errors import RefusedError
+
+# A plan's size limits: a pipeline of a notebook has tens of steps; a value is a few levels deep.
+MAX_STEPS = 500
+MAX_DEPTH = 24
+MAX_NAME = 200
+
+# The operators of protected objects, as the method names Python calls.
+BINARY_OPERATORS = tuple(
+    f"__{prefix}{name}__" for name in "add sub mul truediv floordiv mod pow and or xor".split() for prefix in ("", "r")
+) + tuple(f"__{name}__" for name in "eq ne lt le gt ge".split())
+UNARY_OPERATORS = ("__invert__", "__neg__", "__pos__", "__abs__")
+# What a remote object asks the server's object for so that it behaves as the local one does: its repr (schema only),
+# and the reads that a protected object refuses (len, iteration, truth, membership, numpy) -- they raise the same
+# refusal there.
+# __array_ufunc__ applies a numpy ufunc named by its name (np.log(p["x"])).
+PROTOCOL = ("__repr__", "__len__", "__iter__", "__bool__", "__contains__", "__array__", "__array_function__",
+            "__array_ufunc__")
+DUNDERS = frozenset(BINARY_OPERATORS + UNARY_OPERATORS + PROTOCOL)
+
+# Names the protected classes offer in the curator's own process that a remote plan may not use, and why.
+_CLIENT = "it runs your function: a remote frame runs it on your side and sends the steps it takes"
+_STATE = ("not offered remotely yet: its state would have to live on the server between requests; run it in the "
+          "curator's process")
+LOCAL_ONLY: Mapping[str, Mapping[str, str]] = {
+    "frame": {"pipe": _CLIENT, "to_pickle": "it writes a file where the data is; keep released answers instead"},
+    "series": {"pipe": _CLIENT, "to_pickle": "it writes a file where the data is; keep released answers instead"},
+    "dp": {
+        "protect": "the data is protected once, by the curator",
+        "unprotected": "it is the curator's exact copy of the data, which never leaves the server",
+        "k_anonymity": "it reads exact values (a teaching contrast, not a private release): the curator's own",
+        "anonymize": "it releases exact values (a teaching contrast, not a private release): the curator's own",
+        "sample": _STATE, "sample_and_aggregate": _STATE, "above_threshold": _STATE, "range_queries": _STATE,
+        "plot": "plot a released answer on your side instead, e.g. p['x'].dp.histogram(bins=...).plot.bar()",
+        "release": "it describes a released answer: read it on the answer (answer.dp.release)",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One name a remote plan may use on one kind of protected object."""
+
+    kind: str
+    name: str
+    # "value": reading it releases nothing or returns a released answer, which the client fetches at once;
+    # "protected": it gives another protected object, kept as a step of the plan.
+    returns: Literal["value", "protected"]
+
+
+def _kinds() -> dict[str, type]:
+    from dpframe.accessor import DataFrameAccessor, SeriesAccessor
+    from dpframe.protection.frame import ProtectedFrame
+    from dpframe.protection.indexing import _ILoc, _Loc
+    from dpframe.protection.series import ProtectedSeries, _CategoricalMethods, _DatetimeMethods, _StringMethods
+    from dpframe.queries.grouped import ColumnGroupBy
+    from dpframe.queries.partitioned import GroupBy
+
+    return {"frame": ProtectedFrame, "series": ProtectedSeries, "str": _StringMethods, "dt": _DatetimeMethods,
+            "cat": _CategoricalMethods, "loc": _Loc, "iloc": _ILoc, "frame.dp": DataFrameAccessor,
+            "series.dp": SeriesAccessor, "groupby": GroupBy, "column groupby": ColumnGroupBy}
+
+
+# Released at once: what a .dp accessor or a private group-by gives (their methods release, their properties are
+# public), and the schema's facts.
+_VALUE_KINDS = ("frame.dp", "series.dp", "groupby", "column groupby")
+_PROTECTED_RESULTS = frozenset({("frame.dp", "groupby"), ("groupby", "__getitem__")})
+SCHEMA_ATTRIBUTES = frozenset({"columns", "dtypes", "dtype", "name", "ndim", "is_protected", "budget",
+                               "categories", "ordered", "tz", "unit"})
+
+
+def _accessor_names(kind: str, proxy: type) -> list[str]:
+    """The names of pandas' own accessor that dpframe's proxy offers: those pandas has, minus those it refuses."""
+    dtypes = {"str": ["object"], "cat": ["category"], "dt": ["datetime64[ns]", "timedelta64[ns]", "period[D]"]}
+    empties = [pd.Series([], dtype=dtype) for dtype in dtypes[kind]]
+    refused: dict[str, str] = getattr(proxy, "_refused")
+    names = {name for empty in empties for name in dir(getattr(empty, kind)) if not name.startswith("_")}
+    return sorted(names - set(refused))
+
+
+def _local_only(kind: str) -> Mapping[str, str]:
+    return LOCAL_ONLY.get("dp" if kind.endswith(".dp") else kind, {})
+
+
+@functools.cache
+def operations() -> tuple[Operation, ...]:
+    """The registry: every (kind, name) a remote plan may use, generated from the protected classes.
+
+    >>> ops = {(o.kind, o.name): o.returns for o in operations()}
+    >>> ops[("series.dp", "mean")], ops[("frame", "query")], ("frame", "pipe") in ops
+    ('value', 'protected', False)
+    """
+    found: list[Operation] = []
+    for kind, cls in _kinds().items():
+        if kind in ("str", "dt", "cat"):
+            names = _accessor_names(kind, cls)
+        else:
+            names = sorted(name for name in dir(cls) if not name.startswith("_") and name not in _local_only(kind))
+            if kind in ("frame", "series"):
+                names += [*BINARY_OPERATORS, *UNARY_OPERATORS]
+        for name in names:
+            value = (kind in _VALUE_KINDS and (kind, name) not in _PROTECTED_RESULTS) or name in SCHEMA_ATTRIBUTES
+            found.append(Operation(kind, name, "value" if value else "protected"))
+    return tuple(found)
+
+
+@functools.cache
+def _by_kind() -> dict[str, frozenset[str]]:
+    names: dict[str, set[str]] = {}
+    for op in operations():
+        names.setdefault(op.kind, set()).add(op.name)
+    return {kind: frozenset(found) for kind, found in names.items()}
+
+
+def kind_of(obj: Any) -> str | None:
+    """The registry's kind of ``obj`` (``"frame"``, ``"series.dp"``, ...); None for anything else (a released value).
+
+    >>> import pandas as pd, dpframe
+    >>> p = pd.DataFrame({"x": [1, 2]}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    >>> kind_of(p), kind_of(p["x"].dp), kind_of(3.5)
+    ('frame', 'series.dp', None)
+    """
+    for kind, cls in _kinds().items():
+        if type(obj) is cls:
+            return kind
+    return None
+
+
+def check_name(kind: str, name: str) -> None:
+    """Refuse ``name`` on a ``kind`` of protected object when a remote plan may not use it.
+
+    Names the registry does not list go to the protected object itself, which
+    offers what it allows locally (a column by attribute, ``p.age``) and
+    refuses the rest with its own message; what a remote plan may never name
+    (private attributes, :data:`LOCAL_ONLY`) is refused here.
+
+    >>> check_name("frame", "query"), check_name("frame", "age")
+    (None, None)
+    >>> check_name("frame.dp", "unprotected")
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.RefusedError: p.dp.unprotected is not offered remotely: it is the curator's exact copy of the data, which never leaves the server
+    """
+    local_only = _local_only(kind)
+    if name in local_only:
+        shown = f"p.dp.{name}" if kind.endswith(".dp") else f"p.{name}"
+        raise RefusedError(f"{shown} is not offered remotely: {local_only[name]}")
+    if name.startswith("_") and name not in DUNDERS:
+        raise RefusedError(f"{name!r} is not offered remotely: private attributes of protected objects are the "
+                           "library's own")
+
+
+def returns_value(kind: str, name: str) -> bool:
+    """True when reading ``name`` on ``kind`` gives a value to fetch at once (a released answer or a schema fact).
+
+    >>> returns_value("series.dp", "mean"), returns_value("frame.dp", "groupby"), returns_value("frame", "columns")
+    (True, False, True)
+    """
+    if name in SCHEMA_ATTRIBUTES:
+        return True
+    return kind in _VALUE_KINDS and (kind, name) not in _PROTECTED_RESULTS
+
+
+def markdown_table() -> str:
+    """The table of ``docs/server.md``: what a remote plan may use on each kind of object, from :func:`operations`.
+
+    >>> markdown_table().splitlines()[0]
+    '| object | offered remotely | not offered remotely |'
+    """
+    titles = {"frame": "protected frame `p`", "series": "protected column `p['x']`", "str": "`.str`",
+              "dt": "`.dt`", "cat": "`.cat`", "loc": "`.loc`", "iloc": "`.iloc`", "frame.dp": "`p.dp`",
+              "series.dp": "`p['x'].dp`", "groupby": "`p.dp.groupby(...)`",
+              "column groupby": "`p.dp.groupby(...)['x']`"}
+    lines = ["| object | offered remotely | not offered remotely |", "|---|---|---|"]
+    for kind in _kinds():
+        names = _by_kind().get(kind, frozenset())
+        shown = ", ".join(f"`{name}`" for name in sorted(names) if not name.startswith("__"))
+        if kind in ("frame", "series"):
+            shown += ", operators (`+`, `==`, `&`, `~`, ...), numpy ufuncs, indexing (`p[...]`, `p[...] = ...`)"
+        if kind in ("loc", "iloc"):
+            shown = "indexing and assignment (`p.loc[cond, 'x']`, `p.loc[cond, 'x'] = 0`)"
+        refused = "; ".join(f"`{name}` ({why})" for name, why in _local_only(kind).items())
+        lines.append(f"| {titles[kind]} | {shown} | {refused} |")
+    return "\n".join(lines)
+
+
+# -- the plan's JSON model ------------------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _known_name(name: str) -> str:
+    if len(name) > MAX_NAME or not _IDENTIFIER.match(name):
+        raise ValueError(f"a step's name must be an identifier (a method or attribute), got {name[:MAX_NAME]!r}")
+    if name.startswith("_") and name not in DUNDERS:
+        raise ValueError(f"{name!r} is not offered remotely: private attributes of protected objects are the "
+                         "library's own")
+    return name
+
+
+Name = Annotated[str, AfterValidator(_known_name),
+                 Field(description="a method or attribute the registry offers (dpframe.service.plan.operations), or "
+                                   "a column read as an attribute")]
+_STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class GetAttr(BaseModel):
+    """``v[target].name``."""
+
+    model_config = _STRICT
+    op: Literal["getattr"]
+    target: int = Field(ge=0)
+    name: Name
+
+
+class Call(BaseModel):
+    """``v[target].name(*args, **kwargs)``; operators are calls of their method (``__add__``)."""
+
+    model_config = _STRICT
+    op: Literal["call"]
+    target: int = Field(ge=0)
+    name: Name
+    args: list[JsonValue] = Field(default_factory=list)
+    kwargs: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class GetItem(BaseModel):
+    """``v[target][key]``."""
+
+    model_config = _STRICT
+    op: Literal["getitem"]
+    target: int = Field(ge=0)
+    key: JsonValue
+
+
+class SetItem(BaseModel):
+    """A copy of ``v[target]`` with ``copy[key] = value`` (``via="loc"``: ``copy.loc[key] = value``)."""
+
+    model_config = _STRICT
+    op: Literal["setitem"]
+    target: int = Field(ge=0)
+    via: Literal["loc", "iloc"] | None = None
+    key: JsonValue
+    value: JsonValue
+
+
+class DelItem(BaseModel):
+    """A copy of ``v[target]`` without the column ``key`` (``del p[key]``)."""
+
+    model_config = _STRICT
+    op: Literal["delitem"]
+    target: int = Field(ge=0)
+    key: JsonValue
+
+
+class SetAttr(BaseModel):
+    """A copy of ``v[target]`` with ``copy.columns = value``."""
+
+    model_config = _STRICT
+    op: Literal["setattr"]
+    target: int = Field(ge=0)
+    name: Literal["columns"]
+    value: JsonValue
+
+
+Step = Annotated[GetAttr | Call | GetItem | SetItem | DelItem | SetAttr, Field(discriminator="op")]
+
+
+def _depth(value: Any, limit: int) -> int:
+    """How deeply ``value`` nests lists and objects (stops counting past ``limit``)."""
+    if limit < 0 or not isinstance(value, (list, dict)):
+        return 0
+    children = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(child, limit - 1) for child in children), default=0)
+
+
+class Plan(BaseModel):
+    """A request's steps; step ``i`` (from 1) acts on the value of an earlier step, step 0 being the dataset."""
+
+    model_config = _STRICT
+    request_id: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$",
+                                     description="made by the client (uuid4 hex), the same on a retry")]
+    steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS)
+    result: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _well_formed(self) -> Plan:
+        for index, step in enumerate(self.steps, 1):
+            if step.target >= index:
+                raise ValueError(f"step {index} acts on step {step.target}: a step acts on an earlier one")
+            for value in _values_of(step):
+                if _depth(value, MAX_DEPTH + 1) > MAX_DEPTH:
+                    raise ValueError(f"step {index} nests values more than {MAX_DEPTH} levels deep")
+        if self.result != len(self.steps):
+            raise ValueError(f"the result is step {self.result}, but a plan's result is its last step, "
+                             f"{len(self.steps)}")
+        return self
+
+
+def _values_of(step: Any) -> list[Any]:
+    if isinstance(step, Call):
+        return [step.args, step.kwargs]
+    if isinstance(step, (SetItem,)):
+        return [step.key, step.value]
+    if isinstance(step, (GetItem, DelItem)):
+        return [step.key]
+    if isinstance(step, SetAttr):
+        return [step.value]
+    return []
+
+
+# Settings that are the curator's, never a request's: who is protected, how, in which ledger, with which noise.
+CURATOR_SETTINGS = frozenset({"budget", "ledger", "privacy_unit", "max_contributions", "accounting", "neighbours",
+                              "extend", "seed", "random_state", "rng", "path", "path_or_buf", "local_dict_depth"})
+
+
+def check_settings(kwargs: Mapping[str, Any], where: str) -> None:
+    """Refuse keyword arguments that are the curator's settings (a ledger, a budget, a seed, a path).
+
+    >>> check_settings({"epsilon": 0.1}, "count")
+    >>> check_settings({"ledger": "x.sqlite"}, "count")
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.RefusedError: count(ledger=...) is not accepted remotely: budgets, ledgers, privacy units, seeds and paths are the curator's settings
+    """
+    for key in kwargs:
+        if key in CURATOR_SETTINGS:
+            raise RefusedError(f"{where}({key}=...) is not accepted remotely: budgets, ledgers, privacy units, seeds "
+                               "and paths are the curator's settings")

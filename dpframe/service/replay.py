@@ -1,0 +1,171 @@
+"""The server's side of a plan: replay its steps on the analyst's :class:`~dpframe.ProtectedFrame`.
+
+The plan's steps are what the analyst did to a remote frame; here they are
+done again, by the same protected objects that enforce the rules in the
+curator's process, so a remote analyst is held to exactly the local rules
+(docs/privacy-model.md) -- no second implementation of them to drift. What the
+remote setting adds is checked before each step runs:
+
+* a step acts only on a protected object (the frame, a column, an accessor, a
+  private group-by), never on a released value or on one of Python's objects;
+* it names only what the registry offers remotely (:func:`dpframe.service.plan.check_name`:
+  no private attributes, nothing of :data:`~dpframe.service.plan.LOCAL_ONLY`);
+* its arguments are plain data decoded by :mod:`dpframe.service.wire` (no code,
+  no pickle: a function can never arrive), with no curator setting among them
+  (:func:`~dpframe.service.plan.check_settings`);
+* a ``.dp`` release happens only at the plan's last step, so every argument and
+  schema error of the steps before it is raised before anything is charged,
+  and one request releases at most one answer.
+
+>>> import pandas as pd, dpframe
+>>> from dpframe.service.plan import Plan
+>>> p = pd.DataFrame({"age": [30, 40, 50] * 100}).dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+>>> plan = Plan.model_validate({"request_id": "0" * 32, "result": 4, "steps": [
+...     {"op": "getitem", "target": 0, "key": "age"},
+...     {"op": "call", "target": 1, "name": "__ge__", "args": [40]},
+...     {"op": "getitem", "target": 0, "key": {"$ref": 2}},
+...     {"op": "call", "target": 3, "name": "__repr__"}]})
+>>> print(execute(p, plan).splitlines()[0])
+ProtectedFrame(age: int64; rows hidden)
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpframe.accounting.budget import Budget
+from dpframe.errors import RefusedError
+from dpframe.service import wire
+from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
+    kind_of
+
+_WARNINGS_LOCK = threading.Lock()
+# The kinds whose calls release an answer (and charge for it).
+_RELEASING = frozenset({"frame.dp", "series.dp", "groupby", "column groupby"})
+
+
+# How many times the merges of one plan may repeat a row in the worst case (their growths multiplied): a public
+# table's largest group of equal keys (all its rows for a cross join). Read from the public table only.
+MAX_MERGE_GROWTH = 100
+
+
+def merge_growth(frame: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
+    """The most rows a ``merge`` with a public table can make of one row: from the public table alone.
+
+    >>> import pandas as pd
+    >>> public = pd.DataFrame({"k": [1, 1, 2], "v": [0, 1, 2]})
+    >>> merge_growth(None, [public], {"on": "k"}), merge_growth(None, [public], {"how": "cross"})
+    (2, 3)
+    """
+    right = args[0] if args else kwargs.get("right")
+    if not isinstance(right, pd.DataFrame):
+        return 1  # another protection (a join on the unit, bounded per person) or a refusal of the frame's own
+    if kwargs.get("how", args[1] if len(args) > 1 else "inner") == "cross" or right.empty:
+        return max(len(right), 1)
+    keys = kwargs.get("right_on", kwargs.get("on"))
+    if keys is None and frame is not None:
+        keys = [column for column in right.columns if column in set(frame.columns)]
+    try:
+        return int(right.groupby(keys, dropna=False).size().max()) if keys is not None and len(keys) else len(right)
+    except (KeyError, ValueError, TypeError):
+        return len(right)  # the frame's merge then says what is wrong with the keys
+
+
+def _ufunc(name: Any) -> np.ufunc:
+    """numpy's ufunc called ``name`` (``np.log(p["x"])`` arrives as the name ``"log"``)."""
+    found = getattr(np, name, None) if isinstance(name, str) and not name.startswith("_") else None
+    if not isinstance(found, np.ufunc):
+        raise ValueError(f"{name!r} is not a numpy ufunc")
+    return found
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a plan gave: its value, and the warnings the release raised (a clipping warning, a large delta)."""
+
+    value: Any
+    warnings: tuple[tuple[str, str], ...]  # (category's name, message)
+
+
+def run(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Outcome:
+    """:func:`execute`, with the warnings it raised collected for the client to raise again (not printed here).
+
+    A warning's message is made from the schema, the arguments and released values, as every dpframe message.
+    Python's warning filters are process-wide, so plans run one at a time in a process (they hold the GIL
+    for most of their time anyway; a server scales with worker processes).
+    """
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = execute(frame, plan, max_cells=max_cells)
+    return Outcome(value, tuple((type(w.message).__name__ if isinstance(w.message, Warning) else "UserWarning",
+                                 str(w.message)) for w in caught))
+
+
+def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
+    """Replay ``plan`` on ``frame`` (step 0) and return the value of its result step.
+
+    Raises what the protected objects raise (:class:`~dpframe.RefusedError`,
+    ``ValueError``, ...), with their messages, which come from the schema and
+    the arguments, never from the data.
+    """
+    values: list[Any] = [frame]
+    last = len(plan.steps)
+    growth = 1
+    for index, step in enumerate(plan.steps, 1):
+        target = values[step.target]
+        kind = kind_of(target)
+        if kind is None:
+            raise RefusedError(f"step {index} acts on a {type(target).__name__}, which is not a protected object: "
+                               "work on released answers on your side")
+
+        def decoded(value: Any) -> Any:
+            return wire.decode(value, allow_results=False, refs=dict(enumerate(values)), max_cells=max_cells)
+
+        if isinstance(step, GetAttr):
+            check_name(kind, step.name)
+            values.append(getattr(target, step.name))
+        elif isinstance(step, Call):
+            check_name(kind, step.name)
+            check_settings(step.kwargs, step.name)
+            if kind in _RELEASING and index != last:
+                raise RefusedError(f"step {index} releases an answer ({step.name}) before the plan's last step: "
+                                   "a request releases one answer, at its end")
+            args = [decoded(value) for value in step.args]
+            kwargs = {key: decoded(value) for key, value in step.kwargs.items()}
+            if kind == "frame" and step.name == "merge":
+                growth *= merge_growth(target, args, kwargs)
+                if growth > MAX_MERGE_GROWTH:
+                    raise RefusedError(f"the merges of this request may repeat a row up to {growth} times (the "
+                                       "public tables' largest groups of equal keys multiplied); the server allows "
+                                       f"{MAX_MERGE_GROWTH}: merge on keys that are unique in the public table")
+            if step.name == "__array_ufunc__":
+                if len(args) < 2:
+                    raise ValueError("__array_ufunc__ takes a ufunc's name, a method and the inputs")
+                values.append(target.__array_ufunc__(_ufunc(args[0]), args[1], *args[2:], **kwargs))
+            else:
+                values.append(getattr(target, step.name)(*args, **kwargs))
+        elif isinstance(step, GetItem):
+            values.append(target[decoded(step.key)])
+        elif isinstance(step, (SetItem, DelItem, SetAttr)):
+            # The analyst's earlier steps keep their values: a mutation makes a new object (as the client rebinds).
+            changed = target.copy()
+            if isinstance(step, SetItem):
+                into = changed if step.via is None else getattr(changed, step.via)
+                into[decoded(step.key)] = decoded(step.value)
+            elif isinstance(step, DelItem):
+                del changed[decoded(step.key)]
+            else:
+                changed.columns = decoded(step.value)
+            values.append(changed)
+    result = values[plan.result]
+    if kind_of(result) is not None:
+        raise RefusedError("a plan's result is a released answer or a fact of the schema, not a protected object")
+    if isinstance(result, Budget):
+        return wire.budget_view(result)  # the analyst's own budget, read-only: no extend(), no ledger location
+    return result
