@@ -340,13 +340,7 @@ class Budget:
     # -- display ---------------------------------------------------------------
     def _summary(self) -> tuple[str, str, str, int]:
         record = self._record()
-        total, spent, remaining = (record.total.describe(self._kind), record.spent.describe(self._kind),
-                                   (record.total - record.spent).describe(self._kind))
-        if self._kind == "zcdp":
-            at = zcdp_epsilon(float(record.total.rho - record.spent.rho), DISPLAY_DELTA)
-            remaining += f" (ε={at:.4g} at δ={DISPLAY_DELTA:g})"
-        if self._kind in ("rdp", "advanced"):
-            total += " (Rényi filter)" if self._kind == "rdp" else " (advanced-composition filter)"
+        total, spent, remaining = amounts_text(self._kind, record.total, record.spent)
         title = f"{record.name!r}: {total}" if record.name else total
         return title, spent, remaining, self._store.count_lines(self._id)
 
@@ -367,6 +361,23 @@ class Budget:
             f"<b>remaining {escape(remaining)}</b><br><small>kept in {escape(repr(self._store))}</small></p>"
         )
         return head + self.ledger.to_html(index=False)
+
+
+def amounts_text(kind: BudgetKind, total: Cost, spent: Cost) -> tuple[str, str, str]:
+    """A budget's total, spent and remaining amounts as its repr shows them (a zCDP remainder also in (ε, δ)).
+
+    >>> from fractions import Fraction
+    >>> amounts_text("zcdp", Cost(rho=Fraction(1, 2)), Cost(rho=Fraction(1, 4)))
+    ('ρ=0.5', 'ρ=0.25', 'ρ=0.25 (ε=3.542 at δ=1e-06)')
+    """
+    remaining = (total - spent).describe(kind)
+    if kind == "zcdp":
+        at = zcdp_epsilon(float(total.rho - spent.rho), DISPLAY_DELTA)
+        remaining += f" (ε={at:.4g} at δ={DISPLAY_DELTA:g})"
+    shown = total.describe(kind)
+    if kind in ("rdp", "advanced"):
+        shown += " (Rényi filter)" if kind == "rdp" else " (advanced-composition filter)"
+    return shown, spent.describe(kind), remaining
 
 
 def check_name(name: object) -> str:
