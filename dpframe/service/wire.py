@@ -1057,7 +1057,7 @@ _RELEASE_FIELDS: Mapping[str, Callable[[Any], bool]] = {
     "std": _is_cells, "lower": _is_cells, "upper": _is_cells, "level": _is_number,
     "bounds": _optional(_tuple_of(_is_number, 2)), "note": _is_str, "clipping": _optional(_is(Clipping)),
     "clamp": _optional(_tuple_of(_is_cells, 2)), "domain": _optional(_tuple_of(_is_number, 2)),
-    "rank_reach": _optional(_is_cells),
+    "rank_reach": _optional(_is_cells), "weak_bounds": lambda flags: _is_bool(flags) or _is_table(flags),
 }
 
 _Decode = Callable[[_Decoder, dict[str, Any], int], Any]
