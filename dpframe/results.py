@@ -26,6 +26,11 @@ from numpy.typing import NDArray
 from dpframe.accounting.costs import Cost
 
 Cells = Union[float, "pd.Series[float]", pd.DataFrame]
+# Per-cell yes/no facts of a release: one bool, or a Series or frame of 1.0 (yes), 0.0 (no) and NaN (not said).
+Flags = Union[bool, "pd.Series[float]", pd.DataFrame]
+
+# Why an answer on automatic bounds found on too few rows is marked (Release.weak_bounds).
+WEAK_BOUNDS = "automatic bounds from too few rows (they may lie past the data): give bounds=(lower, upper)"
 
 
 class Unreleased(str):
@@ -217,6 +222,10 @@ class Release:
     # clipped to ``bounds`` is within this many ranks of q·n (one number, or per cell). From the mechanism's
     # data-independent error bound: free. No value interval: mapping ranks to values would read the data.
     rank_reach: Cells | None = None
+    # Whether the answer rests on bounds found automatically from too few rows to trust them (a noisy count below
+    # what the sparse vector needs: dpframe.queries.bounds.weak_bounds; post-processing), per cell where it differs.
+    # Its interval may not show it (a bound at 1e14, a mean of 1e14 ± 1e12): marked UNRELIABLE (WEAK_BOUNDS).
+    weak_bounds: Flags = False
     # The released Series/DataFrame as released: pandas copies attrs through arithmetic, and a release
     # describes only the values it was made for (current_release).
     released: pd.Series | pd.DataFrame | None = field(default=None, repr=False)
@@ -227,10 +236,21 @@ class Release:
         accuracy = "no intervals (a selection)" if selection else f"{self.level:.0%} intervals"
         if self.rank_reach is not None:
             accuracy = f"{self.level:.0%} rank intervals (a selection)"
+        if flagged(self.weak_bounds):
+            accuracy += "; UNRELIABLE, automatic bounds from too few rows"
         return (
             f"Release({self.query} of {', '.join(self.columns) or 'rows'}: {self.mechanism}, "
             f"cost {self.cost.describe('zcdp' if self.cost.rho else 'approx')}, {accuracy})"
         )
+
+
+def flagged(flags: Flags) -> bool:
+    """Whether any cell of ``flags`` (a :data:`Flags`) says yes.
+
+    >>> flagged(True), flagged(pd.Series([0.0, float("nan")])), flagged(pd.DataFrame({"a": [0.0, 1.0]}))
+    (True, False, True)
+    """
+    return bool(np.nanmax(np.asarray(flags, dtype=float), initial=0.0) > 0)
 
 
 def rank_interval_text(release: Release, shown: Callable[[float], str] = "{:g}".format) -> str | None:
@@ -278,9 +298,16 @@ class _Marked:
     def unreliable(self) -> bool:
         """Whether to read this answer as noise, not as a value: the noise is as large as the answer or its interval
         spans half the range it was clamped to or more (:func:`is_unreliable`; e.g. the mean of an all-missing
-        column), or it sits at an end of that range (:attr:`at_bound`)."""
+        column), or it sits at an end of that range (:attr:`at_bound`), or its bounds were found automatically from
+        too few rows (:attr:`weak_bounds`)."""
         lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
-        return is_unreliable(self._number(), lower, upper, self._clamp) or self.at_bound
+        return is_unreliable(self._number(), lower, upper, self._clamp) or self.at_bound or self.weak_bounds
+
+    @property
+    def weak_bounds(self) -> bool:
+        """Whether the bounds were found automatically from too few rows to trust them (``Release.weak_bounds``):
+        a bound may lie past the data, and the answer with it, though its interval is narrow."""
+        return flagged(self.release.weak_bounds)
 
     @property
     def clipping_bites(self) -> bool:
@@ -308,7 +335,7 @@ class _Marked:
         lower, upper = float(self.release.lower), float(self.release.upper)  # type: ignore[arg-type]
         clipping = ("CLIPPING BIAS, clipping may move it by more than the interval's half-width: "
                     if self.clipping_bites else "")
-        return clipping + unreliable_text(self._number(), lower, upper, self._clamp, shown)
+        return clipping + unreliable_text(self._number(), lower, upper, self._clamp, shown, self.weak_bounds)
 
 
 class _Released(_Marked):
@@ -400,18 +427,23 @@ def at_bound(value: float, clamp: tuple[float, float] | None) -> bool:
 
 
 def unreliable_text(value: float, lower: float, upper: float, clamp: tuple[float, float] | None,
-                    shown: Callable[[float], str]) -> str:
+                    shown: Callable[[float], str], weak_bounds: bool = False) -> str:
     """The warning a released answer's text starts with, saying why it is unreliable, or ``""``; ``shown``
-    writes the bound it was clamped to.
+    writes the bound it was clamped to; ``weak_bounds``: the bounds were found automatically from too few rows
+    (``Release.weak_bounds``).
 
     >>> unreliable_text(0.0, 0.0, 3.1, (0.0, 25.0), str)
     'UNRELIABLE, the noise is as large as the value or its range; clamped to the bound 0.0: '
     >>> unreliable_text(41.2, 41.1, 41.3, (0.0, 100.0), str)
     ''
+    >>> unreliable_text(1e14, 9.9e13, 1.01e14, (0.0, 2e14), str, weak_bounds=True)[:60]
+    'UNRELIABLE, automatic bounds from too few rows (they may lie'
     """
     reasons = ["the noise is as large as the value or its range"] if is_unreliable(value, lower, upper, clamp) else []
     if clamp is not None and at_bound(value, clamp):
         reasons.append(f"clamped to the bound {shown(clamp[0] if value <= clamp[0] else clamp[1])}")
+    if weak_bounds:
+        reasons.append(WEAK_BOUNDS)
     return f"UNRELIABLE, {'; '.join(reasons)}: " if reasons else ""
 
 

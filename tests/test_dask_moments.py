@@ -316,3 +316,20 @@ def test_the_moments_kernel_carries_no_budget_to_workers() -> None:
     assert b"Budget" not in pickle.dumps(moments.kernel)
     ours, theirs = kernel(values), moments.exact(values)
     assert all(np.array_equal(getattr(ours, f), getattr(theirs, f)) for f in ("counts", "sums", "square_sums"))
+
+
+@pytest.mark.parametrize("query", ["mean", "sum", "describe"])
+def test_too_few_rows_for_automatic_bounds_are_marked_as_on_pandas(query: str) -> None:
+    """200 rows are too few for automatic bounds at epsilon 1 (bounds.weak_bounds): the Dask answer is the pandas one,
+    marked the same."""
+    pandas, on_dask = _both(_frame(200), [50, 120])
+    answers = []
+    for p in (pandas, on_dask):
+        with seeded_noise(4), dask.config.set(scheduler="sync"):
+            answers.append(p.dp.describe(epsilon=1.0, progress=False) if query == "describe"
+                           else getattr(p["x"].dp, query)(epsilon=1.0))
+    assert _same(*answers)
+    if query == "describe":
+        assert (answers[1].attrs["dp"].weak_bounds.loc["mean", ["x", "r", "n"]] == 1).all()
+    else:
+        assert answers[1].weak_bounds and "automatic bounds from too few rows" in repr(answers[1])

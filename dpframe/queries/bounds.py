@@ -132,9 +132,11 @@ What to expect (epsilon = 1; ratio = median |error| of the mean / with the data'
 * Overshoot: in ~10% of runs a bound lies more than 25% beyond the data, in
   ~0.3% more than 2x and in ~3e-5 more than 10x (a large threshold noise
   delays the positive; see "The tail"); the answer's noise grows in proportion.
-* Needs some rows: with fewer than roughly ``15 s`` rows (~250 at epsilon = 1
-  and one row per person; measured at 150 rows: 13% of runs) an early false
-  positive can put a bound inside the data.
+* Needs some rows: with fewer than roughly ``15 s`` rows (~300 at epsilon = 1
+  and one row per person) an early false positive can put a bound inside the
+  data, or past it (measured on ages: 1-1.5% of runs at 5-10 ``s`` rows,
+  benchmarks/bench_weak_bounds.py); such answers are marked UNRELIABLE (see
+  "Too few rows").
 * Data far from 0 relative to its spread: each bound is found to ~3% of its
   own magnitude, so values in ``[1e6, 1e6 + 10]`` get bounds near
   ``(999424, 1015808)`` (about ``(966656, 1048576)`` at epsilon = 1); their
@@ -146,6 +148,38 @@ What to expect (epsilon = 1; ratio = median |error| of the mean / with the data'
 * Missing values are ignored; infinities count as values beyond every
   candidate (they are clipped, as with explicit bounds). A histogram drops
   the values beyond its automatic bounds, as with explicit ones.
+
+Too few rows: the UNRELIABLE mark (:func:`weak_bounds`)
+-------------------------------------------------------
+A candidate past the data (above its maximum for the lower scan, below its
+minimum for the upper one) has the query ``-n``: it fires when the query noise
+``nu >= n + margin + rho``, with probability ``exp(-(n + margin + rho)/s) / 2``.
+The threshold noise has scale ``r = s/3`` (``r/s = eps2/(2 eps1)``), so
+``E[exp(-rho/s)] = 1/(1 - 1/9) = 9/8``; with ``margin = 0.75 s`` and at most
+``2 * 5763`` queries examined (two scans of the grid), a union bound gives
+``P(a bound past the data) <= A exp(-n/s)``, ``A = 11526 * 9/16 * e**-0.75 ~
+3063`` -- near 1 below ``8 s`` rows, negligible above ``20 s`` (the measured
+rates above are some ten times below it; for ``s`` of a count or two, epsilon in
+the tens, the discrete noise's tail and the margin's rounding make ``A`` up to 4x
+larger, on a threshold of a few dozen rows). The answer's interval does not show it:
+with a bound at 1e14, a mean of 1e14 has an interval of 1e12.
+
+So an answer on automatic bounds is marked UNRELIABLE ("automatic bounds from
+too few rows") when a noisy count ``m`` of the values, released with it, is
+below ``TRUSTED_ROWS s + sigma**2 / s`` (``sigma`` the count noise's standard
+deviation). Post-processing: it reads only the released count and public
+parameters. The chance of a bound past the data *and* no mark is, for every
+``n`` (Chernoff, ``Z`` the count's noise, independent of the SVT's):
+``P(FP) P(n + Z >= T) <= A exp(-n/s) E[exp(Z/s)] exp(-(T - n)/s) =
+A E[exp(Z/s)] exp(-T/s)``, and the ``sigma**2 / s`` term pays for
+``E[exp(Z/s)]`` (``exp(sigma**2 / (2 s**2))`` for Gaussian noise, at most
+``exp(sigma**2 / s**2)`` for sums of Laplace noise of scale under ``0.89 s``,
+the case of every count read: one or three counts at ``s/2`` or less, sums of
+group counts at ``s/4`` or less each). With ``TRUSTED_ROWS = 15`` the bound is ``3063 e**-15
+= 9.4e-4`` wherever the data lie on the grid; 14 would give 2.6e-3, 16 3.5e-4
+for some 7% more rows. The mark costs one false alarm where ``n`` is near
+``15 s`` (300 rows at epsilon = 1, 900 for each of three columns of a
+describe at epsilon = 1) and never fires far above it.
 """
 
 from __future__ import annotations
@@ -189,6 +223,7 @@ __all__ = [
     "resolve_bounds",
     "split_privacy",
     "warn_if_clipped",
+    "weak_bounds",
 ]
 
 # The share of a query's budget spent on finding its bounds.
@@ -203,6 +238,9 @@ THRESHOLD_SHARE = Fraction(3, 5)
 # The SVT threshold, in query-noise scales: a candidate is accepted when the
 # values it clips are fewer than (noise - MARGIN * scale).
 MARGIN = Fraction(3, 4)
+# Automatic bounds are trusted on at least this many SVT query-noise scales of rows (a noisy count): fewer, and a
+# false positive may put a bound past the data unseen by the interval ("Too few rows" in the module docstring).
+TRUSTED_ROWS = 15
 
 _MANTISSA_BITS = 5  # 32 candidates per octave
 _SHIFT = 52 - _MANTISSA_BITS
@@ -783,6 +821,22 @@ def warn_if_clipped(clipping: Clipping | None, query: str, column: Any,
         "includes the clipping, from what you know of the domain (not from this data), to avoid the bias",
         ClippingWarning,
     )
+
+
+def weak_bounds(noisy_count: float, count_std: float, privacy: Privacy, contributions: int) -> bool:
+    """Whether bounds chosen by the bounds step's ``privacy`` (see :func:`split_privacy`) rest on too few rows to be
+    trusted: a released ``noisy_count`` of the values, whose noise has standard deviation ``count_std``, below
+    :data:`TRUSTED_ROWS` scales ``s`` of the SVT's query noise plus ``count_std**2 / s`` ("Too few rows" in the module
+    docstring). Post-processing: reads a released count and public parameters, never the data.
+
+    >>> from dpframe.accounting.budget import Budget
+    >>> from dpframe.noise.mechanism import resolve
+    >>> bounds_privacy = split_privacy(resolve(Budget(epsilon=1.0), 1.0, None, None, None))[0]  # s = 20 counts
+    >>> weak_bounds(219.0, 14.1, bounds_privacy, 1), weak_bounds(30000.0, 14.1, bounds_privacy, 1)
+    (True, False)
+    """
+    scale = float(svt_noise(privacy.epsilon, contributions).query)
+    return bool(noisy_count < TRUSTED_ROWS * scale + count_std**2 / scale)
 
 
 def bounds_note(bounds: tuple[float, float], privacy: Privacy) -> str:

@@ -221,13 +221,14 @@ def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: in
     std, lower, upper = frame(lambda r: r.std), frame(lambda r: r.lower), frame(lambda r: r.upper)
     low, high = (frame(lambda r: np.nan if r.clamp is None else r.clamp[0]),
                  frame(lambda r: np.nan if r.clamp is None else r.clamp[1]))
-    for part in (std, lower, upper, low, high):
+    weak = frame(lambda r: r.weak_bounds)
+    for part in (std, lower, upper, low, high, weak):
         part.columns = values.columns
     release = Release(
         "groupby agg", tuple(str(label) for label in values.columns), mechanisms, target.spent, std, lower, upper,
         0.95, None,
         f"each of the {n} parts spent 1/{n} of the budget (sequential composition over the same rows)"
-        + (f"; {notes}" if notes else ""), clamp=(low, high),
+        + (f"; {notes}" if notes else ""), clamp=(low, high), weak_bounds=weak,
     )
     return with_release(values, release)  # type: ignore[no-any-return]
 

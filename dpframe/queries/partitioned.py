@@ -41,7 +41,7 @@ from dpframe.queries.grouped import ColumnGroupBy, aggregate, named_parts, parts
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
-from dpframe.queries.scalar import LEVEL, Moments, moment_result, value_range, with_bounds
+from dpframe.queries.scalar import LEVEL, Moments, few_rows, moment_result, value_range, with_bounds
 from dpframe.results import OTHER, Release, current_release, with_release
 
 if TYPE_CHECKING:
@@ -1061,7 +1061,12 @@ class GroupBy:
             estimate = moment_result(query, moments, measured)
             lower, upper = estimate.interval(*value_range(query, moments))
         values = np.array(estimate.value, dtype=np.float64, copy=True)
-        if bounds is None and schema_bounds(series) is None and query != "sum":  # bounds chosen privately
+        automatic = bounds is None and schema_bounds(series) is None
+        # The bounds were found on the whole column: the released groups' noisy counts added up say how many rows
+        # (fewer than it: the rows of groups not released are not in them, which only marks more).
+        few = automatic and few_rows(target, privacy, None, (float(measured["count"].sum()),
+                                                             math.sqrt(len(cells)) * moments.stds()["count"]))
+        if automatic and query != "sum":
             swamped = _swamped(query, moments, estimate.reach)
             if swamped.any():
                 values[swamped], lower, upper = np.nan, np.where(swamped, np.nan, lower), np.where(swamped, np.nan, upper)
@@ -1076,6 +1081,6 @@ class GroupBy:
             pd.Series(estimate.std, index=cells, dtype=float), pd.Series(lower, index=cells, dtype=float),
             pd.Series(upper, index=cells, dtype=float),
             LEVEL, (moments.lo, moments.hi), "approximate intervals (delta method)" + note,
-            clamp=estimate.clamped(cells),
+            clamp=estimate.clamped(cells), weak_bounds=few,
         )
         return with_release(result, release)  # type: ignore[no-any-return]

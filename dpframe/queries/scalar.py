@@ -32,7 +32,9 @@ from numpy.typing import NDArray
 
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.queries import kernels
-from dpframe.queries.bounds import BoundsReads, bounds_note, resolve_bounds, schema_bounds, warn_if_clipped
+from dpframe.queries.bounds import (
+    BoundsReads, bounds_note, resolve_bounds, schema_bounds, split_privacy, warn_if_clipped, weak_bounds,
+)
 from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import Clipping, DPFloat, DPInt, Release
 
@@ -198,10 +200,24 @@ def bounded_sum(
         half = math.ceil(half + 0.5)
     release = Release(
         "sum", plan.columns, plan.mechanism, target.spent, noise.std * step, value - half, value + half, LEVEL, (lo, hi),
-        note, clipped,
+        note, clipped, weak_bounds=bounds is None and few_rows(target, total, clipped),
     )
     warn_if_clipped(clipped, "sum", series.name, (value - half, value + half))
     return DPInt(int(value), release) if whole else DPFloat(value, release)
+
+
+def few_rows(target: Target, privacy: Privacy, clipping: Clipping | None,
+             count: tuple[float, float] | None = None) -> bool:
+    """:func:`~dpframe.queries.bounds.weak_bounds` of a query spending ``privacy`` whose bounds were found
+    automatically, read from its noisy ``count`` (value, noise std) if it has one, else the public number of rows, else
+    the total of its noisy clipping counts; False when it has none of them (a sum with ``clipping=False``)."""
+    if count is None and target.public_count is not None:
+        count = (float(target.public_count), 0.0)
+    if count is None and clipping is not None:
+        count = (clipping.total, math.sqrt(3) * clipping.std)  # three independent counts
+    if count is None:
+        return False
+    return weak_bounds(*count, split_privacy(privacy)[0], target.contributions)
 
 
 def sum_change(target: Target) -> Literal["", "present", "any"]:
@@ -449,10 +465,13 @@ def _moment_query(
         estimate = moment_result(query, moments, measured)
         lower, upper = estimate.interval(*value_range(query, moments))
         note = "approximate interval (delta method)" + note
+    # With a domain the interval already includes what any bounds clipped: nothing to mark.
+    few = bounds is None and domain is None and few_rows(target, privacy, clipped,
+                                                          (float(measured["count"][0]), moments.stds()["count"]))
     release = Release(
         query, moments.plan.columns, moments.plan.mechanism, target.spent, float(estimate.std[0]),
         float(lower[0]), float(upper[0]), LEVEL, (moments.lo, moments.hi), note,
-        clipped, estimate.clamped(), domain if clipped is not None else None,
+        clipped, estimate.clamped(), domain if clipped is not None else None, weak_bounds=few,
     )
     warn_if_clipped(clipped, query, series.name, None if release.domain else (float(lower[0]), float(upper[0])))
     return DPFloat(float(estimate.value[0]), release)

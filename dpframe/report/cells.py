@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,13 +33,15 @@ _DURATION_UNITS = (("days", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0))
 class Cell:
     """A released cell as text: its ``value``, its 95% ``interval`` (``"± 140"``, ``"-12 to 250"`` or ``""``
     when it has none), whether the noise is as large as the value or its range (``unreliable``,
-    :func:`~dpframe.results.is_unreliable`) and whether it was clamped to an end of its range (``at_bound``,
-    :func:`~dpframe.results.at_bound`)."""
+    :func:`~dpframe.results.is_unreliable`), whether it was clamped to an end of its range (``at_bound``,
+    :func:`~dpframe.results.at_bound`) and whether it rests on automatic bounds found on too few rows
+    (``weak_bounds``, ``Release.weak_bounds``)."""
 
     value: str
     interval: str = ""
     unreliable: bool = False
     at_bound: bool = False
+    weak_bounds: bool = False
 
 
 def format_value(value: Any, *, grouping: bool = False) -> str:
@@ -86,20 +88,20 @@ def cell(value: Any, std: float, lower: float, upper: float, *, clamp: tuple[flo
     Times (dates, durations) have their noise in seconds, as a describe release keeps it.
 
     >>> cell(30061.3, 70.0, 29924.1, 30198.5, grouping=True)
-    Cell(value='30,061', interval='± 137', unreliable=False, at_bound=False)
+    Cell(value='30,061', interval='± 137', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell(30061.3, 700.0, 28689.3, 31433.3, grouping=True)
-    Cell(value='30,060', interval='± 1,370', unreliable=False, at_bound=False)
+    Cell(value='30,060', interval='± 1,370', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell(0, 100.0, -230.0, 220.0)
-    Cell(value='0', interval='-230 to 220', unreliable=True, at_bound=False)
+    Cell(value='0', interval='-230 to 220', unreliable=True, at_bound=False, weak_bounds=False)
     >>> cell(41.5, float("nan"), float("nan"), float("nan"))
-    Cell(value='41.5', interval='', unreliable=False, at_bound=False)
+    Cell(value='41.5', interval='', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell("HS", float("nan"), float("nan"), float("nan"))
-    Cell(value='HS', interval='', unreliable=False, at_bound=False)
+    Cell(value='HS', interval='', unreliable=False, at_bound=False, weak_bounds=False)
     >>> t = pd.Timestamp("2021-05-15 13:47:12")
     >>> cell(t, 86400.0 * 3, t.value / 1e9 - 86400.0 * 6, t.value / 1e9 + 86400.0 * 6)
-    Cell(value='2021-05-16', interval='± 6.0 days', unreliable=False, at_bound=False)
+    Cell(value='2021-05-16', interval='± 6.0 days', unreliable=False, at_bound=False, weak_bounds=False)
     >>> cell(100.0, 0.3, 99.4, 100.0, clamp=(0.0, 100.0))  # a mean clamped to its upper bound
-    Cell(value='100.00', interval='99.40 to 100.00', unreliable=False, at_bound=True)
+    Cell(value='100.00', interval='99.40 to 100.00', unreliable=False, at_bound=True, weak_bounds=False)
     """
     noisy = math.isfinite(std) and std > 0 and math.isfinite(lower) and math.isfinite(upper)
     resolution = shown_resolution(std, lower, upper) if noisy else math.nan
@@ -155,16 +157,20 @@ def cells(table: pd.DataFrame | pd.Series[Any], *, grouping: bool = False,
         return aligned(part, table)[rows]
 
     std, lower, upper = (nan, nan, nan) if release is None else map(shown, (release.std, release.lower, release.upper))
+    # A missing cell (a group the bounds' noise swamped) has no value to mark.
+    weak = np.zeros(values.shape, dtype=bool) if release is None else shown(release.weak_bounds) > 0
+    weak &= ~np.vectorize(lambda value: pd.api.types.is_scalar(value) and pd.isna(value), otypes=[bool])(values)
     clamp = None if release is None else release.clamp
     low, high = (nan, nan) if clamp is None else map(shown, clamp)
     flagged = ({column: {row.strip() for row in str(frame.loc["unreliable", column]).split(",")}
                 for column in frame.columns} if "unreliable" in frame.index else {})
     grid = []
     for i, row in enumerate(frame.index[rows]):
-        line = [cell(values[i, j], std[i, j], lower[i, j], upper[i, j], grouping=grouping,
-                     clamp=None if clamp is None else (low[i, j], high[i, j]))
+        line = [replace(cell(values[i, j], std[i, j], lower[i, j], upper[i, j], grouping=grouping,
+                             clamp=None if clamp is None else (low[i, j], high[i, j])), weak_bounds=bool(weak[i, j]))
                 for j in range(len(frame.columns))]
-        grid.append([Cell(c.value, c.interval, True, c.at_bound) if str(row) in flagged.get(column, ()) else c
+        # A statistic the unreliable row names for its bounds alone is marked for them, not for its noise.
+        grid.append([replace(c, unreliable=True) if str(row) in flagged.get(column, ()) and not c.weak_bounds else c
                      for c, column in zip(line, frame.columns)])
     return pd.DataFrame(grid, index=frame.index[rows], columns=frame.columns, dtype=object)
 

@@ -40,11 +40,11 @@ from dpframe.noise.mechanism import Privacy, resolve, selection_delta
 from dpframe.progress import Progress
 from dpframe.queries import kernels, partitioned, scalar, temporal
 from dpframe.queries import select as selection
-from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds
+from dpframe.queries.bounds import BOUNDS_SHARE, private_bounds, weak_bounds
 from dpframe.queries.partitioned import CellReader, Partitioning, require_selection
 from dpframe.queries.plan import Target, check_bounds
 from dpframe.queries.scalar import LEVEL, Estimate, Moments, moment_result
-from dpframe.results import Release, at_bound, current_release, is_unreliable, with_release
+from dpframe.results import WEAK_BOUNDS, Release, at_bound, current_release, is_unreliable, with_release
 
 __all__ = [
     "BOUNDS_SHARE",
@@ -302,8 +302,15 @@ def _numeric(target: Target, plan: _Column, levels: list[float], reads: ColumnRe
                                             "ranks": reach}
     statistics = ["count", "mean", "std"]
     unreliable = [row for row in statistics if _marked(out[row])]
+    percentiles = [percentile_label(level) for level in sorted(levels) if plan.quantile_epsilon > 0]
     if "count" in unreliable or "mean" in unreliable:  # the percentiles rest on the same few (or no) values
-        unreliable += [percentile_label(level) for level in sorted(levels) if plan.quantile_epsilon > 0]
+        unreliable += percentiles
+    if plan.bounds_privacy is not None and weak_bounds(count, moments.stds()["count"], plan.bounds_privacy,
+                                                       column_target.contributions):
+        # Everything clipped to bounds found on too few rows (the count is not): they may lie past the data.
+        for row in ["mean", "std", *percentiles]:
+            out[row]["weak bounds"] = 1.0
+        unreliable += [row for row in ["mean", "std", *percentiles] if row not in unreliable]
     out["unreliable"] = _unreliable_cell(unreliable)
     return out
 
@@ -464,6 +471,8 @@ def describe(
             result[column] = [_as_time(scale, row, value) for row, value in result[column].items()]
     declared = [str(p.name) for p in plans if p.kind == "numeric" and p.bounds_privacy is None]
     chosen = [str(p.name) for p in plans if p.kind == "numeric" and p.bounds_privacy is not None]
+    weak = frame("weak bounds", float)
+    few = [str(name) for name in names if weak[name].gt(0).any()]
     note = (
         "lower/upper bound rows are the clipping bounds used (declared: "
         f"{declared or 'none'}; chosen privately by the sparse vector technique: {chosen or 'none'}), "
@@ -475,6 +484,7 @@ def describe(
         "percentiles and top category that rest on such a count or mean)"
         + ("; dates and durations are shown as times, their intervals (in this release) are in seconds "
            "(since 1970-01-01 for dates)" if scales else "")
+        + (f"; UNRELIABLE for {', '.join(few)}: {WEAK_BOUNDS}" if few else "")
     )
     mechanisms = sorted({"discrete Laplace"} | ({"sparse vector"} if chosen else set())
                         | ({selection.quantile_mechanism(obj[p.name].dtype) for p in plans if p.kind == "numeric"}
@@ -482,7 +492,7 @@ def describe(
     release = Release(
         QUERY, tuple(map(str, names)), " + ".join(mechanisms), target.spent, frame("std", float), frame("lower", float),
         frame("upper", float), LEVEL, None, note, clamp=(frame("clamp low", float), frame("clamp high", float)),
-        rank_reach=frame("ranks", float),
+        rank_reach=frame("ranks", float), weak_bounds=weak,
     )
     return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -507,5 +517,5 @@ def describe_column(frame: Target, name: Any, **arguments: Any) -> pd.Series[Any
     described: pd.Series[Any] = with_release(column, replace(
         release, std=of_column(release.std), lower=of_column(release.lower), upper=of_column(release.upper),
         rank_reach=None if release.rank_reach is None else of_column(release.rank_reach),
-        clamp=clamp))
+        clamp=clamp, weak_bounds=of_column(release.weak_bounds)))
     return described

@@ -34,7 +34,7 @@ from dpframe import __version__
 from dpframe.plotting import plot_release
 from dpframe.report import INSTALL_HINT
 from dpframe.report.cells import Cell, cells, format_value
-from dpframe.results import current_release, is_other
+from dpframe.results import WEAK_BOUNDS, current_release, is_other
 
 try:
     import jinja2
@@ -116,6 +116,8 @@ def _cell_html(shown: Cell) -> Markup:
     if shown.at_bound:
         parts.append(Markup('<span class="flag" title="the noise took it to an end of its range, where it was '
                             'clamped">at the bound</span>'))
+    if shown.weak_bounds:
+        parts.append(Markup('<span class="flag" title="{}">unreliable: bounds</span>').format(WEAK_BOUNDS))
     return Markup("").join(parts)
 
 
@@ -147,7 +149,7 @@ def summary_table(summary: pd.DataFrame) -> Markup:
     ]
     shown = pd.DataFrame(grid, index=shown.index, columns=shown.columns, dtype=object)
     classes = pd.DataFrame(
-        [[" ".join(filter(None, ("bound" if "bound" in str(row) else "", "unreliable" if c.unreliable else "",
+        [[" ".join(filter(None, ("bound" if "bound" in str(row) else "", "unreliable" if c.unreliable or c.weak_bounds else "",
                                  "none" if row == "unreliable" and c.value == "none" else "")))
           for c in line] for row, line in zip(shown.index, grid)],
         index=shown.index, columns=shown.columns,

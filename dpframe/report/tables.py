@@ -13,6 +13,8 @@ a :class:`~dpframe.report.cells.Cell`: the digits its noise justifies, ``± half
 * ``!`` -- UNRELIABLE, at the bound: the noise took the value to an end of the range it can take, where it
   was clamped (:func:`~dpframe.results.at_bound`): a mean at its bound, a variance or std at 0, a
   correlation at ±1, a proportion or a count at 0.
+* ``?`` also marks a statistic on automatic bounds found on too few rows (``Release.weak_bounds``): a bound may
+  lie past the data, and the value with it, though its interval is narrow; the footer then says so.
 
 Below the table: what the intervals are and what made them, the marks that appear, and the release's note (how
 categories were selected, why cells are missing or ``<NA>``), with a word when the table is empty. Everything
@@ -47,7 +49,7 @@ from numpy.typing import NDArray
 
 from dpframe.queries.temporal import TimeScale
 from dpframe.report.cells import Cell, cells, format_value
-from dpframe.results import Release, current_release, rank_interval_text
+from dpframe.results import WEAK_BOUNDS, Release, current_release, rank_interval_text
 
 __all__ = ["MARKS", "html", "text"]
 
@@ -76,9 +78,9 @@ def _value(value: Any, shown: Cell) -> str:
 
 
 def _texts(obj: pd.Series[Any] | pd.DataFrame) -> tuple[NDArray[Any], set[str]]:
-    """Every shown cell of ``obj`` as text, aligned per column on the ``±``, and what they hold: the marks used,
-    ``"±"`` if a cell has an interval and ``"to"`` if one was cut at its range. Rows pandas does not show stay
-    blank."""
+    """Every shown cell of ``obj`` as text, aligned per column on the ``±``, and what they hold: the marks used
+    (``"?"`` only for the noise), ``"weak bounds"`` if a cell rests on automatic bounds from too few rows, ``"±"``
+    if a cell has an interval and ``"to"`` if one was cut at its range. Rows pandas does not show stay blank."""
     frame = obj.to_frame() if isinstance(obj, pd.Series) else obj
     rows = _rows(len(frame.index))
     shown = cells(obj, rows=rows).to_numpy(dtype=object)
@@ -89,8 +91,9 @@ def _texts(obj: pd.Series[Any] | pd.DataFrame) -> tuple[NDArray[Any], set[str]]:
         parts = []
         for i in range(len(rows)):
             c: Cell = shown[i, j]
-            marks = ("?" if c.unreliable else "") + ("!" if c.at_bound else "")
-            used.update(marks)
+            marks = ("?" if c.unreliable or c.weak_bounds else "") + ("!" if c.at_bound else "")
+            used.update(mark for mark, shown_for in (("?", c.unreliable), ("!", c.at_bound), ("weak bounds", c.weak_bounds))
+                        if shown_for)
             used.update(("±",) if c.interval else ())
             used.update(("to",) if " to " in c.interval else ())
             interval = c.interval if c.interval.startswith("±") or not c.interval else f"({c.interval})"
@@ -123,6 +126,8 @@ def _footer(obj: pd.Series[Any] | pd.DataFrame, release: Release, used: set[str]
         ranks = rank_interval_text(release)  # a quantile's interval is in ranks
         lines = [f"{'no intervals' if ranks is None else ranks}; {release.mechanism}, {cost}"]
     lines += [f"{mark} {meaning}" for mark, meaning in MARKS.items() if mark in used]
+    if "weak bounds" in used:
+        lines.append(f"? UNRELIABLE, {WEAK_BOUNDS}")
     if release.note:
         lines.append(f"Note: {release.note}")
     if obj.size == 0:

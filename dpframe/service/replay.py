@@ -43,7 +43,7 @@ from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
 from dpframe.service import wire
 from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
-    kind_of
+    kind_of, returns_value
 
 _WARNINGS_LOCK = threading.Lock()
 # The kinds whose calls release an answer (and charge for it).
@@ -133,7 +133,7 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
         elif isinstance(step, Call):
             check_name(kind, step.name)
             check_settings(step.kwargs, step.name)
-            if kind in _RELEASING and index != last:
+            if kind in _RELEASING and returns_value(kind, step.name) and index != last:
                 raise RefusedError(f"step {index} releases an answer ({step.name}) before the plan's last step: "
                                    "a request releases one answer, at its end")
             args = [decoded(value) for value in step.args]

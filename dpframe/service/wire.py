@@ -75,8 +75,9 @@ MAX_CELLS: Final = 100_000
 _FRACTION = re.compile(r"-?[0-9]{1,400}(/[0-9]{1,400})?")
 # An ISO time as Timestamp.isoformat writes it (no words such as "now", no offsets: the zone travels apart).
 _ISO_TIME = re.compile(r"-?[0-9]{4,6}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?")
-# A time zone by its database name ("UTC", "Europe/Oslo", "Etc/GMT+1"): never a path ("dateutil//etc/...").
-_ZONE_NAME = r"[A-Za-z][A-Za-z0-9_+\-]{0,40}(/[A-Za-z0-9_+\-]{1,40}){0,2}"
+# A time zone by its database name ("UTC", "Europe/Oslo", "Etc/GMT+1") or a fixed offset ("UTC+01:00", as pandas
+# names one): never a path ("dateutil//etc/...").
+_ZONE_NAME = r"(UTC[+\-][0-9]{2}:[0-9]{2}|[A-Za-z][A-Za-z0-9_+\-]{0,40}(/[A-Za-z0-9_+\-]{1,40}){0,2})"
 _ZONE = re.compile(_ZONE_NAME)
 # A dtype's name ("Int64", "datetime64[ns, Europe/Oslo]", "interval[float64, right]", "int64[pyarrow]").
 _DTYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}(\[[A-Za-z0-9_]{1,30}(, ?" + _ZONE_NAME + r")?\])?")
@@ -706,7 +707,7 @@ class _Decoder:
             raise _malformed("array dtype", data["dtype"])
         if isinstance(dtype, pd.CategoricalDtype):
             codes = _keys(data, "categorical array", {"dtype", "codes"})["codes"]
-            if type(codes) is not list:
+            if type(codes) is not list or dtype.categories is None:  # "category" by name: no categories
                 raise _malformed("categorical codes", codes)
             self.count(len(codes))
             if not all(type(code) is int and -1 <= code < len(dtype.categories) for code in codes):
@@ -1056,7 +1057,7 @@ _RELEASE_FIELDS: Mapping[str, Callable[[Any], bool]] = {
     "std": _is_cells, "lower": _is_cells, "upper": _is_cells, "level": _is_number,
     "bounds": _optional(_tuple_of(_is_number, 2)), "note": _is_str, "clipping": _optional(_is(Clipping)),
     "clamp": _optional(_tuple_of(_is_cells, 2)), "domain": _optional(_tuple_of(_is_number, 2)),
-    "rank_reach": _optional(_is_cells),
+    "rank_reach": _optional(_is_cells), "weak_bounds": lambda flags: _is_bool(flags) or _is_table(flags),
 }
 
 _Decode = Callable[[_Decoder, dict[str, Any], int], Any]
