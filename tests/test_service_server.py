@@ -81,6 +81,7 @@ max_contributions = 1
 path = "visits.csv"
 schema = "visits.schema.json"
 total = {{ rho = 0.5 }}
+rows_public = true
 
 [analysts.alice]
 token_sha256 = "{hash_token(TOKENS['alice'])}"
@@ -230,6 +231,8 @@ def test_an_analyst_sees_its_datasets_and_their_public_schema(server: Server) ->
     assert value["columns"] == {"person_id": {"type": "integer"}, "age": {"type": "integer"},
                                 "sex": {"type": "category", "categories": ["F", "M"]}}
     assert value["privacy_unit"] == "person_id" and value["max_contributions"] == 1
+    assert "rows" not in value
+    assert server.request("GET", "/v1/datasets/visits", TOKENS["alice"]).json()["value"]["rows"] == 600  # declared
     budget = wire.decode(response.json()["value"], allow_results=True)["budget"]
     assert (float(budget.total.epsilon), float(budget.total.delta), budget.kind) == (1.0, 1e-7, "approx")
 

@@ -9,6 +9,7 @@
     schema = "census.schema.json"             # from `dpframe schema`, reviewed by the curator
     total = { epsilon = 4.0, delta = 1e-6 }   # the cap over ALL analysts of this dataset (they may collude)
     privacy_unit = "person_id"                # optional, with max_contributions, as protect() takes them
+    rows_public = false                       # true: analysts are told the number of rows (it is published)
 
     [datasets.visits]                         # about the same people as census: one shared cap
     path = "visits.parquet"
@@ -109,6 +110,8 @@ class Dataset(_Strict):
     cap: str | None = None
     privacy_unit: str | None = None
     max_contributions: int = Field(default=1, ge=1)
+    # The curator's decision that the number of rows is public (published elsewhere): then analysts are told it.
+    rows_public: bool = False
 
     @model_validator(mode="after")
     def _one_cap(self) -> Dataset:

@@ -400,13 +400,17 @@ class Service:
         return {"value": [name for name in config.analysts[who].budgets if name in config.datasets]}
 
     def describe(self, who: str, config: Config, dataset: str) -> dict[str, Any]:
-        """``GET /v1/datasets/{name}``: the public schema and the analyst's budget view, never n, paths or ids."""
+        """``GET /v1/datasets/{name}``: the public schema and the analyst's budget view; never paths or ids, and n only
+        when the config declares it public (``rows_public``)."""
         spec = config.datasets[dataset]
         columns = {column: {key: value for key, value in declared.items() if key in PUBLIC_SCHEMA_FIELDS}
                    for column, declared in self.schemas[dataset]["columns"].items()}
         budget = self.allotment(who, config, dataset)
         view = {"name": dataset, "columns": columns, "privacy_unit": spec.privacy_unit,
                 "max_contributions": spec.max_contributions, "budget": wire.budget_view(budget)}
+        if spec.rows_public:  # the curator declared it public; otherwise n is never sent
+            with self._lock:
+                view["rows"] = len(self._dataset(dataset)[0])
         return {"value": wire.encode(view)}
 
     def run(self, who: str, config: Config, dataset: str, body: bytes) -> tuple[int, str]:
