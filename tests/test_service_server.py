@@ -93,7 +93,7 @@ budgets = {{ visits = {{ rho = 0.25 }} }}
 
 [analysts.carol]
 token_sha256 = "{hash_token(TOKENS['carol'])}"
-budgets = {{ census = {{ epsilon = 1.5 }} }}
+budgets = {{ census = {{ epsilon = 1.5, delta = 1e-7 }} }}
 """, encoding="utf-8")
     return config
 
@@ -525,7 +525,7 @@ def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> N
         broken = server.request("GET", "/v1/datasets", TOKENS["carol"])
         assert broken.status_code == 503 and error_of(broken)["type"] == "ServiceUnavailable"
         revoked = text.replace(f'[analysts.carol]\ntoken_sha256 = "{hash_token(TOKENS["carol"])}"\n'
-                               'budgets = { census = { epsilon = 1.5 } }\n', "")
+                               'budgets = { census = { epsilon = 1.5, delta = 1e-7 } }\n', "")
         assert revoked != text
         server.config.write_text(revoked)
         for method, path in ENDPOINTS:
@@ -660,3 +660,18 @@ def test_serve_help() -> None:
     for option in ("--host", "--port", "--workers", "--ssl-keyfile", "--ssl-certfile", "docs/server.md"):
         assert option in out.getvalue()
 
+
+
+def test_a_charged_refusal_comes_back_with_its_cost(server: Server) -> None:
+    """Propose-test-release's refusal is a release (charged): remotely too it is a ProposalRefusedError with .cost."""
+    from dpframe.errors import ProposalRefusedError
+    from dpframe.service.client import Connection
+
+    with Connection(server.url, token=TOKENS["carol"]) as connection:
+        census = connection.dataset("census")
+        # Ages 20..79, five each: one person moves the median by 0.5, far past the proposed 0.001, so the noisy
+        # distance test passes only if Laplace(2) noise exceeds ~37 (probability ~1e-8).
+        with pytest.raises(ProposalRefusedError) as refused:
+            census["age"].dp.median(method="ptr", sensitivity=0.001, bounds=(0, 100), epsilon=0.5, delta=1e-8)
+        assert refused.value.cost.epsilon == Fraction(1, 2)
+        assert census.dp.budget.spent.epsilon.exact == Fraction(1, 2)

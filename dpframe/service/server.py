@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dpframe import errors
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
-from dpframe.errors import DPFrameError, LedgerError
+from dpframe.errors import DPFrameError, LedgerError, ProposalRefusedError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
 from dpframe.service import replay, wire
@@ -459,6 +459,8 @@ class Service:
                     return self._answered_elsewhere(who, request)
                 failure = mapped_error(error)
                 answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
+                if isinstance(error, ProposalRefusedError):  # a charged refusal: the analyst sees what it cost
+                    answer[1]["error"]["cost"] = wire.encode(error.cost)
             kept = json.dumps({"plan_sha256": digest, "status": answer[0], "body": answer[1]}, allow_nan=False)
             try:
                 return self.ledger.store_result(who, request, kept)
