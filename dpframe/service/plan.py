@@ -172,8 +172,8 @@ def check_name(kind: str, name: str) -> None:
     refuses the rest with its own message; what a remote plan may never name
     (private attributes, :data:`LOCAL_ONLY`) is refused here.
 
-    >>> check_name("frame", "query"), check_name("frame", "age")
-    (None, None)
+    >>> check_name("frame", "query"), check_name("frame", "age"), check_name("groupby", "__repr__")
+    (None, None, None)
     >>> check_name("frame.dp", "unprotected")
     Traceback (most recent call last):
     ...
@@ -186,6 +186,10 @@ def check_name(kind: str, name: str) -> None:
     if name.startswith("_") and name not in DUNDERS:
         raise RefusedError(f"{name!r} is not offered remotely: private attributes of protected objects are the "
                            "library's own")
+    if name in DUNDERS and kind not in ("frame", "series") and name != "__repr__":
+        # An accessor or a group-by has none of its own: Python's object would answer (__eq__ by identity).
+        raise RefusedError(f"{name!r} is not offered remotely on {kind}: operators and Python's protocols are "
+                           "those of protected frames and columns")
 
 
 def returns_value(kind: str, name: str) -> bool:

@@ -8,6 +8,12 @@ remote setting adds is checked before each step runs:
 
 * a step acts only on a protected object (the frame, a column, an accessor, a
   private group-by), never on a released value or on one of Python's objects;
+* every step but the last gives a protected object: a bound method, a budget or
+  any other object a ``getattr`` may give is a value only as the plan's result,
+  so a ``{"$ref": i}`` argument is always a protected object (a method handed to
+  ``map`` would run per row -- a release per row, its number the exact count);
+* ``@name`` in ``query``/``eval`` is read from the ``local_dict`` the client sent,
+  never from the server's own variables (a local frame reads the caller's);
 * it names only what the registry offers remotely (:func:`dpframe.service.plan.check_name`:
   no private attributes, nothing of :data:`~dpframe.service.plan.LOCAL_ONLY`);
 * its arguments are plain data decoded by :mod:`dpframe.service.wire` (no code,
@@ -33,6 +39,8 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +49,7 @@ import pandas as pd
 
 from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
+from dpframe.protection.expressions import local_names
 from dpframe.service import wire
 from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
     kind_of, returns_value
@@ -77,6 +86,21 @@ def merge_growth(frame: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
         return len(right)  # the frame's merge then says what is wrong with the keys
 
 
+def _check_sent_locals(args: list[Any], kwargs: dict[str, Any]) -> None:
+    """Refuse a ``query``/``eval`` whose ``@`` names are not all in the ``local_dict`` the client sent.
+
+    A protected frame reads ``@name`` from its caller's variables, here the replay's own (the step's number, the
+    plan, the steps' values); a remote expression's constants are the client's, sent as values.
+    """
+    expr = args[0] if args else kwargs.get("expr")
+    given = kwargs.get("local_dict")
+    if isinstance(expr, str):
+        missing = sorted(local_names(expr) - set(given if isinstance(given, Mapping) else ()))
+        if missing:
+            raise RefusedError(f"@{missing[0]} is not in local_dict: the @ names of a remote expression are sent by "
+                               "the client, with their values (dpframe's client does so)")
+
+
 def _ufunc(name: Any) -> np.ufunc:
     """numpy's ufunc called ``name`` (``np.log(p["x"])`` arrives as the name ``"log"``)."""
     found = getattr(np, name, None) if isinstance(name, str) and not name.startswith("_") else None
@@ -93,15 +117,27 @@ class Outcome:
     warnings: tuple[tuple[str, str], ...]  # (category's name, message)
 
 
+@contextmanager
+def caught_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """Record the warnings raised inside the block, and only those: one such block at a time in a process.
+
+    Python's warning filters are process-wide: a block recording a plan's warnings would also record a warning
+    raised meanwhile in another thread (``protect()`` of another analyst's session warns the curator that its
+    budget's delta is at least 1/n). So plans run one at a time in a process (they hold the GIL for most of
+    their time anyway; a server scales with worker processes), and the server's other code that may warn
+    (``protect()``) runs in such a block too, its warnings for the curator's log.
+    """
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
 def run(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Outcome:
     """:func:`execute`, with the warnings it raised collected for the client to raise again (not printed here).
 
     A warning's message is made from the schema, the arguments and released values, as every dpframe message.
-    Python's warning filters are process-wide, so plans run one at a time in a process (they hold the GIL
-    for most of their time anyway; a server scales with worker processes).
     """
-    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with caught_warnings() as caught:
         value = execute(frame, plan, max_cells=max_cells)
     return Outcome(value, tuple((type(w.message).__name__ if isinstance(w.message, Warning) else "UserWarning",
                                  str(w.message)) for w in caught))
@@ -144,7 +180,11 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
                     raise RefusedError(f"the merges of this request may repeat a row up to {growth} times (the "
                                        "public tables' largest groups of equal keys multiplied); the server allows "
                                        f"{MAX_MERGE_GROWTH}: merge on keys that are unique in the public table")
-            if step.name == "__array_ufunc__":
+            if kind == "frame" and step.name in ("query", "eval"):
+                _check_sent_locals(args, kwargs)
+            if step.name == "__repr__" and kind not in ("frame", "series"):
+                values.append(f"<{kind} of a protected object>")  # object.__repr__ would show a memory address
+            elif step.name == "__array_ufunc__":
                 if len(args) < 2:
                     raise ValueError("__array_ufunc__ takes a ufunc's name, a method and the inputs")
                 values.append(target.__array_ufunc__(_ufunc(args[0]), args[1], *args[2:], **kwargs))
@@ -163,6 +203,9 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
             else:
                 changed.columns = decoded(step.value)
             values.append(changed)
+        if index != last and kind_of(values[-1]) is None:
+            raise RefusedError(f"step {index} gives a {type(values[-1]).__name__}, not a protected object: only a "
+                               "plan's last step may give a value (a released answer or a fact of the schema)")
     result = values[plan.result]
     if kind_of(result) is not None:
         raise RefusedError("a plan's result is a released answer or a fact of the schema, not a protected object")

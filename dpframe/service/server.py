@@ -31,6 +31,8 @@ import math
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,6 +227,16 @@ def forwarded(warned: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
             if category in FORWARDED_WARNINGS]
 
 
+@contextmanager
+def curators_warnings() -> Iterator[None]:
+    """Log the warnings raised inside (``protect()``'s: a delta of at least 1/n is a fact about n) for the curator,
+    in a block no analyst's run records (:func:`dpframe.service.replay.caught_warnings`)."""
+    with replay.caught_warnings() as caught:
+        yield
+    for warned in caught:
+        log.warning("%s: %s", warned.category.__name__, warned.message)
+
+
 class Analysts:
     """The analysts of the config file, read again whenever the file changes (tokens revoked without a restart).
 
@@ -361,9 +373,10 @@ class Service:
             if key not in self._sessions:
                 frame, categories = self._dataset(dataset)
                 spec = config.datasets[dataset]
-                protected = frame.dp.protect(budget=allotment,
-                                             categories=categories or None, privacy_unit=spec.privacy_unit,
-                                             max_contributions=spec.max_contributions)
+                with curators_warnings():
+                    protected = frame.dp.protect(budget=allotment,
+                                                 categories=categories or None, privacy_unit=spec.privacy_unit,
+                                                 max_contributions=spec.max_contributions)
                 self._sessions[key] = Session(protected)
             return self._sessions[key]
 
@@ -380,7 +393,8 @@ class Service:
                 log.error("dataset %s cannot be read from %s: %s", name, spec.path, error)
                 raise ServiceError(503, "ServiceUnavailable", f"dataset {name!r} cannot be read now (nothing was "
                                    "charged); the curator can find why in the server's log") from None
-            frame.dp.protect(budget=self.caps[self.config.cap_name(name)])
+            with curators_warnings():
+                frame.dp.protect(budget=self.caps[self.config.cap_name(name)])
             self._data[name] = frame, categories
         return self._data[name]
 

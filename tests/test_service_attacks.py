@@ -1,0 +1,173 @@
+"""A hostile analyst with a valid token against the curator service: each test is an attack that once worked
+(or a defence worth pinning), run on the server's own replay and service objects (no HTTP needed).
+
+Found in the hardening review (docs/server.md, "Threat model"):
+
+* a ``getattr`` step gave a bound method (``p['x'].dp.quantile``) that a ``{"$ref": i}`` handed to ``apply``:
+  a release per row, so the budget's spending told the exact number of rows (or of rows passing a filter);
+* ``@name`` in ``query``/``eval`` read the replay's own variables (the step number, the plan's limits);
+* operators and protocols on an accessor or a group-by answered with Python's ``object`` (identity, an
+  address in the repr);
+* a warning ``protect()`` raised in another thread (another analyst's first request: "the budget's delta is at
+  least 1/n", a fact about n) was recorded by a running plan and forwarded to its analyst.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("fastapi")
+
+import dpframe  # noqa: E402
+from dpframe.errors import RefusedError  # noqa: E402
+from dpframe.service import replay  # noqa: E402
+from dpframe.service.plan import Plan  # noqa: E402
+from dpframe.service.server import Service  # noqa: E402
+from dpframe.service.tokens import hash_token  # noqa: E402
+
+
+def protected() -> Any:
+    data = pd.DataFrame({"age": np.arange(300) % 60 + 20, "sex": pd.Categorical(["F", "M"] * 150)})
+    return data.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+
+
+def plan(*steps: dict[str, Any], request_id: str = "0" * 32) -> Plan:
+    return Plan.model_validate({"request_id": request_id, "steps": list(steps), "result": len(steps)})
+
+
+def test_a_bound_method_is_never_an_argument() -> None:
+    """``apply`` given ``p['q'].dp.quantile`` released once per row: 300 rows spent 300 x 1e-4 beyond the count's
+    0.01, so the budget's spending read n exactly (after a filter, the exact count of any condition)."""
+    p = protected()
+    attack = plan({"op": "getitem", "target": 0, "key": "age"},
+                  {"op": "call", "target": 1, "name": "__truediv__", "args": [100]},
+                  {"op": "getattr", "target": 1, "name": "dp"},
+                  {"op": "getattr", "target": 3, "name": "quantile"},  # a bound method, not called
+                  {"op": "call", "target": 2, "name": "apply", "args": [{"$ref": 4}],
+                   "kwargs": {"bounds": [0, 100], "epsilon": 0.0001}},
+                  {"op": "getattr", "target": 5, "name": "dp"},
+                  {"op": "call", "target": 6, "name": "count", "kwargs": {"epsilon": 0.01}})
+    with pytest.raises(RefusedError, match="step 4 gives a method, not a protected object"):
+        replay.execute(p, attack)
+    assert p.dp.budget.spent.epsilon.exact == 0
+
+
+@pytest.mark.parametrize("name", ["budget", "count"])
+def test_only_the_last_step_may_give_a_value(name: str) -> None:
+    """The real Budget (extend, allot) or a method is a value only as the plan's result, where it is encoded."""
+    p = protected()
+    steps = [{"op": "getattr", "target": 0, "name": "dp"}, {"op": "getattr", "target": 1, "name": name},
+             {"op": "call", "target": 0, "name": "assign", "kwargs": {"b": {"$ref": 2}}},
+             {"op": "call", "target": 3, "name": "__repr__"}]
+    with pytest.raises(RefusedError, match="step 2 gives a"):
+        replay.execute(p, plan(*steps))
+
+
+def test_the_budget_as_a_result_is_the_analysts_view() -> None:
+    view = replay.execute(protected(), plan({"op": "getattr", "target": 0, "name": "dp"},
+                                            {"op": "getattr", "target": 1, "name": "budget"}))
+    assert type(view).__name__ == "BudgetView" and not hasattr(view, "extend")
+
+
+@pytest.mark.parametrize("expr", ["age > @index", "age > @growth", "@last", "age > @MAX_MERGE_GROWTH"])
+def test_query_constants_are_the_clients_not_the_servers(expr: str) -> None:
+    p = protected()
+    for name in ("query", "eval"):
+        with pytest.raises(RefusedError, match="is not in local_dict"):
+            replay.execute(p, plan({"op": "call", "target": 0, "name": name, "args": [expr]},
+                                   {"op": "call", "target": 1, "name": "__repr__"}))
+    kept = plan({"op": "call", "target": 0, "name": "query", "args": ["age > @x"], "kwargs": {"local_dict": {"x": 40}}},
+                {"op": "call", "target": 1, "name": "__repr__"})
+    assert replay.execute(p, kept).startswith("ProtectedFrame(")
+
+
+def test_accessors_and_group_bys_have_no_operators_and_no_address() -> None:
+    p = protected()
+    groupby = [{"op": "getattr", "target": 0, "name": "dp"},
+               {"op": "call", "target": 1, "name": "groupby", "args": ["sex"]}]
+    for name, args in (("__eq__", [{"$ref": 2}]), ("__len__", []), ("__bool__", [])):
+        with pytest.raises(RefusedError, match="not offered remotely on groupby"):
+            replay.execute(p, plan(*groupby, {"op": "call", "target": 2, "name": name, "args": args}))
+    shown = replay.execute(p, plan(*groupby, {"op": "call", "target": 2, "name": "__repr__"}))
+    assert shown == "<groupby of a protected object>" and "0x" not in shown
+
+
+# -- the service: warnings and request ids --------------------------------------------------------------------
+TOKENS = {"small": "small-" + "s" * 40, "large": "large-" + "l" * 40}
+
+
+def service(folder: Path) -> Service:
+    """One dataset of 300 people; ``large`` has a delta of 0.5 (at least 1/n: protect() warns the curator)."""
+    (folder / "people.csv").write_text("age\n" + "".join(f"{20 + i % 60}\n" for i in range(300)), encoding="utf-8")
+    (folder / "people.schema.json").write_text(json.dumps({
+        "format": "dpframe-schema/1", "separator": ",", "columns": {"age": {"type": "integer"}}}))
+    config = folder / "service.toml"
+    config.write_text(f"""
+ledger = "ledger.sqlite"
+[datasets.people]
+path = "people.csv"
+schema = "people.schema.json"
+total = {{ epsilon = 4.0, delta = 0.9 }}
+[analysts.small]
+token_sha256 = "{hash_token(TOKENS['small'])}"
+budgets = {{ people = {{ epsilon = 1.0 }} }}
+[analysts.large]
+token_sha256 = "{hash_token(TOKENS['large'])}"
+budgets = {{ people = {{ epsilon = 1.0, delta = 0.5 }} }}
+""", encoding="utf-8")
+    return Service(config)
+
+
+def count(request_id: str, epsilon: float = 0.125) -> bytes:
+    return plan({"op": "getattr", "target": 0, "name": "dp"},
+                {"op": "call", "target": 1, "name": "count", "kwargs": {"epsilon": epsilon}},
+                request_id=request_id).model_dump_json().encode()
+
+
+def test_another_sessions_warning_never_reaches_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While small's plan runs, large's first request protects the data under its allotment (delta 0.5 >= 1/300:
+    a LargeDeltaWarning for the curator). Python's warning filters are process-wide: the run recorded it."""
+    server = service(tmp_path)
+    config = server.config
+    running, go = threading.Event(), threading.Event()
+    execute = replay.execute
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        running.set()
+        go.wait(10)
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(replay, "execute", held)
+    answers: list[tuple[int, str]] = []
+    run = threading.Thread(target=lambda: answers.append(server.run("small", config, "people", count("1" * 32))))
+    run.start()
+    assert running.wait(10)
+    session = threading.Thread(target=server.session, args=("large", config, "people"))
+    session.start()
+    time.sleep(0.5)  # large's protect() has warned by now, unless it waits for the run (as it must)
+    go.set()
+    run.join(30)
+    session.join(30)
+    status, body = answers[0]
+    assert status == 200 and json.loads(body)["warnings"] == []
+
+
+def test_request_ids_are_each_analysts_own(tmp_path: Path) -> None:
+    """large sends small's request id (and plan): a fresh release charged to large, never small's stored answer."""
+    server = service(tmp_path)
+    config = server.config
+    mine = server.run("small", config, "people", count("2" * 32))
+    theirs = server.run("large", config, "people", count("2" * 32))
+    assert mine[0] == theirs[0] == 200
+    spent = {name: server.allotment(name, config, "people").spent.epsilon.exact for name in TOKENS}
+    assert spent == {"small": 0.125, "large": 0.125}
+    audit = server.ledger.audit()
+    assert sorted(audit["who"]) == ["large", "small"]
