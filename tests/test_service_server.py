@@ -403,24 +403,39 @@ def with_analysts(config: Path, names: list[str], budget: str) -> dict[str, str]
 
 
 def test_concurrent_analysts_reach_the_cap_exactly_across_two_workers(tmp_path: Path) -> None:
-    """Five analysts allotted 0.5 each under census's cap of 2.0, ten queries of 0.125 each, all at once: exactly
-    sixteen are answered (2.0 / 0.125), none of an analyst beyond its four, and the cap is spent exactly."""
-    tokens = with_analysts(write_files(tmp_path), [f"a{i}" for i in range(5)], "census = { epsilon = 0.5 }")
-    server = launch(tmp_path / "service.toml", "--workers", "2")
+    """The issue's scale: 20 analysts allotted 1.5 each (30 in all) under census's cap of 25, each sending 50
+    counts of 0.125 from 20 client threads at once against 2 uvicorn workers. The cap binds (200 = 25 / 0.125
+    counts) before the allotments do (240), and the early analysts reach their own 12: exactly 200 are answered,
+    the cap is spent exactly, no allotment beyond its total, and one audit row per charge."""
+    config = write_files(tmp_path, "[limits]\nrequests_per_second = 1000.0\nburst = 1000\n")
+    config.write_text(config.read_text().replace("total = { epsilon = 2.0, delta = 1e-6 }",
+                                                 "total = { epsilon = 25.0, delta = 1e-6 }"))
+    tokens = with_analysts(config, [f"a{i}" for i in range(20)], "census = { epsilon = 1.5 }")
+    server = launch(config, "--workers", "2")
     try:
         def ask(job: tuple[str, int]) -> tuple[str, int, str]:
             who, i = job
             response = server.request("POST", "/v1/datasets/census/run", tokens[who],
-                                      json=count(f"{i:032x}", 0.125))
+                                      json=count(f"{int(who[1:]):02d}{i:030x}", 0.125))
             return who, response.status_code, response.json().get("error", {}).get("type", "")
 
-        with ThreadPoolExecutor(10) as pool:
-            outcomes = list(pool.map(ask, [(who, i) for i in range(50) for who in tokens if i % 5 == int(who[1])]))
+        # Interleaved: each thread works through one analyst's queries, all analysts at once.
+        with ThreadPoolExecutor(20) as pool:
+            outcomes = list(pool.map(ask, [(who, i) for i in range(50) for who in tokens]))
         answered = [who for who, status, _ in outcomes if status == 200]
-        assert len(answered) == 16 and max(answered.count(who) for who in tokens) <= 4
-        assert {kind for _, status, kind in outcomes if status != 200} == {"BudgetExceededError"}
-        spent, audit_rows = server.charges()
-        assert spent["cap:people"][0] == "ε=2, δ=0" and audit_rows == 16
+        refused = [kind for _, status, kind in outcomes if status != 200]
+        assert len(answered) == 200 and len(answered) + len(refused) == 1000
+        assert set(refused) == {"BudgetExceededError"}
+        assert max(answered.count(who) for who in tokens) <= 12
+        ledger = Ledger.at(tmp_path / "ledger.sqlite")
+        assert Budget.open("cap:people", ledger=ledger).spent.epsilon.exact == 25
+        for who in tokens:
+            allotment = Budget.open(f"analyst:{who}/dataset:census", ledger=ledger)
+            assert allotment.spent.epsilon.exact == Fraction(answered.count(who), 8) <= allotment.total.epsilon.exact
+        audit = ledger.audit()
+        assert len(audit) == 200 and audit.groupby(["who", "request_id"]).size().max() == 1
+        assert sorted(audit["who"].value_counts().items()) == sorted((who, answered.count(who)) for who in tokens
+                                                                    if answered.count(who))
     finally:
         stop(server)
 
