@@ -99,13 +99,6 @@ def start(config: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("the server did not start")
 
 
-def release(*steps: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(steps)
-
-
-DP = {"op": "getattr", "target": 0, "name": "dp"}
-
-
 def query(target: int, name: str, **kwargs: Any) -> list[dict[str, Any]]:
     """``v[target].dp.name(**kwargs)`` as the plan's two last steps (``v[target]`` the frame or a column)."""
     return [{"op": "getattr", "target": target, "name": "dp"},
@@ -207,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
             for query_name, pairs in by_noise.items():
                 latency, noise = (np.array(column) for column in zip(*pairs))
                 r, p = spearman_with_p(latency, noise, rng)
-                print(f"  noise  {query_name:5s}: Spearman r(latency, |noise|) = {r:+.3f} (permutation p = {p:.3f}); "
+                print(f"  noise  {query_name:5s}: Spearman r(latency, |noise|) = {r:+.3f} (permutation p = {p:.2g}); "
                       f"median latency {np.median(latency) * 1e3:.2f} ms, median |noise| {np.median(noise):.3g}")
             for query_name in ("count", "mean"):
                 few, most = (np.array(by_rows[(query_name, kept)]) for kept in ("1%", "99%"))
@@ -216,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
                          f"(IQR {np.percentile(values, 25) * 1e3:.2f}-{np.percentile(values, 75) * 1e3:.2f})"
                          for kept, values in (("1%", few), ("99%", most))]
                 print(f"  rows   {query_name:5s}: {'; '.join(shown)}; 99% - 1%: {difference * 1e3:+.2f} ms at the "
-                      f"median (permutation p = {p:.3f})")
+                      f"median (permutation p = {p:.2g})")
 
 
 if __name__ == "__main__":
