@@ -84,9 +84,14 @@ def test_query_constants_are_the_clients_not_the_servers(expr: str) -> None:
         with pytest.raises(RefusedError, match="is not in local_dict"):
             replay.execute(p, plan({"op": "call", "target": 0, "name": name, "args": [expr]},
                                    {"op": "call", "target": 1, "name": "__repr__"}))
-    kept = plan({"op": "call", "target": 0, "name": "query", "args": ["age > @x"], "kwargs": {"local_dict": {"x": 40}}},
-                {"op": "call", "target": 1, "name": "__repr__"})
-    assert replay.execute(p, kept).startswith("ProtectedFrame(")
+    with pytest.raises(RefusedError, match="@index is not in local_dict"):
+        replay.execute(p, plan({"op": "call", "target": 0, "name": "eval", "args": ["y = age + @index"]},
+                               {"op": "call", "target": 1, "name": "__repr__"}))
+    sent = {"local_dict": {"x": 40}}
+    for name, expr in (("query", "age > @x"), ("eval", "y = age + @x")):
+        kept = plan({"op": "call", "target": 0, "name": name, "args": [expr], "kwargs": sent},
+                    {"op": "call", "target": 1, "name": "__repr__"})
+        assert replay.execute(p, kept).startswith("ProtectedFrame(")
 
 
 def test_accessors_and_group_bys_have_no_operators_and_no_address() -> None:

@@ -49,7 +49,7 @@ import pandas as pd
 
 from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
-from dpframe.protection.expressions import local_names
+from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
 from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
     kind_of, returns_value
@@ -95,7 +95,8 @@ def _check_sent_locals(args: list[Any], kwargs: dict[str, Any]) -> None:
     expr = args[0] if args else kwargs.get("expr")
     given = kwargs.get("local_dict")
     if isinstance(expr, str):
-        missing = sorted(local_names(expr) - set(given if isinstance(given, Mapping) else ()))
+        _, expression = split_assignment(expr)  # eval's "bmi = w / h ** 2": the names of its expression
+        missing = sorted(local_names(expression) - set(given if isinstance(given, Mapping) else ()))
         if missing:
             raise RefusedError(f"@{missing[0]} is not in local_dict: the @ names of a remote expression are sent by "
                                "the client, with their values (dpframe's client does so)")
