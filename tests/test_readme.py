@@ -55,6 +55,24 @@ def test_the_remote_demo_runs_the_readme_example() -> None:
     assert list(README_EXAMPLE) == _readme_example()
 
 
+def test_the_remote_demos_transcript_of_a_local_frame_refuses_only_the_exact_read() -> None:
+    """The same lines on a local protected frame: only the README's refusal; remotely p.dp.sample is refused too."""
+    import io
+
+    import dpframe
+    from dpframe.__main__ import readme_census
+    from dpframe.service.cli import run_example
+    from dpframe.testing import seeded_noise
+
+    out = io.StringIO()
+    with seeded_noise(3):
+        run_example(readme_census().dp.protect(epsilon=3.5, delta=1e-6, ledger=dpframe.Ledger.in_memory()), out)
+    text = out.getvalue()
+    assert text.count("RefusedError") == 1 and "RefusedError: ProtectedSeries.mean is refused" in text
+    assert re.search(r">>> p\.dp\.sample\(0\.1\)\.dp\.count\(epsilon=0\.5\)\n\d+ \(95% CI", text)
+    assert "\nBudget(ε=3.5, δ=1e-06): spent" in text
+
+
 def _run(command: str, port: int) -> list[str]:
     """A README command as a subprocess's arguments: this interpreter for the venv's, the test's port for 8000."""
     words = shlex.split(command.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
@@ -107,3 +125,5 @@ def test_the_readme_service_commands_serve_the_example_and_answer_it_remotely(tm
     assert "RefusedError: p.dp.sample is not offered remotely" in out
     assert out.count("RefusedError") == 2 and "BudgetExceededError" not in out and "Traceback" not in demo.stderr
     assert re.search(r"BudgetView\(ε=3\.5, δ=1e-06\): spent ε=\S+, δ=\S+, remaining", out)
+    # The synthetic frame (more cells than a plan's tables may hold) reached the analyst.
+    assert re.search(r"\n\[\d+ rows x 7 columns\]\n", out)
