@@ -97,9 +97,9 @@ def test_the_readme_service_commands_serve_the_example_and_answer_it_remotely(tm
     assert written.returncode == 0, written.stderr
     assert remote.split()[-1] in written.stdout  # it names the token file the README's next command reads
     log = tmp_path / "server.log"
-    with open(log, "wb") as out:
+    with open(log, "wb") as log_file:
         server = subprocess.Popen([*_run(serve, port), "--port", str(port)], cwd=tmp_path, env=env,
-                                  stdout=out, stderr=subprocess.STDOUT)
+                                  stdout=log_file, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while True:
