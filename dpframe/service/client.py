@@ -46,7 +46,7 @@ from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPER
 _RAISED: dict[str, type[Exception]] = {
     "RefusedError": errors.RefusedError, "BudgetExceededError": errors.BudgetExceededError,
     "LedgerError": errors.LedgerError, "NotProtectedError": errors.NotProtectedError,
-    "ProposalRefusedError": errors.ProposalRefusedError, "AlreadyProtectedError": errors.AlreadyProtectedError,
+    "AlreadyProtectedError": errors.AlreadyProtectedError,
     "ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError, "IndexError": IndexError,
     "AttributeError": AttributeError, "NotImplementedError": NotImplementedError, "PermissionError": PermissionError,
 }
@@ -215,6 +215,8 @@ def _raise(status: int, payload: Any) -> NoReturn:
     kind, message = str(error.get("type")), str(error.get("message"))
     if status in (401, 403):
         raise errors.RemoteError(f"{message} ({status})")
+    if kind == "ProposalRefusedError":  # charged, as locally: it carries what it cost
+        raise errors.ProposalRefusedError(message, wire.decode(error.get("cost"), allow_results=True))
     raised = _RAISED.get(kind)
     if raised is None:
         raise errors.RemoteError(f"{kind}: {message} ({status})")
