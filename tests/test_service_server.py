@@ -690,3 +690,30 @@ def test_a_charged_refusal_comes_back_with_its_cost(server: Server) -> None:
             census["age"].dp.median(method="ptr", sensitivity=0.001, bounds=(0, 100), epsilon=0.5, delta=1e-8)
         assert refused.value.cost.epsilon == Fraction(1, 2)
         assert census.dp.budget.spent.epsilon.exact == Fraction(1, 2)
+
+
+def test_a_full_disk_is_a_clear_error_at_no_cost(tmp_path: Path) -> None:
+    """The ledger cannot grow (SQLite's page limit, as a full disk): 503, nothing charged, and it works again after."""
+    from fastapi.testclient import TestClient
+
+    from dpframe.service.server import create_app
+
+    app = create_app(write_files(tmp_path))
+    service = app.state.service
+    with TestClient(app) as client:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        assert client.post("/v1/datasets/census/run", json=count("1" * 32, 0.01), headers=headers).status_code == 200
+        connection = service.ledger._connection
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+        answers = [client.post("/v1/datasets/census/run", json=count(f"{i:032x}", 0.01), headers=headers)
+                   for i in range(2, 18)]  # within the rate limit's burst (20)
+        full = [answer for answer in answers if answer.status_code != 200]
+        assert full, "the page limit never filled the ledger"
+        assert {answer.status_code for answer in full} == {503}
+        assert "nothing was charged" in error_of(full[0])["message"]
+        charged = sum(answer.status_code == 200 for answer in answers) + 1
+        connection.execute("PRAGMA max_page_count = 1073741823")
+        budget = service.allotment("alice", service.config, "census")
+        assert budget.spent.epsilon.exact == Fraction(charged, 100)
+        assert client.post("/v1/datasets/census/run", json=count("f" * 32, 0.01), headers=headers).status_code == 200

@@ -186,7 +186,9 @@ class Connection:
         for warned in payload.get("warnings", []):
             category = _WARNED.get(str(warned.get("category")), UserWarning)
             warnings.warn(str(warned.get("message")), category, stacklevel=4)
-        return wire.decode(payload.get("value"), allow_results=True)
+        # The answer is released (and charged) already: the cell cap guards the server against analysts' tables, not
+        # an analyst against its own answer (a synthetic frame can be large), whose every cell is a byte or more here.
+        return wire.decode(payload.get("value"), allow_results=True, max_cells=len(response.content))
 
     def datasets(self) -> list[str]:
         """The names of the datasets this analyst has a budget for."""

@@ -29,6 +29,7 @@ import json
 import logging
 import math
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -115,6 +116,11 @@ def mapped_error(error: Exception) -> ServiceError:
     """
     if isinstance(error, ValidationError):
         return ServiceError(400, "ValueError", f"the plan is not valid: {_validation_message(error)}")
+    if isinstance(error, sqlite3.DatabaseError):  # the ledger's transaction failed, so it wrote nothing
+        log.error("the ledger cannot record a charge", exc_info=error)
+        return ServiceError(503, "ServiceUnavailable", "the server cannot record charges in its ledger now (for "
+                            "example, its disk is full): nothing was charged and nothing was released; try again "
+                            "later")
     if not isinstance(error, LedgerError):
         if isinstance(error, DPFrameError):
             return ServiceError(400, type(error).__name__, str(error))
@@ -480,6 +486,10 @@ class Service:
                 return self.ledger.store_result(who, request, kept)
             except LedgerError:
                 return self._answered_elsewhere(who, request)
+            except sqlite3.DatabaseError:  # charged, but the answer cannot be kept (a full disk): sent once anyway
+                log.error("the answer to request %s could not be kept: a retry will be refused", request,
+                          exc_info=True)
+                return kept
 
     def _answered_elsewhere(self, who: str, request: str) -> str:
         """The answer another attempt of the request stored, or a 409 while it has none."""
