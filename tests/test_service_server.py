@@ -479,6 +479,32 @@ def test_a_killed_server_loses_no_charge_and_releases_nothing_twice(tmp_path: Pa
         stop(restarted)
 
 
+def test_a_request_for_more_memory_than_there_is_does_not_kill_the_server(tmp_path: Path) -> None:
+    """p['sex'].str.repeat(10**10): ten gigabytes a row. Unlimited, the kernel's out-of-memory killer ends the worker (in
+    the hardening review, a fuzzer's plan grew a process to 24 GB before it did). With max_memory_bytes the
+    allocation fails in the process, the rows become missing (as any row-wise error), and the server answers on."""
+    if not Path("/proc/self/limits").exists():
+        pytest.skip("reads the server's limits from /proc (Linux)")
+    server = start(tmp_path, "[limits]\nrequests_per_second = 1000.0\nburst = 1000\nmax_memory_bytes = 3000000000\n")
+    try:
+        # Never sent to a server without the limit: it would take the machine's memory.
+        limits = Path(f"/proc/{server.process.pid}/limits").read_text().splitlines()
+        assert [line.split()[3] for line in limits if line.startswith("Max address space")] == ["3000000000"]
+        huge = plan("e" * 32, {"op": "getitem", "target": 0, "key": "sex"},
+                    {"op": "call", "target": 1, "name": "astype", "args": ["str"]},
+                    {"op": "getattr", "target": 2, "name": "str"},
+                    {"op": "call", "target": 3, "name": "repeat", "args": [10**10]},
+                    {"op": "getattr", "target": 4, "name": "dp"},
+                    {"op": "call", "target": 5, "name": "count", "kwargs": {"epsilon": 0.125}})
+        answered = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=huge)
+        assert answered.status_code == 200, answered.text
+        assert server.process.poll() is None
+        after = server.request("POST", "/v1/datasets/census/run", TOKENS["alice"], json=count("f" * 32, 0.125))
+        assert after.status_code == 200, after.text
+    finally:
+        stop(server)
+
+
 def test_tls_through_uvicorns_options(tmp_path: Path) -> None:
     openssl = shutil.which("openssl")
     if openssl is None:

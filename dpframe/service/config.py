@@ -27,6 +27,7 @@
     requests_per_second = 5.0
     burst = 20
     answer_after_seconds = 0.0                # > 0: every answer to a plan leaves this long after its request
+    # max_memory_bytes = 4294967296           # set: each worker process's address space (Unix), see below
 
 Every table is checked strictly (pydantic, unknown keys refused) and a problem is a
 :class:`ConfigError` naming the file and the field. The analysts (their tokens and budgets) are read
@@ -144,6 +145,10 @@ class Limits(_Strict):
     # Padding against the timing channel: answers to plans leave no earlier than this after the request arrived
     # (0: as soon as they are ready). Choose it above the slowest run, so that no run's time shows.
     answer_after_seconds: float = Field(default=0.0, ge=0, le=600)
+    # The address space of each worker process (RLIMIT_AS; None: unlimited). One request can ask for values of any
+    # size (p["s"].str.repeat(10**9)): with a limit, that allocation fails with a MemoryError, which dpframe's
+    # row-wise steps turn into missing values, instead of the kernel killing the process (or another one).
+    max_memory_bytes: int | None = Field(default=None, ge=1 << 29)
 
 
 class Config(_Strict):

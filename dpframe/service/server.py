@@ -520,6 +520,22 @@ def open_cap(ledger: Ledger, name: str, total: Total) -> Budget:
     return cap
 
 
+def limit_memory(limit: int | None) -> None:
+    """Limit this process's address space to ``limit`` bytes (``[limits] max_memory_bytes``; None: no limit).
+
+    A request that asks for more memory than there is then gets a MemoryError in this process, not the kernel's
+    out-of-memory killer, which ends the process -- every request in flight, or another process of the machine.
+    """
+    if limit is None:
+        return
+    try:
+        import resource
+    except ImportError:
+        raise ConfigError("limits.max_memory_bytes needs a Unix system (the resource module)") from None
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+
+
 def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     """The service's FastAPI app for a config file (checked now: a :class:`ConfigError` says what is wrong).
 
@@ -529,6 +545,7 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     dpframe.service.config.ConfigError: cannot read the config /no/such/service.toml: No such file or directory
     """
     service = Service(Path(config_path))
+    limit_memory(service.config.limits.max_memory_bytes)
     app = FastAPI(title="dpframe curator service", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.service = service
 
