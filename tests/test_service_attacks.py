@@ -9,7 +9,10 @@ Found in the hardening review (docs/server.md, "Threat model"):
 * operators and protocols on an accessor or a group-by answered with Python's ``object`` (identity, an
   address in the repr);
 * a warning ``protect()`` raised in another thread (another analyst's first request: "the budget's delta is at
-  least 1/n", a fact about n) was recorded by a running plan and forwarded to its analyst.
+  least 1/n", a fact about n) was recorded by a running plan and forwarded to its analyst;
+* (tests/test_service_server.py) one plan asking for values of any size grew a worker until the kernel killed it.
+
+The last test runs generated plans on neighbouring datasets: their errors, schema facts and charges agree.
 """
 
 from __future__ import annotations
@@ -23,15 +26,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 pytest.importorskip("fastapi")
 
 import dpframe  # noqa: E402
 from dpframe.errors import RefusedError  # noqa: E402
+from dpframe.results import DPFloat, DPInt  # noqa: E402
 from dpframe.service import replay  # noqa: E402
 from dpframe.service.plan import Plan  # noqa: E402
 from dpframe.service.server import Service  # noqa: E402
 from dpframe.service.tokens import hash_token  # noqa: E402
+from dpframe.testing import seeded_noise  # noqa: E402
 
 
 def protected() -> Any:
@@ -176,3 +184,96 @@ def test_request_ids_are_each_analysts_own(tmp_path: Path) -> None:
     assert spent == {"small": 0.125, "large": 0.125}
     audit = server.ledger.audit()
     assert sorted(audit["who"]) == ["large", "small"]
+
+
+# -- neighbours: what a plan answers never depends on one person --------------------------------------------------
+def neighbours() -> list[pd.DataFrame]:
+    """A dataset, and it with one more person whose values are odd (missing, huge, empty, far in the past)."""
+    base = pd.DataFrame({"age": pd.array(np.arange(200) % 60 + 20, dtype="Int64"),
+                         "name": pd.array([f"n{i % 37}" for i in range(200)], dtype="str"),
+                         "sex": pd.Categorical(["F", "M"] * 100),
+                         "t": pd.to_datetime("2020-01-01") + pd.to_timedelta(np.arange(200), unit="D"),
+                         "x": np.linspace(0, 1, 200)})
+    odd = [{"age": None, "name": "Ωzz a,b", "sex": "F", "t": pd.Timestamp("1700-01-01"), "x": np.nan},
+           {"age": 10**9, "name": "", "sex": "M", "t": pd.NaT, "x": 1e300}]
+    return [base] + [pd.concat([base, pd.DataFrame([row]).astype(base.dtypes.to_dict())], ignore_index=True)
+                     for row in odd]
+
+
+NEIGHBOURS = neighbours()
+ARGUMENTS = ["age", "name", "sex", "t", "x", 0, 1, -1, 2.5, 1000, "F", "a", None, True, [1, 2], ["age", "x"], ["F"],
+             {"$dtype": "int8"}, {"$dtype": "Int64"}, {"$dtype": "float32"}, {"$dtype": "str"}, "%Y", "D", "(a)",
+             {"$float": "nan"}, {"$float": "inf"}, {"$timestamp": "2020-06-01T00:00:00", "tz": None, "unit": "ns"},
+             "UTC", "Europe/Oslo"]
+
+
+def signature_arguments(kind: str, name: str, draw: Any) -> tuple[list[Any], dict[str, Any]]:
+    """Arguments for ``name`` drawn from :data:`ARGUMENTS`, shaped by the local method's signature."""
+    import inspect
+
+    sample = NEIGHBOURS[0].dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+    owner = {"frame": sample, "series": sample["name"], "str": sample["name"].str, "dt": sample["t"].dt,
+             "cat": sample["sex"].cat}[kind]
+    try:
+        parameters = inspect.signature(getattr(owner, name)).parameters.values()
+    except (TypeError, ValueError, AttributeError):
+        return [], {}
+    args, kwargs = [], {}
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        required = parameter.default is parameter.empty
+        if required or draw(st.booleans()):
+            value = draw(st.sampled_from(ARGUMENTS))
+            if parameter.kind == parameter.POSITIONAL_ONLY or (required and parameter.kind != parameter.KEYWORD_ONLY):
+                args.append(value)
+            else:
+                kwargs[parameter.name] = value
+    return args, kwargs
+
+
+def answer_of(data: pd.DataFrame, steps: list[dict[str, Any]]) -> tuple[str, str, str]:
+    """What the plan answers on ``data`` (a released number as such, not its value) and what it spent."""
+    p = data.dp.protect(epsilon=10**6, delta=0.5, ledger=dpframe.Ledger.in_memory())
+    with seeded_noise(1):
+        try:
+            value = replay.execute(p, plan(*steps))
+            shown = "a release" if isinstance(value, (DPInt, DPFloat)) else repr(value)
+        except Exception as error:  # noqa: BLE001 -- the outcome compared is any error's type and message
+            shown = f"{type(error).__name__}: {error}"
+    return shown, str(p.dp.budget.spent), str(p.dp.budget.ledger[["query", "columns", "mechanism", "epsilon", "delta", "noise"]].values.tolist())
+
+
+@st.composite
+def operations_on_a_column(draw: Any) -> list[dict[str, Any]]:
+    """A column (or its .str/.dt/.cat), one method of the registry with arguments, then its repr, dtypes or count."""
+    from dpframe.service.plan import operations
+
+    steps: list[dict[str, Any]] = [{"op": "getitem", "target": 0, "key": draw(st.sampled_from(list(NEIGHBOURS[0])))}]
+    kind = "series"
+    if draw(st.booleans()):
+        kind = draw(st.sampled_from(["str", "dt", "cat"]))
+        steps.append({"op": "getattr", "target": 1, "name": kind})
+    name = draw(st.sampled_from(sorted(op.name for op in operations() if op.kind == kind)))
+    args, kwargs = signature_arguments(kind, name, draw)
+    steps.append({"op": "call", "target": len(steps), "name": name, "args": args, "kwargs": kwargs})
+    last = len(steps)
+    ending = draw(st.sampled_from(["repr", "dtypes", "count"]))
+    if ending == "count":
+        return steps + [{"op": "getattr", "target": last, "name": "dp"},
+                        {"op": "call", "target": last + 1, "name": "count", "kwargs": {"epsilon": 1.0}}]
+    return steps + [{"op": "call", "target": last, "name": "__repr__"} if ending == "repr"
+                    else {"op": "getattr", "target": last, "name": "dtypes"}]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=operations_on_a_column())
+def test_neighbouring_datasets_get_the_same_answers_errors_and_charges(steps: list[dict[str, Any]]) -> None:
+    """Differential: one plan on three neighbouring datasets gives the same refusal or error (type and message),
+    the same schema facts and the same charges -- one person never changes what a plan says or costs."""
+    try:
+        plan(*steps)
+    except ValidationError:
+        return
+    answers = {answer_of(data, steps) for data in NEIGHBOURS}
+    assert len(answers) == 1, answers
