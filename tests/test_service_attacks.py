@@ -245,13 +245,16 @@ def answer_of(data: pd.DataFrame, steps: list[dict[str, Any]]) -> tuple[str, str
 
 
 @st.composite
-def operations_on_a_column(draw: Any) -> list[dict[str, Any]]:
-    """A column (or its .str/.dt/.cat), one method of the registry with arguments, then its repr, dtypes or count."""
+def operations_on_the_data(draw: Any) -> list[dict[str, Any]]:
+    """The frame, a column or its .str/.dt/.cat; one method of the registry with arguments; then the result's repr,
+    dtypes or count."""
     from dpframe.service.plan import operations
 
-    steps: list[dict[str, Any]] = [{"op": "getitem", "target": 0, "key": draw(st.sampled_from(list(NEIGHBOURS[0])))}]
-    kind = "series"
-    if draw(st.booleans()):
+    steps: list[dict[str, Any]] = []
+    kind = draw(st.sampled_from(["frame", "series", "series", "accessor"]))
+    if kind != "frame":
+        steps.append({"op": "getitem", "target": 0, "key": draw(st.sampled_from(list(NEIGHBOURS[0])))})
+    if kind == "accessor":
         kind = draw(st.sampled_from(["str", "dt", "cat"]))
         steps.append({"op": "getattr", "target": 1, "name": kind})
     name = draw(st.sampled_from(sorted(op.name for op in operations() if op.kind == kind)))
@@ -267,7 +270,7 @@ def operations_on_a_column(draw: Any) -> list[dict[str, Any]]:
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=operations_on_a_column())
+@given(steps=operations_on_the_data())
 def test_neighbouring_datasets_get_the_same_answers_errors_and_charges(steps: list[dict[str, Any]]) -> None:
     """Differential: one plan on three neighbouring datasets gives the same refusal or error (type and message),
     the same schema facts and the same charges -- one person never changes what a plan says or costs."""
