@@ -128,6 +128,8 @@ def _plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, DPFloat):
         return float(value)
+    if isinstance(value, type) and (value in (int, float, bool, str, complex, object) or issubclass(value, np.generic)):
+        return pd.api.types.pandas_dtype(value)  # astype(int): the dtype pandas makes of it, sent by its name
     if callable(value) and not isinstance(value, (type, np.ufunc)):
         raise errors.RefusedError(
             "a function given to a remote frame's method runs on each value, and the values stay on the server: "
@@ -313,7 +315,7 @@ class _Data(_Remote):
             return _RemoteMethods(self._origin, _Node("getattr", self._node, name=name))
         if name in ("loc", "iloc"):
             return _RemoteIndexer(self, name)
-        return _Method(self, name)
+        return _Member(self, name)
 
     def __getitem__(self, key: Any) -> Any:
         key = _traced(self, key)
@@ -335,7 +337,7 @@ class _Data(_Remote):
         object.__setattr__(self, "_node", _Node("setattr", self._node, name="columns", value=_plain(list(value))))
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return self._call(type(self), "__array_ufunc__", (ufunc.__name__, method, *inputs), kwargs)
+        return self._call(_kind(self), "__array_ufunc__", (ufunc.__name__, method, *inputs), kwargs)
 
     def pipe(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``func(self, *args, **kwargs)``, called here: what it does to the frame is recorded as steps."""
@@ -350,11 +352,11 @@ class _Data(_Remote):
 
     def where(self, cond: Any, other: Any = np.nan, **kwargs: Any) -> Any:
         """As pandas' ``where``; a function for ``cond`` or ``other`` is called here on this remote object."""
-        return self._call(type(self), "where", (_traced(self, cond), _traced(self, other)), kwargs)
+        return self._call(_kind(self), "where", (_traced(self, cond), _traced(self, other)), kwargs)
 
     def mask(self, cond: Any, other: Any = np.nan, **kwargs: Any) -> Any:
         """As pandas' ``mask``; a function for ``cond`` or ``other`` is called here on this remote object."""
-        return self._call(type(self), "mask", (_traced(self, cond), _traced(self, other)), kwargs)
+        return self._call(_kind(self), "mask", (_traced(self, cond), _traced(self, other)), kwargs)
 
     def query(self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0,
               **kwargs: Any) -> RemoteFrame:
@@ -365,9 +367,9 @@ class _Data(_Remote):
 
     def eval(self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0) -> Any:
         """A row-wise expression (``"bmi = w / h ** 2"`` assigns a column); ``@name`` from the caller's variables."""
-        target, _ = split_assignment(expr)
+        target, expression = split_assignment(expr)
         return self._call(RemoteFrame if target is not None else RemoteSeries, "eval", (expr,),
-                          {"local_dict": _locals(expr, local_dict, level)})
+                          {"local_dict": _locals(expression, local_dict, level)})
 
     def rename(self, *args: Any, **kwargs: Any) -> Any:
         """As pandas' ``rename``; a function for the column labels is applied here to the (public) labels."""
@@ -375,7 +377,7 @@ class _Data(_Remote):
             if callable(kwargs.get(key)) and isinstance(self, RemoteFrame):
                 func = kwargs[key]
                 kwargs[key] = {label: func(label) for label in self.columns}
-        return self._call(type(self), "rename", args, kwargs)
+        return self._call(_kind(self), "rename", args, kwargs)
 
 
 def _locals(expr: str, given: Mapping[str, Any] | None, level: int) -> dict[str, Any]:
@@ -392,7 +394,7 @@ def _locals(expr: str, given: Mapping[str, Any] | None, level: int) -> dict[str,
 
 def _operator(name: str) -> Callable[..., Any]:
     def operator(self: _Data, *others: Any) -> Any:
-        return self._call(type(self), name, others, {})
+        return self._call(_kind(self), name, others, {})
 
     operator.__name__ = name
     return operator
@@ -401,6 +403,11 @@ def _operator(name: str) -> Callable[..., Any]:
 for _name in (*BINARY_OPERATORS, *UNARY_OPERATORS):
     setattr(_Data, _name, _operator(_name))
 _Data.__hash__ = None  # type: ignore[assignment]  # == gives a column, as in pandas
+
+
+def _kind(obj: _Remote) -> type[_Data]:
+    """The class a step on ``obj`` that keeps its kind gives: a frame's, or a column's (``_Member`` is a column)."""
+    return RemoteFrame if isinstance(obj, RemoteFrame) else RemoteSeries
 
 
 class RemoteFrame(_Data):
@@ -424,25 +431,6 @@ _GIVES_SERIES = frozenset({"apply", "all", "any", "max", "min", "sum", "mean", "
 _GIVES_FRAME = frozenset({"to_frame"})
 
 
-class _Method:
-    """A method of a remote object: calling it records the call as a step."""
-
-    def __init__(self, owner: _Data, name: str) -> None:
-        self._owner, self._name = owner, name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        owner = self._owner
-        cls: type[_Data] = type(owner)
-        if isinstance(owner, RemoteFrame) and self._name in _GIVES_SERIES:
-            cls = RemoteSeries
-        elif isinstance(owner, RemoteSeries) and self._name in _GIVES_FRAME:
-            cls = RemoteFrame
-        return owner._call(cls, self._name, args, kwargs)
-
-    def __repr__(self) -> str:
-        return f"<method {self._name} of a remote object>"
-
-
 class _RemoteMethods(_Remote):
     """``.str``, ``.dt`` or ``.cat`` of a remote column: their methods give columns; facts of the dtype are fetched."""
 
@@ -453,22 +441,28 @@ class _RemoteMethods(_Remote):
             raise AttributeError(name)
         if name in SCHEMA_ATTRIBUTES:
             return self._fetch("getattr", name=name)
-        return _AccessorMember(self._origin, _Node("getattr", self._node, name=name), self, name)
+        return _Member(self, name)
 
 
-class _AccessorMember(RemoteSeries):
-    """``p["t"].dt.year`` (a column) or ``p["s"].str.upper`` (a method to call): one object serves both."""
+class _Member(RemoteSeries):
+    """``p.age`` or ``p["t"].dt.year`` (a column) and ``p.sort_values`` or ``p["s"].str.upper`` (a method to call):
+    which one a name is, is the server's to say (a column read as an attribute), so one object serves both."""
 
-    __slots__ = ("_accessor", "_member")
+    __slots__ = ("_owner", "_member")
 
-    def __init__(self, origin: _Origin, node: _Node, accessor: _RemoteMethods, member: str) -> None:
-        super().__init__(origin, node)
-        object.__setattr__(self, "_accessor", accessor)
+    def __init__(self, owner: _Remote, member: str) -> None:
+        super().__init__(owner._origin, _Node("getattr", owner._node, name=member))
+        object.__setattr__(self, "_owner", owner)
         object.__setattr__(self, "_member", member)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> RemoteSeries:
-        called: RemoteSeries = self._accessor._call(RemoteSeries, self._member, args, kwargs)
-        return called
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        owner, name = self._owner, self._member
+        cls = _kind(owner)
+        if isinstance(owner, RemoteFrame) and name in _GIVES_SERIES:
+            cls = RemoteSeries
+        elif isinstance(owner, RemoteSeries) and name in _GIVES_FRAME:
+            cls = RemoteFrame
+        return owner._call(cls, name, args, kwargs)
 
 
 class _RemoteIndexer:
