@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from dpframe import errors
+from dpframe.protection.base import pandas_function_refusal
 from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
 from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS
@@ -284,6 +285,12 @@ class _Remote:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot set {name!r} on a {type(self).__name__}")
+
+    @property
+    def _typ(self) -> NoReturn:
+        # pandas asks its arguments for _typ: pd.merge(p, ...) or pd.cut(p["x"], ...) is refused as a protected
+        # object refuses it, with its message (nothing is sent)
+        raise pandas_function_refusal("ProtectedFrame" if isinstance(self, RemoteFrame) else "ProtectedSeries")
 
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"a {type(self).__name__} stands for data on the server: keep the released answers instead")

@@ -335,7 +335,10 @@ def _attrs(obj: pd.Series[Any] | pd.DataFrame, depth: int) -> dict[str, Any]:
     elif release is not None:
         # The snapshot of the values as released is the table itself while they have not changed: sent once.
         snapshot = release.released
-        same = current_release(obj) is release and snapshot is not None and obj.index.dtype == snapshot.index.dtype
+        # (current_release compares values only: the labels' names and dtypes must be the snapshot's too)
+        same = (current_release(obj) is release and snapshot is not None and obj.index.dtype == snapshot.index.dtype
+                and list(obj.index.names) == list(snapshot.index.names)
+                and getattr(obj, "name", None) == getattr(snapshot, "name", None))
         encoded["release"] = _release(release, depth + 1, same)
     return encoded
 
