@@ -190,3 +190,226 @@ def test_a_published_pipeline_runs_remotely_as_it_runs_locally(pipeline: Any, qu
                 local.pop(step.store, None)
                 remote.pop(step.store, None)
     assert not differences, "\n".join(differences)
+
+
+# -- idioms of the README, docs/pandas.md and the pandas tests, one pipeline each ------------------------------------
+def people() -> pd.DataFrame:
+    """Every kind of column the idioms read: numbers with missing values, text, categories, flags, times, lists."""
+    rng = np.random.default_rng(3)
+    n = 800
+    income = rng.lognormal(10, 1, n)
+    income[::17] = np.nan
+    return pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "income": income,
+        "hours": rng.integers(0, 60, n).astype(float),
+        "sex": pd.Categorical(rng.choice(["F", "M"], n)),
+        "edu": rng.choice(["HS", "BA", "MA"], n),
+        "city": rng.choice(["Oslo", "Rome", "Lima"], n),
+        "smoker": rng.random(n) < 0.3,
+        "when": pd.Timestamp("2024-01-01", tz="Europe/Oslo") + pd.to_timedelta(rng.integers(0, 10**7, n), unit="s"),
+        "wait": pd.to_timedelta(rng.integers(0, 3600, n), unit="s"),
+        "tags": [[1, 2] if i % 3 == 0 else [3] for i in range(n)],
+        "bill total": rng.uniform(3, 50, n),
+    })
+
+
+LIMIT = 40  # an @ constant of a module, as a notebook's global
+BOUNDS = (0, 100)
+CITIES = pd.DataFrame({"city": ["Oslo", "Rome", "Lima"], "country": ["NO", "IT", "PE"], "hot": [False, True, True]})
+
+
+def _with_local_constant(p: Any) -> Any:
+    low, high = 30, 60  # @ names of a function's own variables
+    return p.query("@low <= age < @high and city in @CITIES.city").dp.count(epsilon=1.0)
+
+
+def _in_a_helper(p: Any, threshold: float) -> Any:
+    return p.query("income > @threshold")  # one level deeper: the helper's argument
+
+
+def _setitem(p: Any) -> Any:
+    p["ratio"] = p["income"] / p["hours"].where(p["hours"] > 0)
+    p["rich"] = p["income"] > 50_000
+    return p[p["rich"]]["ratio"].dp.mean(bounds=(0, 10_000), epsilon=1.0)
+
+
+def _loc_assign(p: Any) -> Any:
+    p.loc[p["hours"] < 10, "hours"] *= 2
+    p.loc[p["age"] > 80, "age"] = 80
+    p.loc[p["income"].isna(), "income"] = 0.0
+    return p["hours"].dp.mean(bounds=(0, 120), epsilon=1.0), p["age"].dp.max(bounds=BOUNDS, epsilon=1.0) \
+        if hasattr(p["age"].dp, "max") else p["age"].dp.quantile(0.99, bounds=BOUNDS, epsilon=1.0)
+
+
+def _columns(p: Any) -> Any:
+    q = p[["age", "hours"]]
+    q.columns = ["years", "weekly"]
+    return q.dp.describe(bounds={"years": BOUNDS, "weekly": (0, 60)}, epsilon=1.0, progress=False)
+
+
+def _delete(p: Any) -> Any:
+    del p["tags"]
+    return list(p.columns)
+
+
+def _in_place(p: Any) -> Any:
+    p.dropna(inplace=True)
+    return p
+
+
+def _iterate(p: Any) -> Any:
+    return [row for row in p["age"]]
+
+
+IDIOMS: dict[str, Callable[[Any], Any]] = {
+    # filters and selections
+    "filter count": lambda p: p[p["age"] >= 40].dp.count(epsilon=1.0),
+    "and or not": lambda p: p[(p["age"] > 30) & ~(p["sex"] == "F") | p["smoker"]].dp.count(epsilon=1.0),
+    "column attribute": lambda p: p[(p.age == 40) | (p.city == "Oslo")].dp.count(epsilon=1.0),
+    "attribute mean": lambda p: p.age.dp.mean(bounds=BOUNDS, epsilon=1.0),
+    "columns by list": lambda p: p[["age", "city"]],
+    "columns": lambda p: p.columns,
+    "dtypes": lambda p: p.dtypes,
+    "dtype and name": lambda p: (p["when"].dtype, p["age"].name, p.ndim),
+    "categories": lambda p: p["sex"].cat.categories,
+    "repr": lambda p: repr(p[["age", "sex"]]),
+    "isin": lambda p: p[p["city"].isin(["Oslo", "Lima"])]["age"].dp.mean(bounds=BOUNDS, epsilon=1.0),
+    "between": lambda p: p[p["age"].between(30, 50)].dp.count(epsilon=1.0),
+    "notna": lambda p: p[p["income"].notna()]["income"].dp.sum(bounds=(0, 1e5), epsilon=1.0),
+    "dropna": lambda p: p.dropna(subset=["income"])["income"].dp.median(bounds=(0, 1e5), epsilon=1.0),
+    "loc condition column": lambda p: p.loc[p["age"] > 50, "income"].dp.mean(bounds=(0, 1e5), epsilon=1.0),
+    "loc callable": lambda p: p.loc[lambda d: d["age"] > 50].dp.count(epsilon=1.0),
+    "loc column slice": lambda p: p.loc[:, "age":"sex"],
+    "filter like": lambda p: p.filter(like="i"),
+    "select_dtypes": lambda p: p.select_dtypes("number"),
+    # query and eval
+    "query": lambda p: p.query("age > 30 and city == 'Oslo'").dp.count(epsilon=1.0),
+    "query global": lambda p: p.query("age > @LIMIT").dp.count(epsilon=1.0),
+    "query local": _with_local_constant,
+    "query in a helper": lambda p: _in_a_helper(p, 30_000).dp.count(epsilon=1.0),
+    "query local_dict": lambda p: p.query("age < @cut", local_dict={"cut": 25}).dp.count(epsilon=1.0),
+    "query backticks": lambda p: p.query("`bill total` > 20").dp.count(epsilon=1.0),
+    "query str method": lambda p: p.query("city.str.startswith('O')").dp.count(epsilon=1.0),
+    "query undefined": lambda p: p.query("age > @nowhere"),
+    "eval": lambda p: p.eval("income / hours").dp.mean(bounds=(0, 1e4), epsilon=1.0),
+    "eval assignment": lambda p: p.eval("per_hour = income / (hours + 1)")["per_hour"].dp.mean(
+        bounds=(0, 1e4), epsilon=1.0),
+    "eval backticks": lambda p: p.eval("twice = `bill total` * 2")["twice"].dp.mean(bounds=(0, 100), epsilon=1.0),
+    "eval at": lambda p: p.eval("old = age > @LIMIT")["old"].dp.value_counts(epsilon=1.0),
+    # assign, setitem, loc assignment, rename
+    "assign lambda": lambda p: p.assign(decade=lambda d: d["age"] // 10 * 10)["decade"].dp.value_counts(
+        keys=list(range(10, 90, 10)), epsilon=1.0),
+    "assign chained lambdas": lambda p: p.assign(a=lambda d: d["age"] * 2, b=lambda d: d["a"] + 1)[
+        "b"].dp.mean(bounds=(0, 200), epsilon=1.0),
+    "assign series": lambda p: p.assign(y=p["age"] + p["hours"])["y"].dp.sum(bounds=(0, 150), epsilon=1.0),
+    "setitem": _setitem,
+    "loc assignment": _loc_assign,
+    "columns assignment": _columns,
+    "del": _delete,
+    "rename dict": lambda p: p.rename(columns={"age": "years"})["years"].dp.mean(bounds=BOUNDS, epsilon=1.0),
+    "rename callable": lambda p: list(p.rename(columns=str.upper).columns),
+    "series rename": lambda p: p["age"].rename("years").dp.mean(bounds=BOUNDS, epsilon=1.0),
+    # types and values
+    "astype int": lambda p: (p["sex"] == "F").astype(int).dp.sum(bounds=(0, 1), epsilon=1.0),
+    "astype float": lambda p: p["age"].astype(float).dtype,
+    "astype str": lambda p: p["age"].astype(str).dtype,
+    "astype category": lambda p: p["edu"].astype("category").dp.value_counts(epsilon=1.0, delta=1e-6),
+    "fillna": lambda p: p["income"].fillna(0).dp.mean(bounds=(0, 1e5), epsilon=1.0),
+    "where": lambda p: p["age"].where(p["age"] < 65, 65).dp.mean(bounds=BOUNDS, epsilon=1.0),
+    "where callable": lambda p: p["age"].where(lambda s: s < 65, lambda s: s // 2).dp.mean(bounds=BOUNDS,
+                                                                                            epsilon=1.0),
+    "mask": lambda p: p["hours"].mask(p["hours"] > 50).dp.count(epsilon=1.0),
+    "frame where": lambda p: p[["age", "hours"]].where(lambda d: d > 20, 0)["hours"].dp.mean(bounds=(0, 60),
+                                                                                            epsilon=1.0),
+    "clip round abs": lambda p: (p["income"].clip(0, 1e5).round(-2) - 5e4).abs().dp.mean(bounds=(0, 1e5),
+                                                                                         epsilon=1.0),
+    "replace": lambda p: p["edu"].replace({"HS": "school"}).dp.value_counts(keys=["school", "BA", "MA"],
+                                                                            epsilon=1.0),
+    "map dict": lambda p: p["edu"].map({"HS": 1, "BA": 2, "MA": 3}).dp.mean(bounds=(1, 3), epsilon=1.0),
+    "cut": lambda p: p["age"].cut([0, 30, 60, 100]).dp.value_counts(epsilon=1.0),
+    "arithmetic": lambda p: ((p["income"] / 1000) ** 0.5 - p["hours"] % 7).dp.mean(bounds=(-10, 400),
+                                                                                     epsilon=1.0),
+    "reflected": lambda p: (100 - p["age"]).dp.mean(bounds=BOUNDS, epsilon=1.0),
+    "numpy ufunc": lambda p: np.log1p(p["income"]).dp.mean(bounds=(0, 20), epsilon=1.0),
+    "numpy where": lambda p: np.where(p["age"] > 50, 1, 0),
+    # .str, .dt, .cat
+    "str": lambda p: p["city"].str.upper().str.slice(0, 2).dp.value_counts(keys=["OS", "RO", "LI"], epsilon=1.0),
+    "str contains": lambda p: p[p["city"].str.contains("o")].dp.count(epsilon=1.0),
+    "str len": lambda p: p["city"].str.len().dp.mean(bounds=(0, 10), epsilon=1.0),
+    "dt": lambda p: p["when"].dt.month.dp.value_counts(keys=list(range(1, 13)), epsilon=1.0),
+    "dt then arithmetic": lambda p: (p["when"].dt.hour + 1).dp.mean(bounds=(0, 25), epsilon=1.0),
+    "dt tz": lambda p: p["when"].dt.tz,
+    "dt convert": lambda p: p["when"].dt.tz_convert("UTC").dt.dayofweek.dp.histogram(bins=[0, 5, 7], epsilon=1.0),
+    "timedelta": lambda p: p["wait"].dt.total_seconds().dp.mean(bounds=(0, 3600), epsilon=1.0),
+    "cat codes": lambda p: p["sex"].cat.codes.dp.mean(bounds=(0, 1), epsilon=1.0),
+    "time mean": lambda p: p["when"].dp.mean(bounds=("2024-01-01", "2024-06-01"), epsilon=1.0),
+    # merge, explode, melt
+    "merge public": lambda p: p.merge(CITIES, on="city", how="left").dp.crosstab("country", "hot", epsilon=1.0),
+    "explode": lambda p: p.explode("tags")["tags"].dp.value_counts(keys=[1, 2, 3], epsilon=1.0),
+    "melt": lambda p: p.melt(id_vars=["sex"], value_vars=["age", "hours"]).dp.groupby(
+        ["sex", "variable"])["value"].mean(bounds=BOUNDS, epsilon=1.0),
+    # statistics
+    "count": lambda p: p.dp.count(epsilon=1.0),
+    "histogram": lambda p: p["age"].dp.histogram(bins=range(0, 101, 10), epsilon=1.0),
+    "value_counts selected": lambda p: p["city"].dp.value_counts(epsilon=1.0, delta=1e-6),
+    "value_counts normalize": lambda p: p["sex"].dp.value_counts(normalize=True, epsilon=1.0),
+    "quantiles": lambda p: p["age"].dp.quantile([0.25, 0.5, 0.75], bounds=BOUNDS, epsilon=1.0),
+    "crosstab": lambda p: p.dp.crosstab("sex", "city", keys={"city": ["Oslo", "Rome", "Lima"]}, epsilon=1.0),
+    "crosstab series": lambda p: p.dp.crosstab(p["sex"], p["smoker"], margins=True, epsilon=1.0),
+    "groupby mean": lambda p: p.dp.groupby("sex")["age"].mean(bounds=BOUNDS, epsilon=1.0),
+    "groupby agg": lambda p: p.dp.groupby("sex").agg({"age": "mean", "hours": ["sum", "std"]},
+                                                   bounds={"age": BOUNDS, "hours": (0, 60)}, epsilon=1.0),
+    "groupby expression": lambda p: p.dp.groupby(p["when"].dt.month, keys=[1, 2, 3, 4]).count(epsilon=1.0),
+    "groupby size": lambda p: p.dp.groupby(["sex", "smoker"]).size(epsilon=1.0),
+    "groupby quantile": lambda p: p.dp.groupby("sex").quantile("age", [0.25, 0.75], bounds=BOUNDS, epsilon=1.0),
+    "describe": lambda p: p[["age", "hours", "sex"]].dp.describe(bounds={"age": BOUNDS, "hours": (0, 60)},
+                                                                 epsilon=1.0, progress=False),
+    "pivot_table": lambda p: p.dp.pivot_table("age", "sex", "smoker", aggfunc="mean", bounds=BOUNDS, epsilon=1.0),
+    "cov": lambda p: p.dp.cov(["age", "hours"], bounds={"age": BOUNDS, "hours": (0, 60)}, epsilon=1.0),
+    "automatic bounds": lambda p: p["income"].dp.mean(epsilon=1.0),
+    "clipping warning": lambda p: p["income"].dp.mean(bounds=(0, 1000), epsilon=1.0),
+    "large delta warning": lambda p: p["city"].dp.value_counts(epsilon=1.0, delta=0.5),
+    "release": lambda p: p["age"].dp.mean(bounds=BOUNDS, epsilon=1.0).release,
+    "interval": lambda p: p["age"].dp.mean(bounds=BOUNDS, epsilon=1.0).ci,
+    "pipe": lambda p: p.pipe(lambda d: d[d["age"] > 30]).dp.count(epsilon=1.0),
+    "budget": lambda p: (p.dp.count(epsilon=1.0), p.dp.budget.spent)[1],
+    # refused, as locally: the same exception and message
+    "exact mean": lambda p: p["age"].mean(),
+    "exact attribute mean": lambda p: p.age.mean(),
+    "len": lambda p: len(p),
+    "head": lambda p: p.head(),
+    "iteration": _iterate,
+    "bool": lambda p: bool(p["age"] > 3),
+    "if": lambda p: 1 if (p["age"] > 3).any() else 0,
+    "shift": lambda p: p["age"].shift(1),
+    "pandas groupby": lambda p: p.groupby("sex")["age"].mean(),
+    "shape": lambda p: p.shape,
+    "values": lambda p: p["age"].values,
+    "to_numpy": lambda p: p["age"].to_numpy(),
+    "numpy mean": lambda p: np.mean(p["age"]),
+    "pd concat": lambda p: pd.concat([p, p]),
+    "pd cut": lambda p: pd.cut(p["age"], [0, 50, 100]),
+    "in place": _in_place,
+    "unknown column": lambda p: p["nope"],
+    "unknown attribute": lambda p: p.nope,
+    "misspelt query": lambda p: p.dp.cuont(epsilon=1.0),
+    "misspelt argument": lambda p: p["age"].dp.mean(bonds=BOUNDS, epsilon=1.0),
+    "bad bounds": lambda p: p["age"].dp.mean(bounds=(10, 0), epsilon=1.0),
+    "over budget": lambda p: p.dp.count(epsilon=EPSILON * 2),
+    "contains": lambda p: 3 in p["age"],
+}
+
+
+@pytest.mark.parametrize("idiom", IDIOMS)
+def test_an_idiom_runs_remotely_as_it_runs_locally(idiom: str, quiet: None) -> None:
+    data = people()
+    local = protect(data)
+    connection, curator = connected({"people": data})
+    remote = connection.dataset("people")
+    assert_runs_alike(local, remote, IDIOMS[idiom])
+    assert spent(local.dp.budget) == spent(curator.frames["people"].dp.budget)
+
+
+def test_there_are_many_idioms() -> None:
+    assert len(IDIOMS) >= 60

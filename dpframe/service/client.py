@@ -317,7 +317,9 @@ class _Data(_Remote):
         if name in SCHEMA_ATTRIBUTES:
             return self._fetch("getattr", name=name)
         if name == "dp":
-            return RemoteAccessor(self._origin, _Node("getattr", self._node, name="dp"))
+            accessor = RemoteAccessor(self._origin, _Node("getattr", self._node, name="dp"))
+            object.__setattr__(accessor, "_local", _local_accessor(self))
+            return accessor
         if name in ("str", "dt", "cat"):
             return _RemoteMethods(self._origin, _Node("getattr", self._node, name=name))
         if name in ("loc", "iloc"):
@@ -394,7 +396,7 @@ def _locals(expr: str, given: Mapping[str, Any] | None, level: int) -> dict[str,
     found = {}
     for name in local_names(expr):
         if name not in scope:
-            raise NameError(f"name {name!r} (@{name} in the expression) is not defined")
+            raise NameError(f"@{name} is not defined")  # the local message (dpframe.protection.expressions)
         found[name] = _plain(scope[name])
     return found
 
@@ -469,7 +471,10 @@ class _Member(RemoteSeries):
             cls = RemoteSeries
         elif isinstance(owner, RemoteSeries) and name in _GIVES_FRAME:
             cls = RemoteFrame
-        return owner._call(cls, name, args, kwargs)
+        called = owner._call(cls, name, args, kwargs)
+        if kwargs.get("inplace"):
+            repr(called)  # refused by the server's object, as locally, here (nothing else would send it)
+        return called
 
 
 class _RemoteIndexer:
@@ -497,15 +502,25 @@ class _RemoteIndexer:
         object.__setattr__(owner, "_node", node)
 
 
+def _local_accessor(data: _Data) -> type:
+    from dpframe.accessor import DataFrameAccessor, SeriesAccessor
+
+    return DataFrameAccessor if isinstance(data, RemoteFrame) else SeriesAccessor
+
+
 class RemoteAccessor(_Remote):
     """``.dp`` of a remote frame or column: each query is sent and answered at once; ``groupby`` is a step."""
 
-    __slots__ = ()
+    __slots__ = ("_local",)
+    _local: type  # the local accessor's class: what it has not, this has not either (a misspelt query, at once)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        if name in ("budget", "is_protected"):
+        found = getattr(self._local, name, None)
+        if found is None:
+            raise AttributeError(f"{self._local.__name__!r} object has no attribute {name!r}")
+        if isinstance(found, property):
             return self._fetch("getattr", name=name)
         if name == "groupby":
             return lambda *args, **kwargs: self._call(RemoteGroupBy, "groupby", args, kwargs)

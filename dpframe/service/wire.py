@@ -36,6 +36,7 @@ import dataclasses
 import datetime
 import math
 import re
+import zoneinfo
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from fractions import Fraction
@@ -389,6 +390,9 @@ _ENCODERS: dict[type, Callable[[Any, int], Any]] = {
     pd.Timestamp: lambda value, depth: _timestamp(value),
     pd.Timedelta: lambda value, depth: _timedelta(value),
     pd.Period: lambda value, depth: {"$period": str(value), "freq": value.freqstr},
+    # A time zone (p["t"].dt.tz) by its database name, as in timestamps.
+    zoneinfo.ZoneInfo: lambda value, depth: {"$tz": _tz_name(value)},
+    datetime.timezone: lambda value, depth: {"$tz": _tz_name(value)},
     pd.Interval: lambda value, depth: {"$interval": [_encode(value.left, depth + 1), _encode(value.right, depth + 1)],
                                        "closed": value.closed},
     pd.Series: _series,
@@ -649,6 +653,13 @@ class _Decoder:
         if not isinstance(delta, pd.Timedelta):  # NaT (the smallest int64)
             raise _malformed("$timedelta", data)
         return delta
+
+    def tz(self, data: dict[str, Any], depth: int) -> datetime.tzinfo:
+        zone = _zone(_keys(data, "$tz", {"$tz"})["$tz"])
+        if zone is None:
+            raise _malformed("$tz", data)
+        found: Any = _checked("$tz", lambda: pd.DatetimeTZDtype("ns", zone).tz)  # the zone pandas makes of the name
+        return cast(datetime.tzinfo, found)
 
     def period(self, data: dict[str, Any], depth: int) -> pd.Period:
         fields = _keys(data, "$period", {"$period", "freq"})
@@ -1072,6 +1083,7 @@ _DECODERS: Mapping[str, _Decode] = {
     "$frozenset": _Decoder.frozenset_, "$ndarray": _Decoder.ndarray,
     "$unreleased": _Decoder.unreleased, "$nat": _Decoder.nat, "$na": _Decoder.na,
     "$timestamp": _Decoder.timestamp, "$timedelta": _Decoder.timedelta, "$period": _Decoder.period,
+    "$tz": _Decoder.tz,
     "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$categorical": _Decoder.categorical,
     "$string": _Decoder.string, "$index": _Decoder.index, "$rangeindex": _Decoder.range_index,
     "$multiindex": _Decoder.multi_index, "$series": _Decoder.series, "$frame": _Decoder.frame,
