@@ -9,6 +9,8 @@
     p.dp.budget
 """
 
+from typing import TYPE_CHECKING
+
 from dpframe import anonymity, attacks, evaluate
 from dpframe.accessor import register
 from dpframe.accounting import Budget, Cost, Ledger
@@ -28,7 +30,26 @@ from dpframe.protection import ProtectedFrame, ProtectedSeries, concat, protect,
 from dpframe.queries import agg
 from dpframe.results import OTHER, Clipping, DPFloat, DPInt, Release
 
+if TYPE_CHECKING:
+    from dpframe.service.client import Connection
+
 register()
+
+
+def connect(url: str, *, token: str, timeout: float = 60.0) -> "Connection":
+    """Connect to a curator's server as an analyst (the ``client`` extra: httpx); ``c.dataset(name)`` then gives a
+    remote protected frame with the local ``.dp`` API (docs/server.md).
+
+    >>> import dpframe
+    >>> dpframe.connect("http://dp.example.org", token="t")  # plain http:// to another host is refused
+    Traceback (most recent call last):
+    ...
+    ValueError: refusing plain http:// to dp.example.org: ...
+    """
+    from dpframe.service.client import connect as connected  # httpx is imported only by who connects
+
+    return connected(url, token=token, timeout=timeout)
+
 
 __version__ = "0.1.0"
 
@@ -58,6 +79,7 @@ __all__ = [
     "anonymity",
     "attacks",
     "concat",
+    "connect",
     "evaluate",
     "protect",
     "to_datetime",

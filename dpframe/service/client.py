@@ -30,7 +30,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -42,6 +42,9 @@ from dpframe.protection.base import pandas_function_refusal
 from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
 from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS
+
+if TYPE_CHECKING:
+    from dpframe.protection.frame import ProtectedFrame
 
 # The exceptions a server may name, raised here as themselves (a closed list: a name never imports anything).
 _RAISED: dict[str, type[Exception]] = {
@@ -196,12 +199,18 @@ class Connection:
         names: list[str] = self._request("GET", "/v1/datasets")
         return names
 
-    def dataset(self, name: str) -> RemoteFrame:
-        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`)."""
+    def dataset(self, name: str) -> ProtectedFrame:
+        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`).
+
+        It is typed as the local :class:`~dpframe.ProtectedFrame`, whose operations and answers it has (tests/
+        test_service_pipelines.py), so that code written and type-checked for a local frame checks unchanged
+        (a helper taking ``p: dpframe.ProtectedFrame``, ``p["x"].dp.mean(...)`` a ``DPFloat``); at run time it is a
+        :class:`RemoteFrame`, not an instance of ``ProtectedFrame``.
+        """
         if not isinstance(name, str):
             raise TypeError(f"a dataset's name is a string, got {type(name).__name__}")
         self._request("GET", f"/v1/datasets/{name}")  # a clear error now for a name that is not yours
-        return RemoteFrame(_Origin(self, name), _Node("source"))
+        return cast("ProtectedFrame", RemoteFrame(_Origin(self, name), _Node("source")))
 
     def _run(self, dataset: str, node: _Node) -> Any:
         steps = _steps(node)
