@@ -445,8 +445,10 @@ class RemoteSeries(_Data):
 
 # Methods of a frame that give one column (a series), and of a column that give a frame; the rest keep the kind.
 # Only the client's class depends on it (the server's object is what it is).
-_GIVES_SERIES = frozenset({"apply", "all", "any", "max", "min", "sum", "mean", "count"})
+_GIVES_SERIES = frozenset({"apply", "all", "any", "max", "min", "sum", "mean", "count", "stack"})
 _GIVES_FRAME = frozenset({"to_frame"})
+# Methods of a frame that give a fact of the schema (its labels): fetched at once, as SCHEMA_ATTRIBUTES.
+_GIVES_VALUE = frozenset({"keys"})
 
 
 class _RemoteMethods(_Remote):
@@ -480,6 +482,8 @@ class _Member(RemoteSeries):
             cls = RemoteSeries
         elif isinstance(owner, RemoteSeries) and name in _GIVES_FRAME:
             cls = RemoteFrame
+        elif isinstance(owner, RemoteFrame) and name in _GIVES_VALUE:
+            return owner._fetch_call(name, *args, **kwargs)
         called = owner._call(cls, name, args, kwargs)
         if kwargs.get("inplace"):
             repr(called)  # refused by the server's object, as locally, here (nothing else would send it)

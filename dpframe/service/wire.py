@@ -50,6 +50,8 @@ from pandas.api.extensions import ExtensionDtype
 from dpframe.accounting.budget import Budget, amounts_text
 from dpframe.accounting.costs import Amount, BudgetKind, Cost, Reading
 from dpframe.accounting.ledger import LEDGER_COLUMNS
+from dpframe.queries.agg import Expr
+from dpframe.queries.agg import from_dict as agg_from_dict
 from dpframe.queries.hypothesis import ChiSquareResult
 from dpframe.queries.preview import Preview
 from dpframe.queries.select import DPChoice
@@ -194,6 +196,8 @@ def _encode(value: Any, depth: int) -> Any:
     encoder = _ENCODERS.get(kind)
     if encoder is not None:
         return encoder(value, depth + 1)
+    if isinstance(value, Expr):  # p.dp.select(score=agg.count(...)): an aggregate by its own JSON form
+        return {"$agg": value.to_dict()}
     # numpy's scalars, pandas' missing values and times, which come in several classes.
     if kind is np.str_:
         return str(value)
@@ -661,6 +665,10 @@ class _Decoder:
         found: Any = _checked("$tz", lambda: pd.DatetimeTZDtype("ns", zone).tz)  # the zone pandas makes of the name
         return cast(datetime.tzinfo, found)
 
+    def agg(self, data: dict[str, Any], depth: int) -> Expr:
+        # agg's own reader validates it as the constructors do (its constants are plain values, never code)
+        return cast(Expr, _checked("$agg", lambda: agg_from_dict(_keys(data, "$agg", {"$agg"})["$agg"])))
+
     def period(self, data: dict[str, Any], depth: int) -> pd.Period:
         fields = _keys(data, "$period", {"$period", "freq"})
         text, freq = fields["$period"], fields["freq"]
@@ -1083,7 +1091,7 @@ _DECODERS: Mapping[str, _Decode] = {
     "$frozenset": _Decoder.frozenset_, "$ndarray": _Decoder.ndarray,
     "$unreleased": _Decoder.unreleased, "$nat": _Decoder.nat, "$na": _Decoder.na,
     "$timestamp": _Decoder.timestamp, "$timedelta": _Decoder.timedelta, "$period": _Decoder.period,
-    "$tz": _Decoder.tz,
+    "$tz": _Decoder.tz, "$agg": _Decoder.agg,
     "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$categorical": _Decoder.categorical,
     "$string": _Decoder.string, "$index": _Decoder.index, "$rangeindex": _Decoder.range_index,
     "$multiindex": _Decoder.multi_index, "$series": _Decoder.series, "$frame": _Decoder.frame,
