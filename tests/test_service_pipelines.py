@@ -465,3 +465,49 @@ def test_an_idiom_runs_remotely_as_it_runs_locally(idiom: str, quiet: None) -> N
 
 def test_there_are_many_idioms() -> None:
     assert len(IDIOMS) >= 60
+
+
+# -- what differs by design, said as such ------------------------------------------------------------------------------
+@pytest.mark.parametrize("per_value", [
+    lambda p: p["age"].map(lambda age: age // 10),
+    lambda p: p["age"].apply(lambda age: age // 10),
+    lambda p: p.apply(lambda row: row["age"] * 2, axis=1),
+    lambda p: p[["age", "hours"]].map(abs),
+])
+def test_a_function_of_each_value_is_refused_remotely_saying_why(per_value: Callable[[Any], Any], quiet: None) -> None:
+    """Locally it runs (row by row, on the curator's side); remotely it would have to run where the values are, and
+    no code is sent: the client refuses it before sending anything, with what to do instead."""
+    data = people()
+    per_value(protect(data))  # runs locally
+    connection, curator = connected({"people": data})
+    with pytest.raises(dpframe.RefusedError, match="no code is sent. Instead: express it with column operations"):
+        per_value(connection.dataset("people"))
+
+
+@pytest.mark.parametrize(("query", "offered"), [
+    (lambda p: p.dp.sample(0.1).dp.count(epsilon=1.0), "p.dp.sample is not offered remotely: not offered remotely "
+                                                       "yet: its state would have to live on the server"),
+    (lambda p: p.dp.unprotected(), "p.dp.unprotected is not offered remotely: it is the curator's exact copy"),
+    (lambda p: p["age"].dp.plot(kind="hist"), "p.dp.plot is not offered remotely: plot a released answer"),
+])
+def test_what_is_the_curators_own_is_refused_remotely_by_name(query: Callable[[Any], Any], offered: str,
+                                                              quiet: None) -> None:
+    connection, curator = connected({"people": people()})
+    with pytest.raises(dpframe.RefusedError, match=re.escape(offered)):
+        query(connection.dataset("people"))
+    assert spent(curator.frames["people"].dp.budget) == (0, 0)
+
+
+def test_at_names_are_the_clients_values_never_the_servers_variables(quiet: None) -> None:
+    """pandas reads ``@name`` from the caller's variables; on the server the caller is the replay, so a plan whose
+    query names a variable it does not send (a client would always send it) is refused, at no cost."""
+    curator = Curator({"people": people()})
+    plan = {"request_id": "0" * 32, "result": 3, "steps": [
+        {"op": "call", "target": 0, "name": "query", "args": ["age > @MAX_MERGE_GROWTH"], "kwargs": {}},
+        {"op": "getattr", "target": 1, "name": "dp"},
+        {"op": "call", "target": 2, "name": "count", "kwargs": {"epsilon": 1.0}}]}
+    answer = curator(httpx.Request("POST", "http://localhost/v1/datasets/people/run", json=plan))
+    assert answer.status_code == 400 and answer.json()["error"] == {
+        "type": "RefusedError", "message": "query: @MAX_MERGE_GROWTH has no value in the request: a remote plan sends "
+                                           "the values of its @ names (local_dict)"}
+    assert spent(curator.frames["people"].dp.budget) == (0, 0)

@@ -41,6 +41,7 @@ import pandas as pd
 
 from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
+from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
 from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
     kind_of, returns_value
@@ -83,6 +84,26 @@ def _ufunc(name: Any) -> np.ufunc:
     if not isinstance(found, np.ufunc):
         raise ValueError(f"{name!r} is not a numpy ufunc")
     return found
+
+
+def _constants_sent(name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """Refuse a ``query``/``eval`` whose ``@`` names the plan does not send in ``local_dict``: the protected frame
+    would look them up in its caller's variables, which here are the server's own (the client sends their values).
+
+    >>> _constants_sent("query", ["age > @limit"], {"local_dict": {"limit": 40}})
+    >>> _constants_sent("eval", ["old = age > @last"], {})
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.RefusedError: eval: @last has no value in the request: a remote plan sends the values of its @ names (local_dict)
+    """
+    if not args or not isinstance(args[0], str):
+        return  # the frame's own argument check answers
+    expression = split_assignment(args[0])[1] if name == "eval" else args[0]
+    given = kwargs.get("local_dict")
+    for local in sorted(local_names(expression)):
+        if not isinstance(given, dict) or local not in given:
+            raise RefusedError(f"{name}: @{local} has no value in the request: a remote plan sends the values of "
+                               "its @ names (local_dict)")
 
 
 @dataclass(frozen=True)
@@ -144,6 +165,8 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
                     raise RefusedError(f"the merges of this request may repeat a row up to {growth} times (the "
                                        "public tables' largest groups of equal keys multiplied); the server allows "
                                        f"{MAX_MERGE_GROWTH}: merge on keys that are unique in the public table")
+            if kind == "frame" and step.name in ("query", "eval"):
+                _constants_sent(step.name, args, kwargs)
             if step.name == "__array_ufunc__":
                 if len(args) < 2:
                     raise ValueError("__array_ufunc__ takes a ufunc's name, a method and the inputs")
