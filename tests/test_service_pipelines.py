@@ -258,6 +258,11 @@ def _in_place(p: Any) -> Any:
     return p
 
 
+def _loc_columns(p: Any) -> Any:
+    p.loc[:, ["age", "hours"]] *= 2
+    return p[["age", "hours"]]
+
+
 def _iterate(p: Any) -> Any:
     return [row for row in p["age"]]
 
@@ -422,7 +427,32 @@ IDIOMS: dict[str, Callable[[Any], Any]] = {
                                                                                           epsilon=1.0),
     "budget view": lambda p: (p.dp.count(epsilon=1.0), p.dp.budget.remaining)[1],
     "is_protected": lambda p: p["age"].dp.is_protected,
-    # refused, as locally: the same exception and message
+    "loc rows and columns": lambda p: p.loc[p.age > 30, ["age", "hours"]],
+    "released value assigned": lambda p: p.assign(mean=p["age"].dp.mean(bounds=BOUNDS, epsilon=1.0))["mean"].dtype,
+    "groupby columns": lambda p: p.dp.groupby("sex")[["age", "hours"]].mean(bounds={"age": BOUNDS,
+                                                                                      "hours": (0, 60)},
+                                                                              epsilon=1.0),
+    "groupby reused": lambda p: (lambda gb: (gb.size(epsilon=1.0), gb["age"].mean(bounds=BOUNDS, epsilon=1.0)))(
+        p.dp.groupby("smoker")),
+    "dt strftime floor": lambda p: (p["when"].dt.strftime("%m").dp.value_counts(
+        keys=["01", "02", "03", "04"], epsilon=1.0), p["when"].dt.floor("D").dtype),
+    "cat methods": lambda p: (p["sex"].cat.rename_categories({"F": "female", "M": "male"}).dp.value_counts(
+        epsilon=1.0), p["sex"].cat.ordered),
+    "str split expand": lambda p: p["city"].str.split("o", expand=True),
+    "str extract": lambda p: p["city"].str.extract(r"(O|R)(.)"),
+    "str extract series": lambda p: p["city"].str.extract(r"(O|R)", expand=False),
+    "str partition": lambda p: p["city"].str.partition("o"),
+    "str get_dummies": lambda p: p["city"].str.get_dummies(),
+    "isin range": lambda p: p[p["age"].isin(range(20, 30))].dp.count(epsilon=1.0),
+    "cross merge": lambda p: p[["sex"]].merge(CITIES[["country"]], how="cross").dp.crosstab(
+        "sex", "country", epsilon=1.0),
+    "dtypes item": lambda p: p.dtypes["age"],
+    "frame ufunc": lambda p: np.log1p(p[["age", "hours"]])["hours"].dp.mean(bounds=(0, 5), epsilon=1.0),
+    "column comparison": lambda p: (p["age"] > p["hours"]).dp.value_counts(epsilon=1.0),
+    "query in list": lambda p: p.query("age in [20, 30, 40]").dp.count(epsilon=1.0),
+    "loc columns multiply": _loc_columns,
+    "multi-line eval": lambda p: p.eval("a = age * 2\nb = a + 1"),
+    "budget summary": lambda p: repr(p.dp.budget).split(":", 1)[1],  # remotely a BudgetView: no extend()
     "column mean": lambda p: p[["age", "hours"]].mean(),
     "isna sum": lambda p: p["income"].isna().sum(),
     "set_index": lambda p: p.set_index("age"),

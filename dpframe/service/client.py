@@ -464,6 +464,17 @@ class _RemoteMethods(_Remote):
         return _Member(self, name)
 
 
+def _str_gives_frame(accessor: str | None, name: str, kwargs: Mapping[str, Any]) -> bool:
+    """Whether pandas' ``.str.name(**kwargs)`` gives a frame: one column per part or group."""
+    if accessor != "str":
+        return False
+    if name in ("extract", "partition", "rpartition"):
+        return bool(kwargs.get("expand", True))
+    if name in ("split", "rsplit"):
+        return bool(kwargs.get("expand", False))
+    return name in ("extractall", "get_dummies")
+
+
 class _Member(RemoteSeries):
     """``p.age`` or ``p["t"].dt.year`` (a column) and ``p.sort_values`` or ``p["s"].str.upper`` (a method to call):
     which one a name is, is the server's to say (a column read as an attribute), so one object serves both."""
@@ -481,6 +492,8 @@ class _Member(RemoteSeries):
         if isinstance(owner, RemoteFrame) and name in _GIVES_SERIES:
             cls = RemoteSeries
         elif isinstance(owner, RemoteSeries) and name in _GIVES_FRAME:
+            cls = RemoteFrame
+        elif isinstance(owner, _RemoteMethods) and _str_gives_frame(owner._node.name, name, kwargs):
             cls = RemoteFrame
         elif isinstance(owner, RemoteFrame) and name in _GIVES_VALUE:
             return owner._fetch_call(name, *args, **kwargs)
