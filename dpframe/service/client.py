@@ -192,7 +192,9 @@ class Connection:
         for warned in payload.get("warnings", []):
             category = _WARNED.get(str(warned.get("category")), UserWarning)
             warnings.warn(str(warned.get("message")), category, stacklevel=4)
-        return wire.decode(payload.get("value"), allow_results=True)
+        # No cap on an answer's cells: it is in memory already, as JSON (a synthetic frame has the data's size);
+        # the cap guards the server against requests.
+        return wire.decode(payload.get("value"), allow_results=True, max_cells=sys.maxsize)
 
     def datasets(self) -> list[str]:
         """The names of the datasets this analyst has a budget for."""
