@@ -575,3 +575,55 @@ def test_the_readme_example_runs_remotely_as_it_runs_locally(quiet: None) -> Non
     for seed, query in enumerate(session):
         assert_runs_alike(local, remote, query, seed)
         assert spent(local.dp.budget) == spent(curator.frames["census"].dp.budget)
+
+
+def _chosen_elsewhere(p: Any) -> Any:
+    p.loc[p["tip"] < 2, "tip"] *= 2
+    p.loc[p["size"] > 2, "size"] += 10
+    chosen_elsewhere = p.loc[p["size"] > 12, "size"]
+    p.loc[p["size"] > 1, "size"] = chosen_elsewhere
+    return p.dtypes
+
+
+EXACTLY: dict[str, tuple[pd.DataFrame, Callable[[Any], Any]]] = {
+    "object equality": (pd.DataFrame({"survived": pd.Series(["yes", "no", None, 1, (1, 2)] * 20, dtype=object)}),
+                        lambda p: ((p["survived"] == "yes").astype(int).dtype, ("yes" != p["survived"]).dtype,
+                                   (p["survived"] < "z").dtype)),
+    "label slices": (pd.DataFrame({"year": [2013] * 50, "month": [1] * 50, "day": [1] * 50, "dep_time": [517.0] * 50}),
+                     lambda p: [list(p.loc[:, key].columns) for key in (
+                         slice("year", "day"), slice("month", None), slice(None, None, 2), slice("day", "year", -1))]
+                     + [list(p.loc[p["year"] > 2000, "month":"day"].columns)]),
+    "augmented loc": (pd.DataFrame({"tip": [1.0, 3.0, 1.5, None] * 25, "size": [1, 2, 3, 4] * 25}),
+                      _chosen_elsewhere),
+    "query grammar": (pd.DataFrame({"month": np.arange(60) % 12 + 1, "day": np.arange(60) % 7 + 1,
+                                    "bill total": np.linspace(3.0, 50.0, 60)}),
+                      lambda p: p.query("(month == 1 | day == 2) and not `bill total` > 40 and month in [1, 2]"
+                                        " and 0 < sqrt(day) <= 2").dp.count(epsilon=1.0)),
+    "eval grammar": (pd.DataFrame({"month": np.arange(60) % 12 + 1, "day": np.arange(60) % 7 + 1}),
+                     lambda p: p.eval("both = month == 1 & day == 1")["both"].dp.value_counts(epsilon=1.0)),
+    "at inside quotes": (pd.DataFrame({"sex": ["F", "M"] * 30}),
+                         lambda p: p.query("sex == '@LIMIT'").dp.count(epsilon=1.0)),
+}
+
+
+@pytest.mark.parametrize("case", EXACTLY)
+def test_pandas_exactly_runs_remotely_as_it_runs_locally(case: str, quiet: None) -> None:
+    """Steps of tests/test_pandas_exactly.py and tests/test_query_grammar.py, on their own frames."""
+    data, pipeline = EXACTLY[case]
+    connection, curator = connected({"d": data})
+    assert_runs_alike(protect(data), connection.dataset("d"), pipeline)
+
+
+from hypothesis import given, settings  # noqa: E402
+from test_query_grammar import FRAME, _expressions  # noqa: E402  (pandas' query grammar, generated)
+
+
+@settings(max_examples=60)
+@given(_expressions())
+def test_generated_queries_run_remotely_as_they_run_locally(expr: str) -> None:
+    """Expressions of tests/test_query_grammar.py (pandas' grammar, with ``@LIMIT``): the same count, or the same
+    error, locally and remotely."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        connection, curator = connected({"d": FRAME})
+        assert_runs_alike(protect(FRAME), connection.dataset("d"), lambda p: p.query(expr).dp.count(epsilon=1.0))
