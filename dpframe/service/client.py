@@ -30,6 +30,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 from urllib.parse import urlsplit
 
@@ -233,6 +234,20 @@ def _raise(status: int, payload: Any) -> NoReturn:
     raise (raised(message) if raised is not KeyError else KeyError(message))
 
 
+def _dpframe_function() -> str | None:
+    """dpframe's conversion function on the call stack (``dpframe.to_datetime``), if any: found from the code
+    being run."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(10):
+        if frame is None:
+            return None
+        if frame.f_globals.get("__name__") == "dpframe.protection.functions" and frame.f_code.co_name in (
+                "to_datetime", "to_numeric"):
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+
 @dataclass(frozen=True)
 class _Origin:
     connection: Connection
@@ -301,6 +316,12 @@ class _Remote:
     def _typ(self) -> NoReturn:
         # pandas asks its arguments for _typ: pd.merge(p, ...) or pd.cut(p["x"], ...) is refused as a protected
         # object refuses it, with its message (nothing is sent)
+        function = _dpframe_function()
+        if function is not None:  # dpframe.to_datetime(remote) hands a remote column to pandas, not the server
+            raise errors.RefusedError(
+                f"dpframe.{function} is not offered on a remote frame yet: a plan has no step for dpframe's "
+                "functions (docs/server.md). Instead: ask the curator to declare the column's type in the "
+                "dataset's schema")
         raise pandas_function_refusal("ProtectedFrame" if isinstance(self, RemoteFrame) else "ProtectedSeries")
 
     def __reduce__(self) -> NoReturn:
