@@ -354,7 +354,7 @@ class _Data(_Remote):
             return accessor
         if name in ("str", "dt", "cat"):
             return _RemoteMethods(self._origin, _Node("getattr", self._node, name=name))
-        if name in ("loc", "iloc"):
+        if name in ("loc", "iloc") and isinstance(self, RemoteFrame):  # a column has none: refused as locally
             return _RemoteIndexer(self, name)
         return _Member(self, name)
 
@@ -484,11 +484,15 @@ class _RemoteMethods(_Remote):
             raise AttributeError(name)
         if name in SCHEMA_ATTRIBUTES:
             return self._fetch("getattr", name=name)
+        if name == "components":  # a duration column's parts: a frame
+            return RemoteFrame(self._origin, _Node("getattr", self._node, name=name))
         return _Member(self, name)
 
 
-def _str_gives_frame(accessor: str | None, name: str, kwargs: Mapping[str, Any]) -> bool:
-    """Whether pandas' ``.str.name(**kwargs)`` gives a frame: one column per part or group."""
+def _accessor_gives_frame(accessor: str | None, name: str, kwargs: Mapping[str, Any]) -> bool:
+    """Whether pandas' ``.str.name(**kwargs)`` (or ``.dt``'s) gives a frame: one column per part or group."""
+    if accessor == "dt":
+        return name == "isocalendar"
     if accessor != "str":
         return False
     if name in ("extract", "partition", "rpartition"):
@@ -516,7 +520,7 @@ class _Member(RemoteSeries):
             cls = RemoteSeries
         elif isinstance(owner, RemoteSeries) and name in _GIVES_FRAME:
             cls = RemoteFrame
-        elif isinstance(owner, _RemoteMethods) and _str_gives_frame(owner._node.name, name, kwargs):
+        elif isinstance(owner, _RemoteMethods) and _accessor_gives_frame(owner._node.name, name, kwargs):
             cls = RemoteFrame
         elif isinstance(owner, RemoteFrame) and name in _GIVES_VALUE:
             return owner._fetch_call(name, *args, **kwargs)
