@@ -479,6 +479,7 @@ IDIOMS: dict[str, Callable[[Any], Any]] = {
     "unknown column": lambda p: p["nope"],
     "unknown attribute": lambda p: p.nope,
     "misspelt query": lambda p: p.dp.cuont(epsilon=1.0),
+    "misspelt group query": lambda p: hasattr(p.dp.groupby("sex"), "meen") or p.dp.groupby("sex")["age"].meen(),
     "misspelt argument": lambda p: p["age"].dp.mean(bonds=BOUNDS, epsilon=1.0),
     "bad bounds": lambda p: p["age"].dp.mean(bounds=(10, 0), epsilon=1.0),
     "over budget": lambda p: p.dp.count(epsilon=EPSILON * 2),

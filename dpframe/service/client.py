@@ -570,10 +570,7 @@ class RemoteAccessor(_Remote):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        found = getattr(self._local, name, None)
-        if found is None:
-            raise AttributeError(f"{self._local.__name__!r} object has no attribute {name!r}")
-        if isinstance(found, property):
+        if isinstance(_offered(self._local, name), property):
             return self._fetch("getattr", name=name)
         if name == "groupby":
             return lambda *args, **kwargs: self._call(RemoteGroupBy, "groupby", args, kwargs)
@@ -588,10 +585,27 @@ class RemoteGroupBy(_Remote):
     def __getitem__(self, columns: Any) -> RemoteGroupBy:
         return RemoteGroupBy(self._origin, _Node("getitem", self._node, key=_plain(columns)))
 
+    @property
+    def _local(self) -> type:
+        from dpframe.queries.grouped import ColumnGroupBy
+        from dpframe.queries.partitioned import GroupBy
+
+        return ColumnGroupBy if self._node.op == "getitem" else GroupBy
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        _offered(self._local, name)
         return lambda *args, **kwargs: self._fetch_call(name, *args, **kwargs)
+
+
+def _offered(local: type, name: str) -> Any:
+    """The local class's attribute ``name``: what it has not, its remote stand-in has not either (a misspelt
+    query raises here, at once, as locally)."""
+    found = getattr(local, name, None)
+    if found is None:
+        raise AttributeError(f"{local.__name__!r} object has no attribute {name!r}")
+    return found
 
 
 def connect(url: str, *, token: str, timeout: float = 60.0) -> Connection:
