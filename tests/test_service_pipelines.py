@@ -264,6 +264,23 @@ def _loc_columns(p: Any) -> Any:
     return p[["age", "hours"]]
 
 
+def _series_setitem(p: Any) -> Any:
+    s = p["age"]
+    s[s > 50] = 50
+    return s.dp.mean(bounds=BOUNDS, epsilon=1.0)
+
+
+def _chained_assignment(p: Any) -> Any:
+    p["age"][p["age"] > 50] = 50
+    return p["age"].dp.mean(bounds=BOUNDS, epsilon=1.0)
+
+
+def _alias(p: Any) -> Any:
+    q, before = p, p[["age"]]
+    p["age"] = p["age"] + 100
+    return q["age"].dp.mean(bounds=(0, 200), epsilon=1.0), before["age"].dp.mean(bounds=(0, 200), epsilon=1.0)
+
+
 def _iterate(p: Any) -> Any:
     return [row for row in p["age"]]
 
@@ -310,6 +327,9 @@ IDIOMS: dict[str, Callable[[Any], Any]] = {
         "b"].dp.mean(bounds=(0, 200), epsilon=1.0),
     "assign series": lambda p: p.assign(y=p["age"] + p["hours"])["y"].dp.sum(bounds=(0, 150), epsilon=1.0),
     "setitem": _setitem,
+    "series setitem": _series_setitem,
+    "chained assignment": _chained_assignment,
+    "alias and copy": _alias,
     "loc assignment": _loc_assign,
     "columns assignment": _columns,
     "del": _delete,

@@ -465,6 +465,13 @@ class RemoteSeries(_Data):
 
     __slots__ = ()
 
+    # A protected column takes no item assignment (p["x"][cond] = 0 would change a copy): said at once, as locally.
+    def __setitem__(self, key: Any, value: Any) -> NoReturn:
+        raise TypeError("'ProtectedSeries' object does not support item assignment")
+
+    def __delitem__(self, key: Any) -> NoReturn:
+        raise TypeError("'ProtectedSeries' object doesn't support item deletion")
+
 
 # Methods of a frame that give one column (a series), and of a column that give a frame; the rest keep the kind.
 # Only the client's class depends on it (the server's object is what it is).
