@@ -281,6 +281,12 @@ def _alias(p: Any) -> Any:
     return q["age"].dp.mean(bounds=(0, 200), epsilon=1.0), before["age"].dp.mean(bounds=(0, 200), epsilon=1.0)
 
 
+def _lower_columns(p: Any) -> Any:
+    p.columns = p.columns.str.replace(" ", "_").str.lower()
+    p.loc[p["city"] == "Oslo", "city"] = p.loc[p["city"] == "Oslo", "city"].str.upper()
+    return p.dp.crosstab("city", "sex", epsilon=1.0), list(p.columns)
+
+
 def _iterate(p: Any) -> Any:
     return [row for row in p["age"]]
 
@@ -327,6 +333,11 @@ IDIOMS: dict[str, Callable[[Any], Any]] = {
         "b"].dp.mean(bounds=(0, 200), epsilon=1.0),
     "assign series": lambda p: p.assign(y=p["age"] + p["hours"])["y"].dp.sum(bounds=(0, 150), epsilon=1.0),
     "setitem": _setitem,
+    "columns from their labels": _lower_columns,
+    "rename a function": lambda p: list(p.rename(columns=lambda c: c.replace(" ", "_")).columns),
+    "frame iteration": lambda p: [column for column in p],
+    "column in frame": lambda p: ("age" in p, "nope" in p),
+    "loc rows assignment": lambda p: p.loc[p["age"] > 80].dp.count(epsilon=1.0),
     "series setitem": _series_setitem,
     "chained assignment": _chained_assignment,
     "alias and copy": _alias,

@@ -459,6 +459,9 @@ class RemoteFrame(_Data):
 
     __slots__ = ()
 
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.columns)  # a frame iterates over its column labels, as pandas' (a fact of the schema)
+
 
 class RemoteSeries(_Data):
     """A protected column on the curator's server (``p["age"]``), as :class:`~dpframe.ProtectedSeries` locally."""
