@@ -4,6 +4,12 @@ line that makes ``p``. Each pipeline here runs twice with the same seeded noise:
 the server's error mapping and warning forwarding) in this process. The answers must be identical (values, dtypes,
 index, repr, their release), refusals and errors the same exception with the same message, warnings the same, and the
 budget spent the same.
+
+Sources: the published pipelines of tests/pipelines/ (step by step, on one budget each), some 180 idioms of the README,
+docs/pandas.md and the pandas tests, steps of test_pandas_exactly.py, generated query-grammar expressions, the README
+session, and every public pandas attribute read on a frame, a column and ``.str``/``.dt``/``.cat``. What differs by
+design (functions of each value, the curator's own methods) is tested as its own refusal; what differs not yet is in
+KNOWN_GAPS, with why (docs/server.md lists both).
 """
 
 from __future__ import annotations
