@@ -27,13 +27,14 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 
-import dpframe  # noqa: E402
-from dpframe.service import replay, wire  # noqa: E402
-from dpframe.service.client import Connection, RemoteFrame, RemoteSeries, _Remote  # noqa: E402
-from dpframe.service.plan import Plan  # noqa: E402
-from dpframe.service.server import forwarded, mapped_error  # noqa: E402
-from dpframe.testing import NotPrivateWarning, seeded_noise  # noqa: E402
-from test_service_wire import assert_same  # noqa: E402  (the wire's test of an exact round trip)
+from test_service_wire import assert_same  # the wire's test of an exact round trip
+
+import dpframe
+from dpframe.service import replay, wire
+from dpframe.service.client import Connection, RemoteFrame, RemoteSeries, _Remote
+from dpframe.service.plan import Plan
+from dpframe.service.server import forwarded, mapped_error
+from dpframe.testing import NotPrivateWarning, seeded_noise
 
 EPSILON, DELTA = 1e6, 1e-3
 
@@ -146,8 +147,7 @@ def connected(datasets: dict[str, pd.DataFrame]) -> tuple[Connection, Curator]:
 
 
 # -- the published pipelines of tests/pipelines/, step by step ---------------------------------------------------------
-from pipelines.registry import PIPELINES  # noqa: E402
-
+from pipelines.registry import PIPELINES
 
 # What does not yet run remotely as it runs locally, and why (skipped on both sides, with the steps that need them).
 _MODULE_FUNCTION = ("dpframe's module functions (dpframe.concat, dpframe.to_datetime) take protected objects; a plan "
@@ -227,7 +227,7 @@ CITIES = pd.DataFrame({"city": ["Oslo", "Rome", "Lima"], "country": ["NO", "IT",
 
 
 def _with_local_constant(p: Any) -> Any:
-    low, high = 30, 60  # @ names of a function's own variables
+    low, high = 30, 60  # noqa: F841  (read by @low and @high: a function's own variables)
     return p.query("@low <= age < @high and city in @CITIES.city").dp.count(epsilon=1.0)
 
 
@@ -291,6 +291,14 @@ def _lower_columns(p: Any) -> Any:
     p.columns = p.columns.str.replace(" ", "_").str.lower()
     p.loc[p["city"] == "Oslo", "city"] = p.loc[p["city"] == "Oslo", "city"].str.upper()
     return p.dp.crosstab("city", "sex", epsilon=1.0), list(p.columns)
+
+
+def _doubled_hours(q: Any) -> Any:
+    return q.assign(h2=q.hours * 2)
+
+
+def _size_and_mean(gb: Any) -> Any:
+    return gb.size(epsilon=1.0), gb["age"].mean(bounds=BOUNDS, epsilon=1.0)
 
 
 def _iterate(p: Any) -> Any:
@@ -463,8 +471,7 @@ IDIOMS: dict[str, Callable[[Any], Any]] = {
     "drop": lambda p: list(p.drop(columns=["tags", "when"]).columns),
     "keys": lambda p: p[["age", "sex"]].keys(),
     "column loop": lambda p: [p[c].dp.count(epsilon=1.0) for c in p.columns if c in ("age", "hours")],
-    "rebinding": lambda p: (lambda q: q.assign(h2=q.hours * 2))(p[p.age > 20]).h2.dp.sum(bounds=(0, 120),
-                                                                                          epsilon=1.0),
+    "rebinding": lambda p: _doubled_hours(p[p.age > 20]).h2.dp.sum(bounds=(0, 120), epsilon=1.0),
     "budget view": lambda p: (p.dp.count(epsilon=1.0), p.dp.budget.remaining)[1],
     "is_protected": lambda p: p["age"].dp.is_protected,
     "loc rows and columns": lambda p: p.loc[p.age > 30, ["age", "hours"]],
@@ -472,8 +479,7 @@ IDIOMS: dict[str, Callable[[Any], Any]] = {
     "groupby columns": lambda p: p.dp.groupby("sex")[["age", "hours"]].mean(bounds={"age": BOUNDS,
                                                                                       "hours": (0, 60)},
                                                                               epsilon=1.0),
-    "groupby reused": lambda p: (lambda gb: (gb.size(epsilon=1.0), gb["age"].mean(bounds=BOUNDS, epsilon=1.0)))(
-        p.dp.groupby("smoker")),
+    "groupby reused": lambda p: _size_and_mean(p.dp.groupby("smoker")),
     "dt strftime floor": lambda p: (p["when"].dt.strftime("%m").dp.value_counts(
         keys=["01", "02", "03", "04"], epsilon=1.0), p["when"].dt.floor("D").dtype),
     "cat methods": lambda p: (p["sex"].cat.rename_categories({"F": "female", "M": "male"}).dp.value_counts(
@@ -550,14 +556,14 @@ def test_a_function_of_each_value_is_refused_remotely_saying_why(per_value: Call
     no code is sent: the client refuses it before sending anything, with what to do instead."""
     data = people()
     per_value(protect(data))  # runs locally
-    connection, curator = connected({"people": data})
+    connection, _ = connected({"people": data})
     with pytest.raises(dpframe.RefusedError, match="no code is sent. Instead: express it with column operations"):
         per_value(connection.dataset("people"))
 
 
 @pytest.mark.parametrize(("query", "offered"), [
-    (lambda p: p.dp.sample(0.1).dp.count(epsilon=1.0), "p.dp.sample is not offered remotely: not offered remotely "
-                                                       "yet: its state would have to live on the server"),
+    (lambda p: p.dp.sample(0.1).dp.count(epsilon=1.0), ("p.dp.sample is not offered remotely: not offered remotely "
+                                                        "yet: its state would have to live on the server")),
     (lambda p: p.dp.unprotected(), "p.dp.unprotected is not offered remotely: it is the curator's exact copy"),
     (lambda p: p["age"].dp.plot(kind="hist"), "p.dp.plot is not offered remotely: plot a released answer"),
 ])
@@ -651,12 +657,12 @@ EXACTLY: dict[str, tuple[pd.DataFrame, Callable[[Any], Any]]] = {
 def test_pandas_exactly_runs_remotely_as_it_runs_locally(case: str, quiet: None) -> None:
     """Steps of tests/test_pandas_exactly.py and tests/test_query_grammar.py, on their own frames."""
     data, pipeline = EXACTLY[case]
-    connection, curator = connected({"d": data})
+    connection, _ = connected({"d": data})
     assert_runs_alike(protect(data), connection.dataset("d"), pipeline)
 
 
-from hypothesis import given, settings  # noqa: E402
-from test_query_grammar import FRAME, _expressions  # noqa: E402  (pandas' query grammar, generated)
+from hypothesis import given, settings
+from test_query_grammar import FRAME, _expressions  # pandas' query grammar, generated
 
 
 @settings(max_examples=60)
@@ -666,7 +672,7 @@ def test_generated_queries_run_remotely_as_they_run_locally(expr: str) -> None:
     error, locally and remotely."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
-        connection, curator = connected({"d": FRAME})
+        connection, _ = connected({"d": FRAME})
         assert_runs_alike(protect(FRAME), connection.dataset("d"), lambda p: p.query(expr).dp.count(epsilon=1.0))
 
 
@@ -702,7 +708,7 @@ def test_every_pandas_attribute_reads_remotely_as_locally(owner: str, pandas_cla
             continue
 
         def read(p: Any, name: str = name) -> Any:
-            return getattr(eval(owner, {"p": p}), name)  # noqa: S307  (the owner's spelling, above)
+            return getattr(eval(owner, {"p": p}), name)  # the owner's spelling, above
 
         local_run, remote_run = ran(read, local, 1), ran(read, remote, 1)
         if local_run[0] == "value" and callable(local_run[1]):

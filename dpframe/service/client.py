@@ -516,7 +516,7 @@ class _Member(RemoteSeries):
     """``p.age`` or ``p["t"].dt.year`` (a column) and ``p.sort_values`` or ``p["s"].str.upper`` (a method to call):
     which one a name is, is the server's to say (a column read as an attribute), so one object serves both."""
 
-    __slots__ = ("_owner", "_member")
+    __slots__ = ("_member", "_owner")
 
     def __init__(self, owner: _Remote, member: str) -> None:
         super().__init__(owner._origin, _Node("getattr", owner._node, name=member))
@@ -528,9 +528,8 @@ class _Member(RemoteSeries):
         cls = _kind(owner)
         if isinstance(owner, RemoteFrame) and name in _GIVES_SERIES:
             cls = RemoteSeries
-        elif isinstance(owner, RemoteSeries) and name in _GIVES_FRAME:
-            cls = RemoteFrame
-        elif isinstance(owner, _RemoteMethods) and _accessor_gives_frame(owner._node.name, name, kwargs):
+        elif (isinstance(owner, RemoteSeries) and name in _GIVES_FRAME) or (
+                isinstance(owner, _RemoteMethods) and _accessor_gives_frame(owner._node.name, name, kwargs)):
             cls = RemoteFrame
         elif isinstance(owner, RemoteFrame) and name in _GIVES_VALUE:
             return owner._fetch_call(name, *args, **kwargs)
