@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_service.py                       # 1,000,000 rows, 20 rounds
     python benchmarks/bench_service.py --rows 30000 --rounds 10
+    python benchmarks/bench_service.py --rows 30000 --clients 20 --workers 2   # and requests per second
 
 Starts ``dpframe serve`` on a generated CSV (an integer ``age``, a float ``income``, a category ``sex``)
 in a temporary folder, and times, in alternating rounds (:mod:`timing`):
@@ -15,6 +16,9 @@ in a temporary folder, and times, in alternating rounds (:mod:`timing`):
   row (one commit), the answer kept for retries (a second commit) and its encoding.
 
 The server's dataset is loaded and the analyst's frame protected at the first request, before timing.
+
+With ``--clients N``, then: N analysts (each with its own token and budget, one thread each, dpframe's own
+client) send small queries (a count) at once for ``--seconds``; it prints the requests answered per second.
 """
 
 from __future__ import annotations
@@ -44,40 +48,41 @@ from timing import alternating_rounds, print_ratios  # noqa: E402
 
 import dpframe  # noqa: E402
 from dpframe.schema import header, load_schema, read_with_schema  # noqa: E402
+from dpframe.service.client import connect  # noqa: E402
 from dpframe.service.tokens import hash_token, new_token  # noqa: E402
 
 
-def write_dataset(folder: Path, rows: int) -> tuple[Path, str]:
-    """The CSV, its schema and a config with one analyst; returns the config and the analyst's token."""
+def write_dataset(folder: Path, rows: int, analysts: int = 1) -> tuple[Path, list[str]]:
+    """The CSV, its schema and a config with ``analysts`` analysts; returns the config and their tokens."""
     rng = np.random.default_rng(1)
     pd.DataFrame({"age": rng.integers(18, 90, rows), "income": np.round(rng.lognormal(10, 0.7, rows), 2),
                   "sex": rng.choice(["F", "M"], rows)}).to_csv(folder / "people.csv", index=False)
     (folder / "people.schema.json").write_text(
         '{"format": "dpframe-schema/1", "separator": ",", "columns": {"age": {"type": "integer"}, '
         '"income": {"type": "float"}, "sex": {"type": "category", "categories": ["F", "M"]}}}')
-    token = new_token()
+    tokens = [new_token() for _ in range(analysts)]
     config = folder / "service.toml"
-    config.write_text(f"""ledger = "server-ledger.sqlite"
+    config.write_text("""ledger = "server-ledger.sqlite"
 [datasets.people]
 path = "people.csv"
 schema = "people.schema.json"
-total = {{ epsilon = 100000.0 }}
-[analysts.bench]
-token_sha256 = "{hash_token(token)}"
-budgets = {{ people = {{ epsilon = 100000.0 }} }}
+total = { epsilon = 100000.0 }
 [limits]
 requests_per_second = 100000.0
 burst = 100000
-""")
-    return config, token
+""" + "".join(f"""[analysts.bench{i}]
+token_sha256 = "{hash_token(token)}"
+budgets = {{ people = {{ epsilon = 1000.0 }} }}
+""" for i, token in enumerate(tokens)))
+    return config, tokens
 
 
-def start(config: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(config: Path, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port),
-                                "--log-level", "warning"], env={**os.environ, "PYTHONPATH": _REPO})
+                                "--log-level", "warning", "--workers", str(workers)], env={**os.environ, "PYTHONPATH": _REPO})
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -93,19 +98,51 @@ def plan(*steps: dict[str, Any]) -> dict[str, Any]:
     return {"request_id": uuid.uuid4().hex, "steps": list(steps), "result": len(steps)}
 
 
+def throughput(url: str, tokens: list[str], seconds: float) -> tuple[int, float]:
+    """Requests answered, and per second, when each token's analyst sends counts one after another at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def analyst(token: str) -> int:
+        answered = 0
+        with connect(url, token=token) as connection:
+            people = connection.dataset("people")
+            people.dp.count(epsilon=0.001)  # each worker loads the data and protects this analyst's frame first
+            barrier.wait()
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                people.dp.count(epsilon=0.001)
+                answered += 1
+        return answered
+
+    import threading
+
+    barrier = threading.Barrier(len(tokens) + 1)
+    with ThreadPoolExecutor(len(tokens)) as pool:
+        futures = [pool.submit(analyst, token) for token in tokens]
+        barrier.wait()
+        start_time = time.perf_counter()
+        answered = sum(future.result() for future in futures)
+        elapsed = time.perf_counter() - start_time
+    return answered, answered / elapsed
+
+
 def main(argv: list[str] | None = None) -> dict[str, list[float]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=0, help="then measure requests per second with N analysts")
+    parser.add_argument("--workers", type=int, default=1, help="the server's worker processes")
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long the throughput run lasts")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        config, token = write_dataset(Path(folder), args.rows)
+        config, tokens = write_dataset(Path(folder), args.rows, max(args.clients, 1))
+        token = tokens[0]
         schema = load_schema(Path(folder) / "people.schema.json")
         names, dialect = header(Path(folder) / "people.csv", ",", None)
         frame, categories = read_with_schema(Path(folder) / "people.csv", schema, dialect, names)
         local = frame.dp.protect(epsilon=100000.0, categories=categories,
                                  ledger=dpframe.Ledger.at(Path(folder) / "local-ledger.sqlite"))
-        process, url = start(config)
+        process, url = start(config, args.workers)
         try:
             with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as client:
                 def remote(*steps: dict[str, Any]) -> Any:
@@ -127,10 +164,14 @@ def main(argv: list[str] | None = None) -> dict[str, list[float]]:
                         "mean, in process": lambda: local["income"].dp.mean(bounds=(0, 500000), epsilon=0.001),
                         "mean, over HTTP": lambda: remote(*mean),
                     }, args.rounds)
+            if args.clients:
+                answered, rate = throughput(url, tokens, args.seconds)
+                print(f"{args.clients} analysts at once, {args.workers} worker(s): {answered} counts in "
+                      f"{args.seconds:g} s, {rate:.0f} requests per second")
         finally:
             process.terminate()
             process.wait()
-    print(f"{args.rows:,} rows, {args.rounds} rounds, loopback")
+    print(f"{args.rows:,} rows, {args.rounds} rounds, loopback, {args.workers} worker(s)")
     print_ratios({k: v for k, v in times.items() if k.startswith("count")}, "count, in process", "count")
     print_ratios({k: v for k, v in times.items() if k.startswith("mean")}, "mean, in process", "mean")
     for query in ("count", "mean"):

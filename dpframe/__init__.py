@@ -7,7 +7,13 @@
     p["age"].dp.mean(bounds=(0, 125), epsilon=0.2)
     p.dp.select(["Oslo", "Rome"], score=dpframe.agg.count(where="city == @candidate"), epsilon=0.1)
     p.dp.budget
+
+An analyst of a curator's server (``dpframe serve``, docs/server.md) changes only the line that makes ``p``::
+
+    p = dpframe.connect("https://dp.example.org", token=token).dataset("census")
 """
+
+from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
@@ -36,20 +42,21 @@ if TYPE_CHECKING:
 register()
 
 
-def connect(url: str, *, token: str, timeout: float = 60.0) -> "Connection":
-    """Connect to a curator's server as an analyst (the ``client`` extra: httpx); ``c.dataset(name)`` then gives a
-    remote protected frame with the local ``.dp`` API (docs/server.md).
+def connect(url: str, *, token: str, timeout: float = 60.0) -> Connection:
+    """Connect to a curator's server as an analyst: ``connect(url, token=...).dataset(name)`` is a remote protected
+    frame with the local ``.dp`` API (:func:`dpframe.service.client.connect`; needs the ``client`` extra).
 
-    >>> import dpframe
-    >>> dpframe.connect("http://dp.example.org", token="t")  # plain http:// to another host is refused
+    >>> connect("http://dp.example.org", token="t")
     Traceback (most recent call last):
     ...
-    ValueError: refusing plain http:// to dp.example.org: ...
+    ValueError: refusing plain http:// to dp.example.org: the token and the answers would cross the network unencrypted; use https:// (the curator serves TLS, docs/server.md), or http:// only to localhost
     """
-    from dpframe.service.client import connect as connected  # httpx is imported only by who connects
-
-    return connected(url, token=token, timeout=timeout)
-
+    try:
+        from dpframe.service.client import connect as connect_with_httpx
+    except ImportError as error:  # httpx is the client extra's, not a core dependency
+        raise ImportError(f"dpframe.connect needs the client extra: pip install 'dpframe[client]' ({error.name} is "
+                          "missing)") from None
+    return connect_with_httpx(url, token=token, timeout=timeout)
 
 __version__ = "0.1.0"
 

@@ -4,7 +4,8 @@ data; ``dpframe schema data.csv --out schema.json`` drafts a file's schema for r
 a file (:mod:`dpframe.report.cli`); ``dpframe synthesize data.csv --schema schema.json --epsilon 1 --out
 synthetic.csv`` writes a private synthetic copy (:mod:`dpframe.synthesis.cli`); ``dpframe budget list``
 shows the ledger's budgets (:mod:`dpframe.accounting.cli`); ``dpframe serve service.toml`` runs the curator
-service and ``dpframe token`` makes an analyst's token (:mod:`dpframe.service.cli`)."""
+service, ``dpframe token`` makes an analyst's token, ``dpframe example-service DIR`` writes an example service and
+``dpframe remote-demo URL --token-file FILE`` runs the README's example on one (:mod:`dpframe.service.cli`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
@@ -32,6 +34,20 @@ def census_like(n: int = 20_000, seed: int = 7) -> pd.DataFrame:
     hours = np.clip(rng.normal(40, 11, n).round(), 1, 99).astype(int)
     income = np.round(rng.lognormal(10.4, 0.7, n) * (1 + 0.15 * education.codes), 2)
     return pd.DataFrame({"age": age, "sex": sex, "education": education, "hours": hours, "income": income})
+
+
+def readme_census(n: int = 20_000) -> pd.DataFrame:
+    """The README example's data: :func:`census_like` with the two columns its example also asks about, a capital
+    gain (zero for most people, heavy-tailed for the rest) and an occupation.
+
+    >>> list(readme_census(100).columns)
+    ['age', 'sex', 'education', 'hours', 'income', 'capital-gain', 'occupation']
+    """
+    df = census_like(n)
+    rng = np.random.default_rng(1)
+    df["capital-gain"] = np.where(rng.random(n) < 0.08, rng.lognormal(8.5, 1.2, n).round(), 0.0)
+    df["occupation"] = rng.choice(["Craft-repair", "Exec-managerial", "Prof-specialty", "Sales", "Other-service"], n)
+    return df
 
 
 def demo() -> None:
@@ -67,8 +83,17 @@ def demo() -> None:
 
     print(f"mean 2-way marginal error vs the real frame (evaluation only): {marginal_error(df, syn).mean():.3f}")
     print("\nbudget:", p.dp.budget)
-    with pd.option_context("display.width", 200, "display.max_colwidth", 40):
-        print(p.dp.budget.ledger.drop(columns=["time"]).to_string(index=False))
+    show_ledger(p.dp.budget.ledger)
+
+
+def show_ledger(ledger: pd.DataFrame, out: TextIO | None = None) -> None:
+    """Print a budget's ledger lines (or those of an analyst's view of it on a curator's server), without times.
+
+    >>> show_ledger(pd.DataFrame({"time": ["2026-01-01"], "query": ["count"], "noise": ["count σ=" + "1" * 60]}))
+    query                                    noise
+    count count σ=111111111111111111111111111111...
+    """
+    print(ledger.drop(columns=["time"]).to_string(index=False, max_colwidth=40), file=out)
 
 
 def version() -> str:
@@ -121,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return synthesis_cli.run(args)
         elif args.command == "budget":
             return budget_cli.run(args)
-        elif args.command in ("serve", "token"):
+        elif args.command in ("serve", "token", "example-service", "remote-demo"):
             return service_cli.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.

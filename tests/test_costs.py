@@ -125,7 +125,9 @@ def _protected(**budget: object) -> dpframe.ProtectedFrame:
 def test_the_budget_and_the_ledger_offer_no_way_to_write_a_line() -> None:
     budget = _protected(epsilon=1.0).dp.budget
     public = {name for name in dir(budget) if not name.startswith("_") and callable(getattr(budget, name))}
-    assert public == {"open", "extend", "rename"}  # extend: the curator's, recorded as an event
+    # extend: the curator's, recorded as an event; allot: the curator's too, and an allotment's charges are charged
+    # to this budget as well, so it can only spend it.
+    assert public == {"open", "extend", "rename", "allot"}
     for name in ("charge", "reserve", "draw"):
         assert not hasattr(budget, name) and not hasattr(dpframe.Ledger, name)
 

@@ -95,3 +95,12 @@ def test_values_and_steps_are_told_apart() -> None:
     assert returns_value("series.dp", "histogram") and returns_value("groupby", "mean")
     assert not returns_value("frame.dp", "groupby") and not returns_value("groupby", "__getitem__")
     assert returns_value("frame", "columns") and not returns_value("frame", "query")
+
+
+def test_docs_show_the_registry_as_the_code_defines_it() -> None:
+    from pathlib import Path
+
+    from dpframe.service.plan import markdown_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text(encoding="utf-8")
+    assert markdown_table() in doc

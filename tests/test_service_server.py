@@ -93,7 +93,7 @@ budgets = {{ visits = {{ rho = 0.25 }} }}
 
 [analysts.carol]
 token_sha256 = "{hash_token(TOKENS['carol'])}"
-budgets = {{ census = {{ epsilon = 1.5 }} }}
+budgets = {{ census = {{ epsilon = 1.5, delta = 1e-7 }} }}
 """, encoding="utf-8")
     return config
 
@@ -525,7 +525,7 @@ def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> N
         broken = server.request("GET", "/v1/datasets", TOKENS["carol"])
         assert broken.status_code == 503 and error_of(broken)["type"] == "ServiceUnavailable"
         revoked = text.replace(f'[analysts.carol]\ntoken_sha256 = "{hash_token(TOKENS["carol"])}"\n'
-                               'budgets = { census = { epsilon = 1.5 } }\n', "")
+                               'budgets = { census = { epsilon = 1.5, delta = 1e-7 } }\n', "")
         assert revoked != text
         server.config.write_text(revoked)
         for method, path in ENDPOINTS:
@@ -660,3 +660,45 @@ def test_serve_help() -> None:
     for option in ("--host", "--port", "--workers", "--ssl-keyfile", "--ssl-certfile", "docs/server.md"):
         assert option in out.getvalue()
 
+
+
+def test_a_charged_refusal_comes_back_with_its_cost(server: Server) -> None:
+    """Propose-test-release's refusal is a release (charged): remotely too it is a ProposalRefusedError with .cost."""
+    from dpframe.errors import ProposalRefusedError
+    from dpframe.service.client import Connection
+
+    with Connection(server.url, token=TOKENS["carol"]) as connection:
+        census = connection.dataset("census")
+        # Ages 20..79, five each: one person moves the median by 0.5, far past the proposed 0.001, so the noisy
+        # distance test passes only if Laplace(2) noise exceeds ~37 (probability ~1e-8).
+        with pytest.raises(ProposalRefusedError) as refused:
+            census["age"].dp.median(method="ptr", sensitivity=0.001, bounds=(0, 100), epsilon=0.5, delta=1e-8)
+        assert refused.value.cost.epsilon == Fraction(1, 2)
+        assert census.dp.budget.spent.epsilon.exact == Fraction(1, 2)
+
+
+def test_a_full_disk_is_a_clear_error_at_no_cost(tmp_path: Path) -> None:
+    """The ledger cannot grow (SQLite's page limit, as a full disk): 503, nothing charged, and it works again after."""
+    from fastapi.testclient import TestClient
+
+    from dpframe.service.server import create_app
+
+    app = create_app(write_files(tmp_path))
+    service = app.state.service
+    with TestClient(app) as client:
+        headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+        assert client.post("/v1/datasets/census/run", json=count("1" * 32, 0.01), headers=headers).status_code == 200
+        connection = service.ledger._connection
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+        answers = [client.post("/v1/datasets/census/run", json=count(f"{i:032x}", 0.01), headers=headers)
+                   for i in range(2, 18)]  # within the rate limit's burst (20)
+        full = [answer for answer in answers if answer.status_code != 200]
+        assert full, "the page limit never filled the ledger"
+        assert {answer.status_code for answer in full} == {503}
+        assert "nothing was charged" in error_of(full[0])["message"]
+        charged = sum(answer.status_code == 200 for answer in answers) + 1
+        connection.execute("PRAGMA max_page_count = 1073741823")
+        budget = service.allotment("alice", service.config, "census")
+        assert budget.spent.epsilon.exact == Fraction(charged, 100)
+        assert client.post("/v1/datasets/census/run", json=count("f" * 32, 0.01), headers=headers).status_code == 200

@@ -430,10 +430,13 @@ class Ledger:
             try:
                 self._write_draws(db, self._drawn[:drawn])
                 yield db
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                # SQLite has already rolled back a transaction that failed on a full disk (SQLITE_FULL), or whose
+                # COMMIT did: then there is nothing left to roll back.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
             del self._drawn[:drawn]
 
     @contextmanager

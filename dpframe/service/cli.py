@@ -1,5 +1,8 @@
 """``dpframe serve CONFIG.toml`` runs the curator service; ``dpframe token`` makes an analyst's token (docs/server.md).
 
+``dpframe example-service DIR`` writes a dataset, its schema, a config and two analysts' tokens to try it with;
+``dpframe remote-demo URL --token-file FILE`` is an analyst running the README's example against a server.
+
 The module imports only the standard library, so the ``dpframe`` command works without the extras.
 ``serve`` checks the config, the schemas and the files' headers and opens the caps in the ledger before it
 starts uvicorn, so a mistake is one line and exit code 2, not a worker's traceback. The server needs the
@@ -9,8 +12,10 @@ starts uvicorn, so a mistake is one line and exit code 2, not a worker's traceba
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import ipaddress
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,6 +24,27 @@ from typing import Any, TextIO
 from dpframe.service.tokens import hash_token, new_token
 
 LOCAL_HOSTS = ("localhost",)
+# The example's analysts: each gets the README example's budget (epsilon=3.5, delta=1e-6), under a cap for both.
+EXAMPLE_ANALYSTS = ("alice", "bob")
+# The README's example after the line that makes p (tests/test_readme.py keeps the two identical), as an analyst
+# types it: the remote demo runs and prints each line as it stands, so that what it shows is what the README says.
+README_EXAMPLE = (
+    'p.dp.count(epsilon=0.1)',
+    'p[p["age"] >= 40].dp.count(epsilon=0.1)',
+    'p["age"].mean()',
+    'p["age"].dp.mean(bounds=(0, 125), epsilon=0.2)',
+    'p["age"].dp.histogram(bins=range(0, 130, 10), epsilon=0.2)',
+    'p["education"].dp.value_counts(epsilon=0.2)',
+    'p.dp.crosstab("education", "sex", epsilon=0.2)',
+    'p.dp.groupby("sex").mean("age", bounds=(0, 125), epsilon=0.2)',
+    'p["capital-gain"].dp.mean(epsilon=0.3)',
+    'p["age"].dp.quantile([0.25, 0.5, 0.75], epsilon=0.3)',
+    'p["occupation"].dp.top_k(k=3, epsilon=0.3)',
+    'p.dp.describe(epsilon=0.5)',
+    'syn = p.dp.synthesize(epsilon=0.4)',
+    'p.dp.sample(0.1).dp.count(epsilon=0.5)',
+    'p.dp.budget',
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -29,6 +55,8 @@ def add_parsers(sub: Any) -> None:
     >>> args = sub.choices["serve"].parse_args(["service.toml", "--port", "9000"])
     >>> args.config, args.host, args.port, args.workers
     ('service.toml', '127.0.0.1', 9000, 1)
+    >>> sub.choices["remote-demo"].parse_args(["http://127.0.0.1:8000", "--token-file", "alice.token"]).dataset
+    'census'
     """
     serve = sub.add_parser(
         "serve", help="serve datasets to analysts over HTTP (the curator service; needs dpframe[server])",
@@ -50,6 +78,22 @@ def add_parsers(sub: Any) -> None:
         "token", help="print a new random analyst token and the config line to paste",
         description="Print a new random 256-bit token (give it to the analyst, privately) and its token_sha256 "
         "line for the analyst's table of the service's config. The token itself is stored nowhere.")
+    example = sub.add_parser(
+        "example-service", help="write an example curator service to try: data, schema, config, analysts' tokens",
+        description="Write to DIR a generated census-like dataset (census.csv), its reviewed schema, a config "
+        "(service.toml: a ledger file in DIR, a cap, two analysts) and the analysts' tokens (alice.token, "
+        "bob.token, readable by you only). Then `dpframe serve DIR/service.toml`, and in a second shell "
+        "`dpframe remote-demo http://127.0.0.1:8000 --token-file DIR/alice.token`.")
+    example.add_argument("folder", metavar="DIR", help="the folder to write to (made if missing; its files must be new)")
+    remote = sub.add_parser(
+        "remote-demo", help="as an analyst, run the README's example on a curator's server (needs dpframe[client])",
+        description="Connect to a curator's server (dpframe serve) with a token and run the README's example on a "
+        "dataset, printing each line and its answer: the analyst's code is the README's, with p made by "
+        "dpframe.connect(URL, token=...).dataset(NAME) instead of df.dp.protect(...).")
+    remote.add_argument("url", help="the server's address, e.g. http://127.0.0.1:8000 (plain http only to localhost)")
+    remote.add_argument("--token-file", required=True, metavar="FILE",
+                        help="a file holding the analyst's token (not an argument: others can read a command line)")
+    remote.add_argument("--dataset", default="census", help="the dataset to query (default census)")
 
 
 def token(out: TextIO | None = None) -> int:
@@ -126,6 +170,148 @@ def serve(args: argparse.Namespace, err: TextIO | None = None) -> int:
     return 0
 
 
+def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write a new file (never over an existing one) with permissions ``mode`` from its creation on."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
+
+
+def example_service(folder: Path, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``dpframe example-service DIR``: an example service's files, and the commands that serve and query it.
+
+    The data is :func:`dpframe.__main__.readme_census` (generated); its schema is drafted by
+    :func:`dpframe.schema.infer_schema` and marked reviewed (its categories are the generator's, public by
+    construction). Each analyst's budget is the README example's, and the cap covers both.
+
+    >>> import io, tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "example"
+    >>> out = io.StringIO()
+    >>> example_service(folder, out)
+    0
+    >>> sorted(path.name for path in folder.iterdir())
+    ['alice.token', 'bob.token', 'census.csv', 'census.schema.json', 'service.toml']
+    >>> f'token_sha256 = "{hash_token((folder / "alice.token").read_text().strip())}"' in (folder / "service.toml").read_text()
+    True
+    >>> oct((folder / "alice.token").stat().st_mode & 0o777), out.getvalue().splitlines()[-1].split()[:2]
+    ('0o600', ['dpframe', 'remote-demo'])
+    >>> example_service(folder, io.StringIO(), io.StringIO())  # never over an earlier example (its ledger, tokens)
+    2
+    """
+    from dpframe.__main__ import readme_census
+    from dpframe.schema import infer_schema
+
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    data, schema, config = folder / "census.csv", folder / "census.schema.json", folder / "service.toml"
+    tokens = {name: folder / f"{name}.token" for name in EXAMPLE_ANALYSTS}
+    written = [data, schema, config, *tokens.values(), folder / "ledger.sqlite"]
+    existing = [path.name for path in written if path.exists()]
+    if existing:
+        print(f"dpframe example-service: error: {folder} already holds {', '.join(existing)}: give a new folder "
+              "(or delete that one: its ledger keeps the analysts' spending)", file=err)
+        return 2
+    folder.mkdir(parents=True, exist_ok=True)
+    frame = readme_census()
+    frame.to_csv(data, index=False)
+    draft = infer_schema(data)
+    draft["note"] = ("drafted by `dpframe schema` from generated data and reviewed: the categories are the "
+                     "generator's own lists, public by construction")
+    _write_new(schema, json.dumps(draft, indent=2, ensure_ascii=False) + "\n")
+    analysts = ""
+    for name, path in tokens.items():
+        secret = new_token()
+        _write_new(path, secret + "\n", 0o600)  # the analyst's secret: readable by its owner only
+        analysts += (f'\n[analysts.{name}]\ntoken_sha256 = "{hash_token(secret)}"\n'
+                     "budgets = { census = { epsilon = 3.5, delta = 1e-6 } }\n")
+    _write_new(config, f"""# An example curator service, written by `dpframe example-service` (docs/server.md).
+ledger = "ledger.sqlite"                      # the persistent ledger, beside this file
+
+[datasets.census]
+path = "census.csv"                           # {len(frame):,} generated rows (dpframe.__main__.readme_census)
+schema = "census.schema.json"                 # the reviewed schema: column types and declared categories
+total = {{ epsilon = 8.0, delta = 2e-6 }}       # the cap over all analysts of this dataset
+{analysts}""")
+    print(f"wrote {data} ({len(frame):,} generated rows, {len(frame.columns)} columns)", file=out)
+    print(f"wrote {schema} (the column types and declared categories analysts are shown)", file=out)
+    print(f"wrote {config} (ledger {folder / 'ledger.sqlite'}; cap ε=8, δ=2e-6 over the analysts "
+          f"{' and '.join(tokens)}, each ε=3.5, δ=1e-6)", file=out)
+    print(f"wrote {' and '.join(map(str, tokens.values()))} (the analysts' tokens, readable by you only; the config "
+          "holds only their SHA-256)", file=out)
+    print("Serve it (Ctrl-C stops it):", file=out)
+    print(f"  dpframe serve {config}", file=out)
+    print(f"then, in a second shell, run the README's example as {EXAMPLE_ANALYSTS[0]}:", file=out)
+    print(f"  dpframe remote-demo http://127.0.0.1:8000 --token-file {tokens[EXAMPLE_ANALYSTS[0]]}", file=out)
+    return 0
+
+
+def run_example(p: Any, out: TextIO | None = None) -> None:
+    """Run :data:`README_EXAMPLE` on ``p`` (a remote or a local protected frame), printing each line and its answer.
+
+    A refusal or a spent budget is printed (``RefusedError: ...``) and the example goes on: no answer was released
+    and nothing was charged for it. Then the budget's ledger lines, as ``dpframe demo`` prints them.
+    """
+    import pandas as pd
+
+    from dpframe.__main__ import show_ledger
+    from dpframe.errors import DPFrameError
+
+    out = sys.stdout if out is None else out
+    names: dict[str, Any] = {"p": p}
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        for line in README_EXAMPLE:
+            print(f">>> {line}", file=out)
+            statement = ast.parse(line).body[0]
+            try:
+                if isinstance(statement, ast.Assign):  # `syn = ...`: run it, then show what it bound
+                    exec(line, names)  # noqa: S102  (a line of README_EXAMPLE, this module's constant)
+                    answer = names[ast.unparse(statement.targets[0])]
+                else:
+                    answer = eval(line, names)  # noqa: S307  (a line of README_EXAMPLE, this module's constant)
+                # Shown inside the try: a remote step is sent when it is first shown, and refused then.
+                shown = repr(answer)
+            except DPFrameError as error:
+                shown = f"{type(error).__name__}: {error}"
+            print(shown, file=out)
+    print("\nThe budget's ledger lines:", file=out)
+    show_ledger(p.dp.budget.ledger, out)
+
+
+def remote_demo(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``dpframe remote-demo URL --token-file FILE``: the README's example, run by an analyst on a curator's server."""
+    import dpframe
+    from dpframe.errors import RemoteError
+
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        secret = Path(args.token_file).read_text(encoding="utf-8").strip()
+        p = dpframe.connect(args.url, token=secret).dataset(args.dataset)
+    except OSError as error:
+        print(f"dpframe remote-demo: error: cannot read the token file {args.token_file}: "
+              f"{error.strerror or type(error).__name__}", file=err)
+        return 2
+    except (ImportError, ValueError) as error:  # no client extra, or not a URL the client may use
+        print(f"dpframe remote-demo: error: {error}", file=err)
+        return 2
+    except RemoteError as error:  # no server there, or it refused the token or the dataset
+        print(f"dpframe remote-demo: error: {error}", file=err)
+        return 1
+    print(f">>> p = dpframe.connect({args.url!r}, token=...).dataset({args.dataset!r})", file=out)
+    try:
+        run_example(p, out)
+    except RemoteError as error:  # the server went away
+        print(f"dpframe remote-demo: error: {error}", file=err)
+        return 1
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``serve`` or ``token`` with parsed arguments; return the exit code."""
-    return serve(args) if args.command == "serve" else token()
+    """Run ``serve``, ``token``, ``example-service`` or ``remote-demo`` with parsed arguments; return the exit code."""
+    if args.command == "serve":
+        return serve(args)
+    if args.command == "example-service":
+        return example_service(Path(args.folder))
+    if args.command == "remote-demo":
+        return remote_demo(args)
+    return token()

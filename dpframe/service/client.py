@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 _RAISED: dict[str, type[Exception]] = {
     "RefusedError": errors.RefusedError, "BudgetExceededError": errors.BudgetExceededError,
     "LedgerError": errors.LedgerError, "NotProtectedError": errors.NotProtectedError,
-    "ProposalRefusedError": errors.ProposalRefusedError, "AlreadyProtectedError": errors.AlreadyProtectedError,
+    "AlreadyProtectedError": errors.AlreadyProtectedError,
     "ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError, "IndexError": IndexError,
     "AttributeError": AttributeError, "NotImplementedError": NotImplementedError, "PermissionError": PermissionError,
 }
@@ -193,9 +193,9 @@ class Connection:
         for warned in payload.get("warnings", []):
             category = _WARNED.get(str(warned.get("category")), UserWarning)
             warnings.warn(str(warned.get("message")), category, stacklevel=4)
-        # No cap on an answer's cells: it is in memory already, as JSON (a synthetic frame has the data's size);
-        # the cap guards the server against requests.
-        return wire.decode(payload.get("value"), allow_results=True, max_cells=sys.maxsize)
+        # The answer is released (and charged) already: the cell cap guards the server against analysts' tables, not
+        # an analyst against its own answer (a synthetic frame can be large), whose every cell is a byte or more here.
+        return wire.decode(payload.get("value"), allow_results=True, max_cells=len(response.content))
 
     def datasets(self) -> list[str]:
         """The names of the datasets this analyst has a budget for."""
@@ -228,6 +228,8 @@ def _raise(status: int, payload: Any) -> NoReturn:
     kind, message = str(error.get("type")), str(error.get("message"))
     if status in (401, 403):
         raise errors.RemoteError(f"{message} ({status})")
+    if kind == "ProposalRefusedError":  # charged, as locally: it carries what it cost
+        raise errors.ProposalRefusedError(message, wire.decode(error.get("cost"), allow_results=True))
     raised = _RAISED.get(kind)
     if raised is None:
         raise errors.RemoteError(f"{kind}: {message} ({status})")

@@ -58,8 +58,8 @@ DUNDERS = frozenset(BINARY_OPERATORS + UNARY_OPERATORS + PROTOCOL)
 
 # Names the protected classes offer in the curator's own process that a remote plan may not use, and why.
 _CLIENT = "it runs your function: a remote frame runs it on your side and sends the steps it takes"
-_STATE = ("not offered remotely yet: its state would have to live on the server between requests; run it in the "
-          "curator's process")
+_STATE = ("its state (a sample, a sparse-vector session) would have to live on the server between requests, which "
+          "the service does not keep yet; the curator can run it in its own process")
 LOCAL_ONLY: Mapping[str, Mapping[str, str]] = {
     "frame": {"pipe": _CLIENT, "to_pickle": "it writes a file where the data is; keep released answers instead"},
     "series": {"pipe": _CLIENT, "to_pickle": "it writes a file where the data is; keep released answers instead"},
@@ -217,7 +217,8 @@ def markdown_table() -> str:
             shown += ", operators (`+`, `==`, `&`, `~`, ...), numpy ufuncs, indexing (`p[...]`, `p[...] = ...`)"
         if kind in ("loc", "iloc"):
             shown = "indexing and assignment (`p.loc[cond, 'x']`, `p.loc[cond, 'x'] = 0`)"
-        refused = "; ".join(f"`{name}` ({why})" for name, why in _local_only(kind).items())
+        refused = "; ".join(f"`{name}` ({why})" for name, why in _local_only(kind).items()
+                            if hasattr(_kinds()[kind], name))
         lines.append(f"| {titles[kind]} | {shown} | {refused} |")
     return "\n".join(lines)
 

@@ -29,6 +29,7 @@ import json
 import logging
 import math
 import os
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dpframe import errors
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
-from dpframe.errors import DPFrameError, LedgerError
+from dpframe.errors import DPFrameError, LedgerError, ProposalRefusedError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
 from dpframe.service import replay, wire
@@ -113,6 +114,11 @@ def mapped_error(error: Exception) -> ServiceError:
     """
     if isinstance(error, ValidationError):
         return ServiceError(400, "ValueError", f"the plan is not valid: {_validation_message(error)}")
+    if isinstance(error, sqlite3.DatabaseError):  # the ledger's transaction failed, so it wrote nothing
+        log.error("the ledger cannot record a charge", exc_info=error)
+        return ServiceError(503, "ServiceUnavailable", "the server cannot record charges in its ledger now (for "
+                            "example, its disk is full): nothing was charged and nothing was released; try again "
+                            "later")
     if not isinstance(error, LedgerError):
         if isinstance(error, DPFrameError):
             return ServiceError(400, type(error).__name__, str(error))
@@ -459,11 +465,17 @@ class Service:
                     return self._answered_elsewhere(who, request)
                 failure = mapped_error(error)
                 answer = failure.status, {"error": {"type": failure.kind, "message": failure.message}}
+                if isinstance(error, ProposalRefusedError):  # a charged refusal: the analyst sees what it cost
+                    answer[1]["error"]["cost"] = wire.encode(error.cost)
             kept = json.dumps({"plan_sha256": digest, "status": answer[0], "body": answer[1]}, allow_nan=False)
             try:
                 return self.ledger.store_result(who, request, kept)
             except LedgerError:
                 return self._answered_elsewhere(who, request)
+            except sqlite3.DatabaseError:  # charged, but the answer cannot be kept (a full disk): sent once anyway
+                log.error("the answer to request %s could not be kept: a retry will be refused", request,
+                          exc_info=True)
+                return kept
 
     def _answered_elsewhere(self, who: str, request: str) -> str:
         """The answer another attempt of the request stored, or a 409 while it has none."""
