@@ -717,3 +717,17 @@ def test_every_pandas_attribute_reads_remotely_as_locally(owner: str, pandas_cla
         except AssertionError as error:
             differences.append(f"{owner}.{name}: {' '.join(str(error).split())[:300]}")
     assert not differences, "\n".join(differences)
+
+
+def test_a_name_the_protected_object_does_not_offer_is_refused_at_the_attribute() -> None:
+    """p.head and p["age"].mean raise where they raise locally (at the attribute), not when a step is first used."""
+    frame = pd.DataFrame({"age": [30, 40, 50] * 20, "sex": ["F", "M", "F"] * 20})
+    connection, _ = connected({"people": frame})
+    local, remote = protect(frame), connection.dataset("people")
+    for read in (lambda p: p.head, lambda p: p["age"].mean, lambda p: p.nonexistent_column):
+        with pytest.raises(Exception) as here:
+            read(local)
+        with pytest.raises(Exception) as there:
+            read(remote)
+        assert (type(there.value), str(there.value)) == (type(here.value), str(here.value))
+    assert repr(remote.age) == repr(local.age)  # a column read as an attribute still works

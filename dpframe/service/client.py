@@ -42,7 +42,7 @@ from dpframe import errors
 from dpframe.protection.base import pandas_function_refusal
 from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
-from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS
+from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS, offered
 
 if TYPE_CHECKING:
     from dpframe.protection.frame import ProtectedFrame
@@ -358,6 +358,11 @@ class _Data(_Remote):
             return _RemoteMethods(self._origin, _Node("getattr", self._node, name=name))
         if name in ("loc", "iloc") and isinstance(self, RemoteFrame):  # a column has none: refused as locally
             return _RemoteIndexer(self, name)
+        if name not in offered("frame" if isinstance(self, RemoteFrame) else "series"):
+            # A column read as an attribute, or a refusal (p.head, p["x"].mean): asked now, so that a refusal is
+            # raised here, where the local object raises it, not when the step is first used.
+            read = _Node("getattr", self._node, name=name)
+            self._origin.connection._run(self._origin.dataset, _Node("call", read, name="__repr__"))
         return _Member(self, name)
 
     def __getitem__(self, key: Any) -> Any:
