@@ -87,17 +87,17 @@ def test_the_budget_as_a_result_is_the_analysts_view() -> None:
 
 @pytest.mark.parametrize("expr", ["age > @index", "age > @growth", "@last", "age > @MAX_MERGE_GROWTH"])
 def test_query_constants_are_the_clients_not_the_servers(expr: str) -> None:
+    """``query``/``eval`` read ``@name`` from their caller's variables: on the server, the replay's own. The
+    expression given by keyword (``query(expr=...)``) and eval's assignment are checked alike."""
     p = protected()
-    for name in ("query", "eval"):
-        with pytest.raises(RefusedError, match="is not in local_dict"):
-            replay.execute(p, plan({"op": "call", "target": 0, "name": name, "args": [expr]},
+    for name, call in (("query", {"args": [expr]}), ("eval", {"args": [expr]}), ("query", {"kwargs": {"expr": expr}}),
+                       ("eval", {"kwargs": {"expr": f"y = {expr}"}})):
+        with pytest.raises(RefusedError, match="has no value in the request"):
+            replay.execute(p, plan({"op": "call", "target": 0, "name": name, **call},
                                    {"op": "call", "target": 1, "name": "__repr__"}))
-    with pytest.raises(RefusedError, match="@index is not in local_dict"):
-        replay.execute(p, plan({"op": "call", "target": 0, "name": "eval", "args": ["y = age + @index"]},
-                               {"op": "call", "target": 1, "name": "__repr__"}))
     sent = {"local_dict": {"x": 40}}
-    for name, expr in (("query", "age > @x"), ("eval", "y = age + @x")):
-        kept = plan({"op": "call", "target": 0, "name": name, "args": [expr], "kwargs": sent},
+    for name, given in (("query", "age > @x"), ("eval", "y = age + @x")):
+        kept = plan({"op": "call", "target": 0, "name": name, "args": [given], "kwargs": sent},
                     {"op": "call", "target": 1, "name": "__repr__"})
         assert replay.execute(p, kept).startswith("ProtectedFrame(")
 

@@ -115,10 +115,10 @@ class Rows:
         return (Rows, (self.sample,))
 
 
-def _pandas_function_offered() -> str | None:
+def _pandas_function_offered(depth: int = 2) -> str | None:
     """The name of the pandas function on the call stack that dpframe offers for protected objects, if any (found
-    from the code being run, never from the data)."""
-    frame: FrameType | None = sys._getframe(2)
+    from the code being run, never from the data); the search starts ``depth`` frames up."""
+    frame: FrameType | None = sys._getframe(depth)
     for _ in range(8):
         if frame is None:
             return None
@@ -126,6 +126,18 @@ def _pandas_function_offered() -> str | None:
             return frame.f_code.co_name
         frame = frame.f_back
     return None
+
+
+def pandas_function_refusal(kind: str) -> DPFrameError:
+    """The refusal of a pandas function handed a protected object of ``kind`` (pandas asks it for ``_typ``); a remote
+    frame (dpframe.service.client) raises the same."""
+    offered = _pandas_function_offered(depth=3)
+    if offered is not None:
+        return refusal(f"pd.{offered} given a {kind}", "public_rows",
+                       "pandas functions read their arguments' values exactly",
+                       instead=f"dpframe.{offered}(...), with the same arguments, runs it row by row")
+    return refusal(f"a pandas function given a {kind}", "public_rows",
+                   "pandas functions read their arguments' values exactly")
 
 
 def _no_inplace(operation: str, inplace: bool) -> None:
@@ -297,13 +309,7 @@ class Protected:
         # pandas recognises its own objects by this attribute (its ABCDataFrame checks), so a
         # pandas function handed a protected object -- pd.concat, pd.merge, pd.DataFrame(p) --
         # stops here, with a message saying what to use instead.
-        offered = _pandas_function_offered()
-        if offered is not None:
-            raise refusal(f"pd.{offered} given a {self._kind}", "public_rows",
-                          "pandas functions read their arguments' values exactly",
-                          instead=f"dpframe.{offered}(...), with the same arguments, runs it row by row")
-        raise refusal(f"a pandas function given a {self._kind}", "public_rows",
-                      "pandas functions read their arguments' values exactly")
+        raise pandas_function_refusal(self._kind)
 
     def __len__(self) -> int:
         raise refusal(f"len({self._kind})", "exact", "the number of rows is private")

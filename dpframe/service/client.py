@@ -30,7 +30,8 @@ import uuid
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -38,9 +39,13 @@ import numpy as np
 import pandas as pd
 
 from dpframe import errors
+from dpframe.protection.base import pandas_function_refusal
 from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
-from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS
+from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS, offered
+
+if TYPE_CHECKING:
+    from dpframe.protection.frame import ProtectedFrame
 
 # The exceptions a server may name, raised here as themselves (a closed list: a name never imports anything).
 _RAISED: dict[str, type[Exception]] = {
@@ -128,6 +133,8 @@ def _plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, DPFloat):
         return float(value)
+    if isinstance(value, type) and (value in (int, float, bool, str, complex, object) or issubclass(value, np.generic)):
+        return pd.api.types.pandas_dtype(value)  # astype(int): the dtype pandas makes of it, sent by its name
     if callable(value) and not isinstance(value, (type, np.ufunc)):
         raise errors.RefusedError(
             "a function given to a remote frame's method runs on each value, and the values stay on the server: "
@@ -195,12 +202,18 @@ class Connection:
         names: list[str] = self._request("GET", "/v1/datasets")
         return names
 
-    def dataset(self, name: str) -> RemoteFrame:
-        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`)."""
+    def dataset(self, name: str) -> ProtectedFrame:
+        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`).
+
+        It is typed as the local :class:`~dpframe.ProtectedFrame`, whose operations and answers it has (tests/
+        test_service_pipelines.py), so that code written and type-checked for a local frame checks unchanged
+        (a helper taking ``p: dpframe.ProtectedFrame``, ``p["x"].dp.mean(...)`` a ``DPFloat``); at run time it is a
+        :class:`RemoteFrame`, not an instance of ``ProtectedFrame``.
+        """
         if not isinstance(name, str):
             raise TypeError(f"a dataset's name is a string, got {type(name).__name__}")
         self._request("GET", f"/v1/datasets/{name}")  # a clear error now for a name that is not yours
-        return RemoteFrame(_Origin(self, name), _Node("source"))
+        return cast("ProtectedFrame", RemoteFrame(_Origin(self, name), _Node("source")))
 
     def _run(self, dataset: str, node: _Node) -> Any:
         steps = _steps(node)
@@ -221,6 +234,20 @@ def _raise(status: int, payload: Any) -> NoReturn:
     if raised is None:
         raise errors.RemoteError(f"{kind}: {message} ({status})")
     raise (raised(message) if raised is not KeyError else KeyError(message))
+
+
+def _dpframe_function() -> str | None:
+    """dpframe's conversion function on the call stack (``dpframe.to_datetime``), if any: found from the code
+    being run."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(10):
+        if frame is None:
+            return None
+        if frame.f_globals.get("__name__") == "dpframe.protection.functions" and frame.f_code.co_name in (
+                "to_datetime", "to_numeric"):
+            return frame.f_code.co_name
+        frame = frame.f_back
+    return None
 
 
 @dataclass(frozen=True)
@@ -287,6 +314,18 @@ class _Remote:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot set {name!r} on a {type(self).__name__}")
 
+    @property
+    def _typ(self) -> NoReturn:
+        # pandas asks its arguments for _typ: pd.merge(p, ...) or pd.cut(p["x"], ...) is refused as a protected
+        # object refuses it, with its message (nothing is sent)
+        function = _dpframe_function()
+        if function is not None:  # dpframe.to_datetime(remote) hands a remote column to pandas, not the server
+            raise errors.RefusedError(
+                f"dpframe.{function} is not offered on a remote frame yet: a plan has no step for dpframe's "
+                "functions (docs/server.md). Instead: ask the curator to declare the column's type in the "
+                "dataset's schema")
+        raise pandas_function_refusal("ProtectedFrame" if isinstance(self, RemoteFrame) else "ProtectedSeries")
+
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"a {type(self).__name__} stands for data on the server: keep the released answers instead")
 
@@ -312,12 +351,19 @@ class _Data(_Remote):
         if name in SCHEMA_ATTRIBUTES:
             return self._fetch("getattr", name=name)
         if name == "dp":
-            return RemoteAccessor(self._origin, _Node("getattr", self._node, name="dp"))
+            accessor = RemoteAccessor(self._origin, _Node("getattr", self._node, name="dp"))
+            object.__setattr__(accessor, "_local", _local_accessor(self))
+            return accessor
         if name in ("str", "dt", "cat"):
             return _RemoteMethods(self._origin, _Node("getattr", self._node, name=name))
-        if name in ("loc", "iloc"):
+        if name in ("loc", "iloc") and isinstance(self, RemoteFrame):  # a column has none: refused as locally
             return _RemoteIndexer(self, name)
-        return _Method(self, name)
+        if name not in offered("frame" if isinstance(self, RemoteFrame) else "series"):
+            # A column read as an attribute, or a refusal (p.head, p["x"].mean): asked now, so that a refusal is
+            # raised here, where the local object raises it, not when the step is first used.
+            read = _Node("getattr", self._node, name=name)
+            self._origin.connection._run(self._origin.dataset, _Node("call", read, name="__repr__"))
+        return _Member(self, name)
 
     def __getitem__(self, key: Any) -> Any:
         key = _traced(self, key)
@@ -339,7 +385,7 @@ class _Data(_Remote):
         object.__setattr__(self, "_node", _Node("setattr", self._node, name="columns", value=_plain(list(value))))
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return self._call(type(self), "__array_ufunc__", (ufunc.__name__, method, *inputs), kwargs)
+        return self._call(_kind(self), "__array_ufunc__", (ufunc.__name__, method, *inputs), kwargs)
 
     def pipe(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``func(self, *args, **kwargs)``, called here: what it does to the frame is recorded as steps."""
@@ -354,11 +400,11 @@ class _Data(_Remote):
 
     def where(self, cond: Any, other: Any = np.nan, **kwargs: Any) -> Any:
         """As pandas' ``where``; a function for ``cond`` or ``other`` is called here on this remote object."""
-        return self._call(type(self), "where", (_traced(self, cond), _traced(self, other)), kwargs)
+        return self._call(_kind(self), "where", (_traced(self, cond), _traced(self, other)), kwargs)
 
     def mask(self, cond: Any, other: Any = np.nan, **kwargs: Any) -> Any:
         """As pandas' ``mask``; a function for ``cond`` or ``other`` is called here on this remote object."""
-        return self._call(type(self), "mask", (_traced(self, cond), _traced(self, other)), kwargs)
+        return self._call(_kind(self), "mask", (_traced(self, cond), _traced(self, other)), kwargs)
 
     def query(self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0,
               **kwargs: Any) -> RemoteFrame:
@@ -369,9 +415,9 @@ class _Data(_Remote):
 
     def eval(self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0) -> Any:
         """A row-wise expression (``"bmi = w / h ** 2"`` assigns a column); ``@name`` from the caller's variables."""
-        target, _ = split_assignment(expr)
+        target, expression = split_assignment(expr)
         return self._call(RemoteFrame if target is not None else RemoteSeries, "eval", (expr,),
-                          {"local_dict": _locals(expr, local_dict, level)})
+                          {"local_dict": _locals(expression, local_dict, level)})
 
     def rename(self, *args: Any, **kwargs: Any) -> Any:
         """As pandas' ``rename``; a function for the column labels is applied here to the (public) labels."""
@@ -379,7 +425,7 @@ class _Data(_Remote):
             if callable(kwargs.get(key)) and isinstance(self, RemoteFrame):
                 func = kwargs[key]
                 kwargs[key] = {label: func(label) for label in self.columns}
-        return self._call(type(self), "rename", args, kwargs)
+        return self._call(_kind(self), "rename", args, kwargs)
 
 
 def _locals(expr: str, given: Mapping[str, Any] | None, level: int) -> dict[str, Any]:
@@ -389,14 +435,14 @@ def _locals(expr: str, given: Mapping[str, Any] | None, level: int) -> dict[str,
     found = {}
     for name in local_names(expr):
         if name not in scope:
-            raise NameError(f"name {name!r} (@{name} in the expression) is not defined")
+            raise NameError(f"@{name} is not defined")  # the local message (dpframe.protection.expressions)
         found[name] = _plain(scope[name])
     return found
 
 
 def _operator(name: str) -> Callable[..., Any]:
     def operator(self: _Data, *others: Any) -> Any:
-        return self._call(type(self), name, others, {})
+        return self._call(_kind(self), name, others, {})
 
     operator.__name__ = name
     return operator
@@ -407,6 +453,11 @@ for _name in (*BINARY_OPERATORS, *UNARY_OPERATORS):
 _Data.__hash__ = None  # type: ignore[assignment]  # == gives a column, as in pandas
 
 
+def _kind(obj: _Remote) -> type[_Data]:
+    """The class a step on ``obj`` that keeps its kind gives: a frame's, or a column's (``_Member`` is a column)."""
+    return RemoteFrame if isinstance(obj, RemoteFrame) else RemoteSeries
+
+
 class RemoteFrame(_Data):
     """A protected frame on the curator's server: the local :class:`~dpframe.ProtectedFrame`'s operations, remote.
 
@@ -415,36 +466,29 @@ class RemoteFrame(_Data):
 
     __slots__ = ()
 
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.columns)  # a frame iterates over its column labels, as pandas' (a fact of the schema)
+
 
 class RemoteSeries(_Data):
     """A protected column on the curator's server (``p["age"]``), as :class:`~dpframe.ProtectedSeries` locally."""
 
     __slots__ = ()
 
+    # A protected column takes no item assignment (p["x"][cond] = 0 would change a copy): said at once, as locally.
+    def __setitem__(self, key: Any, value: Any) -> NoReturn:
+        raise TypeError("'ProtectedSeries' object does not support item assignment")
+
+    def __delitem__(self, key: Any) -> NoReturn:
+        raise TypeError("'ProtectedSeries' object doesn't support item deletion")
+
 
 # Methods of a frame that give one column (a series), and of a column that give a frame; the rest keep the kind.
 # Only the client's class depends on it (the server's object is what it is).
-_GIVES_SERIES = frozenset({"apply", "all", "any", "max", "min", "sum", "mean", "count"})
+_GIVES_SERIES = frozenset({"apply", "all", "any", "max", "min", "sum", "mean", "count", "stack"})
 _GIVES_FRAME = frozenset({"to_frame"})
-
-
-class _Method:
-    """A method of a remote object: calling it records the call as a step."""
-
-    def __init__(self, owner: _Data, name: str) -> None:
-        self._owner, self._name = owner, name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        owner = self._owner
-        cls: type[_Data] = type(owner)
-        if isinstance(owner, RemoteFrame) and self._name in _GIVES_SERIES:
-            cls = RemoteSeries
-        elif isinstance(owner, RemoteSeries) and self._name in _GIVES_FRAME:
-            cls = RemoteFrame
-        return owner._call(cls, self._name, args, kwargs)
-
-    def __repr__(self) -> str:
-        return f"<method {self._name} of a remote object>"
+# Methods of a frame that give a fact of the schema (its labels): fetched at once, as SCHEMA_ATTRIBUTES.
+_GIVES_VALUE = frozenset({"keys"})
 
 
 class _RemoteMethods(_Remote):
@@ -457,21 +501,48 @@ class _RemoteMethods(_Remote):
             raise AttributeError(name)
         if name in SCHEMA_ATTRIBUTES:
             return self._fetch("getattr", name=name)
-        return _AccessorMember(self._origin, _Node("getattr", self._node, name=name), self, name)
+        if name == "components":  # a duration column's parts: a frame
+            return RemoteFrame(self._origin, _Node("getattr", self._node, name=name))
+        return _Member(self, name)
 
 
-class _AccessorMember(RemoteSeries):
-    """``p["t"].dt.year`` (a column) or ``p["s"].str.upper`` (a method to call): one object serves both."""
+def _accessor_gives_frame(accessor: str | None, name: str, kwargs: Mapping[str, Any]) -> bool:
+    """Whether pandas' ``.str.name(**kwargs)`` (or ``.dt``'s) gives a frame: one column per part or group."""
+    if accessor == "dt":
+        return name == "isocalendar"
+    if accessor != "str":
+        return False
+    if name in ("extract", "partition", "rpartition"):
+        return bool(kwargs.get("expand", True))
+    if name in ("split", "rsplit"):
+        return bool(kwargs.get("expand", False))
+    return name in ("extractall", "get_dummies")
 
-    __slots__ = ("_accessor", "_member")
 
-    def __init__(self, origin: _Origin, node: _Node, accessor: _RemoteMethods, member: str) -> None:
-        super().__init__(origin, node)
-        object.__setattr__(self, "_accessor", accessor)
+class _Member(RemoteSeries):
+    """``p.age`` or ``p["t"].dt.year`` (a column) and ``p.sort_values`` or ``p["s"].str.upper`` (a method to call):
+    which one a name is, is the server's to say (a column read as an attribute), so one object serves both."""
+
+    __slots__ = ("_member", "_owner")
+
+    def __init__(self, owner: _Remote, member: str) -> None:
+        super().__init__(owner._origin, _Node("getattr", owner._node, name=member))
+        object.__setattr__(self, "_owner", owner)
         object.__setattr__(self, "_member", member)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> RemoteSeries:
-        called: RemoteSeries = self._accessor._call(RemoteSeries, self._member, args, kwargs)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        owner, name = self._owner, self._member
+        cls = _kind(owner)
+        if isinstance(owner, RemoteFrame) and name in _GIVES_SERIES:
+            cls = RemoteSeries
+        elif (isinstance(owner, RemoteSeries) and name in _GIVES_FRAME) or (
+                isinstance(owner, _RemoteMethods) and _accessor_gives_frame(owner._node.name, name, kwargs)):
+            cls = RemoteFrame
+        elif isinstance(owner, RemoteFrame) and name in _GIVES_VALUE:
+            return owner._fetch_call(name, *args, **kwargs)
+        called = owner._call(cls, name, args, kwargs)
+        if kwargs.get("inplace"):
+            repr(called)  # refused by the server's object, as locally, here (nothing else would send it)
         return called
 
 
@@ -500,15 +571,22 @@ class _RemoteIndexer:
         object.__setattr__(owner, "_node", node)
 
 
+def _local_accessor(data: _Data) -> type:
+    from dpframe.accessor import DataFrameAccessor, SeriesAccessor
+
+    return DataFrameAccessor if isinstance(data, RemoteFrame) else SeriesAccessor
+
+
 class RemoteAccessor(_Remote):
     """``.dp`` of a remote frame or column: each query is sent and answered at once; ``groupby`` is a step."""
 
-    __slots__ = ()
+    __slots__ = ("_local",)
+    _local: type  # the local accessor's class: what it has not, this has not either (a misspelt query, at once)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        if name in ("budget", "is_protected"):
+        if isinstance(_offered(self._local, name), property):
             return self._fetch("getattr", name=name)
         if name == "groupby":
             return lambda *args, **kwargs: self._call(RemoteGroupBy, "groupby", args, kwargs)
@@ -523,10 +601,27 @@ class RemoteGroupBy(_Remote):
     def __getitem__(self, columns: Any) -> RemoteGroupBy:
         return RemoteGroupBy(self._origin, _Node("getitem", self._node, key=_plain(columns)))
 
+    @property
+    def _local(self) -> type:
+        from dpframe.queries.grouped import ColumnGroupBy
+        from dpframe.queries.partitioned import GroupBy
+
+        return ColumnGroupBy if self._node.op == "getitem" else GroupBy
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        _offered(self._local, name)
         return lambda *args, **kwargs: self._fetch_call(name, *args, **kwargs)
+
+
+def _offered(local: type, name: str) -> Any:
+    """The local class's attribute ``name``: what it has not, its remote stand-in has not either (a misspelt
+    query raises here, at once, as locally)."""
+    found = getattr(local, name, None)
+    if found is None:
+        raise AttributeError(f"{local.__name__!r} object has no attribute {name!r}")
+    return found
 
 
 def connect(url: str, *, token: str, timeout: float = 60.0) -> Connection:

@@ -150,6 +150,15 @@ def _by_kind() -> dict[str, frozenset[str]]:
     return {kind: frozenset(found) for kind, found in names.items()}
 
 
+def offered(kind: str) -> frozenset[str]:
+    """The names the registry offers on a ``kind`` of protected object.
+
+    >>> "query" in offered("frame"), "mean" in offered("series"), "head" in offered("frame")
+    (True, False, False)
+    """
+    return _by_kind().get(kind, frozenset())
+
+
 def kind_of(obj: Any) -> str | None:
     """The registry's kind of ``obj`` (``"frame"``, ``"series.dp"``, ...); None for anything else (a released value).
 

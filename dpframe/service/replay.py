@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -86,28 +86,33 @@ def merge_growth(frame: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
         return len(right)  # the frame's merge then says what is wrong with the keys
 
 
-def _check_sent_locals(args: list[Any], kwargs: dict[str, Any]) -> None:
-    """Refuse a ``query``/``eval`` whose ``@`` names are not all in the ``local_dict`` the client sent.
-
-    A protected frame reads ``@name`` from its caller's variables, here the replay's own (the step's number, the
-    plan, the steps' values); a remote expression's constants are the client's, sent as values.
-    """
-    expr = args[0] if args else kwargs.get("expr")
-    given = kwargs.get("local_dict")
-    if isinstance(expr, str):
-        _, expression = split_assignment(expr)  # eval's "bmi = w / h ** 2": the names of its expression
-        missing = sorted(local_names(expression) - set(given if isinstance(given, Mapping) else ()))
-        if missing:
-            raise RefusedError(f"@{missing[0]} is not in local_dict: the @ names of a remote expression are sent by "
-                               "the client, with their values (dpframe's client does so)")
-
-
 def _ufunc(name: Any) -> np.ufunc:
     """numpy's ufunc called ``name`` (``np.log(p["x"])`` arrives as the name ``"log"``)."""
     found = getattr(np, name, None) if isinstance(name, str) and not name.startswith("_") else None
     if not isinstance(found, np.ufunc):
         raise ValueError(f"{name!r} is not a numpy ufunc")
     return found
+
+
+def _constants_sent(name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """Refuse a ``query``/``eval`` whose ``@`` names the plan does not send in ``local_dict``: the protected frame
+    would look them up in its caller's variables, which here are the server's own (the client sends their values).
+
+    >>> _constants_sent("query", ["age > @limit"], {"local_dict": {"limit": 40}})
+    >>> _constants_sent("eval", [], {"expr": "old = age > @last"})
+    Traceback (most recent call last):
+    ...
+    dpframe.errors.RefusedError: eval: @last has no value in the request: a remote plan sends the values of its @ names (local_dict)
+    """
+    expr = args[0] if args else kwargs.get("expr")  # query(expr=...) reads the server's variables as well
+    if not isinstance(expr, str):
+        return  # the frame's own argument check answers
+    expression = split_assignment(expr)[1] if name == "eval" else expr
+    given = kwargs.get("local_dict")
+    for local in sorted(local_names(expression)):
+        if not isinstance(given, dict) or local not in given:
+            raise RefusedError(f"{name}: @{local} has no value in the request: a remote plan sends the values of "
+                               "its @ names (local_dict)")
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,7 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
                                        "public tables' largest groups of equal keys multiplied); the server allows "
                                        f"{MAX_MERGE_GROWTH}: merge on keys that are unique in the public table")
             if kind == "frame" and step.name in ("query", "eval"):
-                _check_sent_locals(args, kwargs)
+                _constants_sent(step.name, args, kwargs)
             if step.name == "__repr__" and kind not in ("frame", "series"):
                 values.append(f"<{kind} of a protected object>")  # object.__repr__ would show a memory address
             elif step.name == "__array_ufunc__":

@@ -36,6 +36,7 @@ import dataclasses
 import datetime
 import math
 import re
+import zoneinfo
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from fractions import Fraction
@@ -49,6 +50,8 @@ from pandas.api.extensions import ExtensionDtype
 from dpframe.accounting.budget import Budget, amounts_text
 from dpframe.accounting.costs import Amount, BudgetKind, Cost, Reading
 from dpframe.accounting.ledger import LEDGER_COLUMNS
+from dpframe.queries.agg import Expr
+from dpframe.queries.agg import from_dict as agg_from_dict
 from dpframe.queries.hypothesis import ChiSquareResult
 from dpframe.queries.preview import Preview
 from dpframe.queries.select import DPChoice
@@ -193,6 +196,8 @@ def _encode(value: Any, depth: int) -> Any:
     encoder = _ENCODERS.get(kind)
     if encoder is not None:
         return encoder(value, depth + 1)
+    if isinstance(value, Expr):  # p.dp.select(score=agg.count(...)): an aggregate by its own JSON form
+        return {"$agg": value.to_dict()}
     # numpy's scalars, pandas' missing values and times, which come in several classes.
     if kind is np.str_:
         return str(value)
@@ -335,7 +340,10 @@ def _attrs(obj: pd.Series[Any] | pd.DataFrame, depth: int) -> dict[str, Any]:
     elif release is not None:
         # The snapshot of the values as released is the table itself while they have not changed: sent once.
         snapshot = release.released
-        same = current_release(obj) is release and snapshot is not None and obj.index.dtype == snapshot.index.dtype
+        # (current_release compares values only: the labels' names and dtypes must be the snapshot's too)
+        same = (current_release(obj) is release and snapshot is not None and obj.index.dtype == snapshot.index.dtype
+                and list(obj.index.names) == list(snapshot.index.names)
+                and getattr(obj, "name", None) == getattr(snapshot, "name", None))
         encoded["release"] = _release(release, depth + 1, same)
     return encoded
 
@@ -386,6 +394,9 @@ _ENCODERS: dict[type, Callable[[Any, int], Any]] = {
     pd.Timestamp: lambda value, depth: _timestamp(value),
     pd.Timedelta: lambda value, depth: _timedelta(value),
     pd.Period: lambda value, depth: {"$period": str(value), "freq": value.freqstr},
+    # A time zone (p["t"].dt.tz) by its database name, as in timestamps.
+    zoneinfo.ZoneInfo: lambda value, depth: {"$tz": _tz_name(value)},
+    datetime.timezone: lambda value, depth: {"$tz": _tz_name(value)},
     pd.Interval: lambda value, depth: {"$interval": [_encode(value.left, depth + 1), _encode(value.right, depth + 1)],
                                        "closed": value.closed},
     pd.Series: _series,
@@ -646,6 +657,17 @@ class _Decoder:
         if not isinstance(delta, pd.Timedelta):  # NaT (the smallest int64)
             raise _malformed("$timedelta", data)
         return delta
+
+    def tz(self, data: dict[str, Any], depth: int) -> datetime.tzinfo:
+        zone = _zone(_keys(data, "$tz", {"$tz"})["$tz"])
+        if zone is None:
+            raise _malformed("$tz", data)
+        found: Any = _checked("$tz", lambda: pd.DatetimeTZDtype("ns", zone).tz)  # the zone pandas makes of the name
+        return cast(datetime.tzinfo, found)
+
+    def agg(self, data: dict[str, Any], depth: int) -> Expr:
+        # agg's own reader validates it as the constructors do (its constants are plain values, never code)
+        return cast(Expr, _checked("$agg", lambda: agg_from_dict(_keys(data, "$agg", {"$agg"})["$agg"])))
 
     def period(self, data: dict[str, Any], depth: int) -> pd.Period:
         fields = _keys(data, "$period", {"$period", "freq"})
@@ -1069,6 +1091,7 @@ _DECODERS: Mapping[str, _Decode] = {
     "$frozenset": _Decoder.frozenset_, "$ndarray": _Decoder.ndarray,
     "$unreleased": _Decoder.unreleased, "$nat": _Decoder.nat, "$na": _Decoder.na,
     "$timestamp": _Decoder.timestamp, "$timedelta": _Decoder.timedelta, "$period": _Decoder.period,
+    "$tz": _Decoder.tz, "$agg": _Decoder.agg,
     "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$categorical": _Decoder.categorical,
     "$string": _Decoder.string, "$index": _Decoder.index, "$rangeindex": _Decoder.range_index,
     "$multiindex": _Decoder.multi_index, "$series": _Decoder.series, "$frame": _Decoder.frame,
