@@ -51,6 +51,7 @@ class Curator:
 
     def __init__(self, datasets: dict[str, pd.DataFrame]) -> None:
         self.frames = {name: protect(frame) for name, frame in datasets.items()}
+        self.samples: dict[str, dict[str, Any]] = {name: {} for name in datasets}  # as a server's session holds
 
     def __call__(self, request: Any) -> Any:
         name = request.url.path.split("/")[3] if request.url.path.count("/") >= 3 else None
@@ -58,7 +59,7 @@ class Curator:
             return httpx.Response(200, json={"value": None if name else list(self.frames)})
         try:
             plan = Plan.model_validate_json(request.content)
-            outcome = replay.run(self.frames[name], plan)
+            outcome = replay.run(self.frames[name], plan, samples=self.samples[name])
             body = {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
         except Exception as error:  # noqa: BLE001  (answered as the server answers it)
             failure = mapped_error(error)
@@ -562,7 +563,6 @@ def test_a_function_of_each_value_is_refused_remotely_saying_why(per_value: Call
 
 
 @pytest.mark.parametrize(("query", "offered"), [
-    (lambda p: p.dp.sample(0.1).dp.count(epsilon=1.0), "p.dp.sample is not offered remotely: its state"),
     (lambda p: p.dp.unprotected(), "p.dp.unprotected is not offered remotely: it is the curator's exact copy"),
     (lambda p: p["age"].dp.plot(kind="hist"), "p.dp.plot is not offered remotely: plot a released answer"),
 ])
@@ -591,7 +591,7 @@ def test_at_names_are_the_clients_values_never_the_servers_variables(quiet: None
 
 def test_the_readme_example_runs_remotely_as_it_runs_locally(quiet: None) -> None:
     """The README's session, one release after another on one budget (each compared, and the spending after each);
-    ``p.dp.sample`` is the curator's own for now (refused by name: test above), so it is left out."""
+    ``p.dp.sample`` is left out here (a sample's rows differ between the two sides: test_a_sample_is_held below)."""
     from dpframe.__main__ import census_like
 
     df = census_like()
@@ -731,3 +731,46 @@ def test_a_name_the_protected_object_does_not_offer_is_refused_at_the_attribute(
             read(remote)
         assert (type(there.value), str(there.value)) == (type(here.value), str(here.value))
     assert repr(remote.age) == repr(local.age)  # a column read as an attribute still works
+
+
+def test_a_sample_is_held_by_the_server_between_requests(quiet: None) -> None:
+    """s = p.dp.sample(rate) is one sample: every query on it reads the same rows and is charged on one account (the
+    amplified cost, as locally); a sample the server does not hold is refused, never drawn again under its name."""
+    data = people()
+    connection, curator = connected({"people": data})
+    p = connection.dataset("people")
+    local = protect(data)
+    with seeded_noise(3):
+        s_local = local.dp.sample(0.5)
+        local_answers = [s_local.dp.count(epsilon=1.0), s_local["age"].dp.mean(bounds=(0, 100), epsilon=1.0)]
+    with seeded_noise(3):
+        s = p.dp.sample(0.5)
+        answers = [s.dp.count(epsilon=1.0), s["age"].dp.mean(bounds=(0, 100), epsilon=1.0)]
+    for remote_answer, local_answer in zip(answers, local_answers):
+        assert_same_answer(remote_answer, local_answer)
+    assert spent(curator.frames["people"].dp.budget) == spent(local.dp.budget)
+    # The same s again: the same rows (a count of the sample's rows at huge epsilon is nearly exact).
+    first, again = s.dp.count(epsilon=1000.0), s.dp.count(epsilon=1000.0)
+    assert abs(first - again) <= 2
+    # A plan naming a sample it never drew (no new_sample) is refused at no cost.
+    before = spent(curator.frames["people"].dp.budget)
+    plan = {"request_id": "1" * 32, "result": 4, "steps": [
+        {"op": "getattr", "target": 0, "name": "dp"},
+        {"op": "call", "target": 1, "name": "sample", "args": [0.5], "kwargs": {"sample_id": "2" * 32}},
+        {"op": "getattr", "target": 2, "name": "dp"},
+        {"op": "call", "target": 3, "name": "count", "kwargs": {"epsilon": 1.0}}]}
+    answer = curator(httpx.Request("POST", "http://localhost/v1/datasets/people/run", json=plan))
+    assert answer.status_code == 400 and "no longer held by the server" in answer.json()["error"]["message"]
+    assert spent(curator.frames["people"].dp.budget) == before
+
+
+@pytest.mark.parametrize("pipeline", [
+    lambda p: p.dp.above_threshold([dpframe.agg.count(where="age > 60"), dpframe.agg.count(where="age > 20")],
+                                   threshold=300, epsilon=1.0),
+    lambda p: p["age"].dp.range_queries([(20, 40), (40, 60), (60, 80)], threshold=100, epsilon=1.0),
+], ids=["above_threshold", "range_queries"])
+def test_the_sparse_vector_runs_remotely_as_locally(pipeline: Callable[[Any], Any], quiet: None) -> None:
+    """One call of the sparse vector is one request: its whole session runs on the server, as in one local call."""
+    data = people()
+    connection, _ = connected({"people": data})
+    assert_runs_alike(protect(data), connection.dataset("people"), pipeline)

@@ -158,6 +158,7 @@ class Connection:
                              "http:// only to localhost")
         if not isinstance(token, str) or not token:
             raise ValueError("token= is the token the curator gave you (a string)")
+        self._new_samples: set[str] = set()  # samples (p.dp.sample) the server has not answered a request on yet
         self._http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {token}"},
                                   timeout=timeout, transport=transport)
 
@@ -217,8 +218,19 @@ class Connection:
 
     def _run(self, dataset: str, node: _Node) -> Any:
         steps = _steps(node)
+        # A sample's first request says so: the server draws it then, and holds it for the next ones.
+        drawn = {step["kwargs"]["sample_id"] for step in steps
+                 if step["op"] == "call" and step["name"] == "sample" and step["kwargs"].get("sample_id")
+                 in self._new_samples}
+        for step in steps:
+            if step["op"] == "call" and step["name"] == "sample" and step["kwargs"].get("sample_id") in drawn:
+                step["kwargs"]["new_sample"] = True
         plan = {"request_id": uuid.uuid4().hex, "steps": steps, "result": len(steps)}
-        return self._request("POST", f"/v1/datasets/{dataset}/run", plan)
+        answer = self._request("POST", f"/v1/datasets/{dataset}/run", plan)
+        # Answered: the server holds these samples now. (After an error it may not have reached them; it takes
+        # new_sample=True for a sample it already holds as that sample.)
+        self._new_samples.difference_update(drawn)
+        return answer
 
 
 def _raise(status: int, payload: Any) -> NoReturn:
@@ -590,7 +602,19 @@ class RemoteAccessor(_Remote):
             return self._fetch("getattr", name=name)
         if name == "groupby":
             return lambda *args, **kwargs: self._call(RemoteGroupBy, "groupby", args, kwargs)
+        if name == "sample":
+            return self._sample
         return lambda *args, **kwargs: self._fetch_call(name, *args, **kwargs)
+
+    def _sample(self, rate: float) -> Any:
+        """``p.dp.sample(rate)``: a Poisson sample the server draws at its first request and holds under a name
+        made here, so that every query on it reads the same rows and is charged on the same account, as locally."""
+        from dpframe.accessor import DataFrameAccessor
+
+        cls = RemoteFrame if self._local is DataFrameAccessor else RemoteSeries
+        sample_id = uuid.uuid4().hex
+        self._origin.connection._new_samples.add(sample_id)
+        return self._call(cls, "sample", (rate,), {"sample_id": sample_id})
 
 
 class RemoteGroupBy(_Remote):

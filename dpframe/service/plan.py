@@ -58,8 +58,6 @@ DUNDERS = frozenset(BINARY_OPERATORS + UNARY_OPERATORS + PROTOCOL)
 
 # Names the protected classes offer in the curator's own process that a remote plan may not use, and why.
 _CLIENT = "it runs your function: a remote frame runs it on your side and sends the steps it takes"
-_STATE = ("its state (a sample, a sparse-vector session) would have to live on the server between requests, which "
-          "the service does not keep yet; the curator can run it in its own process")
 LOCAL_ONLY: Mapping[str, Mapping[str, str]] = {
     "frame": {"pipe": _CLIENT, "to_pickle": "it writes a file where the data is; keep released answers instead"},
     "series": {"pipe": _CLIENT, "to_pickle": "it writes a file where the data is; keep released answers instead"},
@@ -68,7 +66,8 @@ LOCAL_ONLY: Mapping[str, Mapping[str, str]] = {
         "unprotected": "it is the curator's exact copy of the data, which never leaves the server",
         "k_anonymity": "it reads exact values (a teaching contrast, not a private release): the curator's own",
         "anonymize": "it releases exact values (a teaching contrast, not a private release): the curator's own",
-        "sample": _STATE, "sample_and_aggregate": _STATE, "above_threshold": _STATE, "range_queries": _STATE,
+        "sample_and_aggregate": "it runs your function on each part of the data, where the values are; no code is "
+                                "sent",
         "plot": "plot a released answer on your side instead, e.g. p['x'].dp.histogram(bins=...).plot.bar()",
         "release": "it describes a released answer: read it on the answer (answer.dp.release)",
     },
@@ -102,7 +101,8 @@ def _kinds() -> dict[str, type]:
 # Released at once: what a .dp accessor or a private group-by gives (their methods release, their properties are
 # public), and the schema's facts.
 _VALUE_KINDS = ("frame.dp", "series.dp", "groupby", "column groupby")
-_PROTECTED_RESULTS = frozenset({("frame.dp", "groupby"), ("groupby", "__getitem__")})
+_PROTECTED_RESULTS = frozenset({("frame.dp", "groupby"), ("groupby", "__getitem__"), ("frame.dp", "sample"),
+                                ("series.dp", "sample")})
 SCHEMA_ATTRIBUTES = frozenset({"columns", "dtypes", "dtype", "name", "ndim", "is_protected", "budget",
                                "categories", "ordered", "tz", "unit"})
 

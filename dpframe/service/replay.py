@@ -37,9 +37,12 @@ ProtectedFrame(age: int64; rows hidden)
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +87,60 @@ def merge_growth(frame: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
         return int(right.groupby(keys, dropna=False).size().max()) if keys is not None and len(keys) else len(right)
     except (KeyError, ValueError, TypeError):
         return len(right)  # the frame's merge then says what is wrong with the keys
+
+
+# How many samples the server holds for one analyst's frame of a dataset (each is a Poisson subset of its rows).
+MAX_SAMPLES = 16
+_SAMPLE_ID = re.compile(r"^[0-9a-f]{32}$")
+
+
+def _canonical(plan: Plan, index: int, memo: dict[int, str]) -> str:
+    """Step ``index`` as text that names what it computes, not where it sits in the plan (steps it reads inlined)."""
+    if index == 0:
+        return "dataset"
+    if index not in memo:
+        step = plan.steps[index - 1].model_dump()
+        step["target"] = _canonical(plan, step["target"], memo)
+
+        def inlined(value: Any) -> Any:
+            if isinstance(value, dict):
+                if set(value) == {"$ref"} and isinstance(value["$ref"], int) and 0 <= value["$ref"] < index:
+                    return _canonical(plan, value["$ref"], memo)
+                return {key: inlined(item) for key, item in value.items()}
+            return [inlined(item) for item in value] if isinstance(value, list) else value
+
+        memo[index] = json.dumps(inlined(step), sort_keys=True)
+    return memo[index]
+
+
+def held_sample(accessor: Any, plan: Plan, index: int, args: list[Any], kwargs: dict[str, Any],
+                samples: MutableMapping[str, Any] | None) -> Any:
+    """The Poisson sample a plan's step ``index`` names: drawn at its first request, then held for the next ones.
+
+    Locally ``s = p.dp.sample(0.1)`` is one sample, and every query on ``s`` is charged the amplified cost on
+    that one sample's account. A remote ``s`` names its sample by an id the client made (``sample_id``, with
+    ``new_sample=True`` on its first request), and the server keeps the sample object -- its rows and its
+    account -- under that id and what it was drawn from, so later requests query the same rows with the same
+    account: the local semantics and the local accounting. A sample the server no longer holds (a restart,
+    or another worker process) is refused, never drawn again under the same name.
+    """
+    sample_id, new = kwargs.pop("sample_id", None), kwargs.pop("new_sample", False)
+    if samples is None or not isinstance(sample_id, str) or not _SAMPLE_ID.match(sample_id) or not isinstance(
+            new, bool):
+        raise RefusedError("p.dp.sample is offered remotely through the frames of dpframe.connect, which name each "
+                           "sample (sample_id) so that the server can hold it between requests")
+    drawn_from = _canonical(plan, plan.steps[index - 1].target, {})
+    key = f"{sample_id} {hashlib.sha256(drawn_from.encode()).hexdigest()}"
+    held = samples.get(key)
+    if held is None:
+        if not new:
+            raise RefusedError("this sample is no longer held by the server (it restarted, or another of its worker "
+                               "processes holds it): take a new sample with p.dp.sample(rate)")
+        if len(samples) >= MAX_SAMPLES:
+            raise RefusedError(f"the server holds at most {MAX_SAMPLES} samples of a dataset per analyst: query the "
+                               "samples you have, or ask the curator for a session of its own")
+        held = samples[key] = accessor.sample(*args, **kwargs)
+    return held
 
 
 def _ufunc(name: Any) -> np.ufunc:
@@ -138,19 +195,23 @@ def caught_warnings() -> Iterator[list[warnings.WarningMessage]]:
         yield caught
 
 
-def run(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Outcome:
+def run(frame: Any, plan: Plan, *, max_cells: int = 100_000, samples: MutableMapping[str, Any] | None = None) -> Outcome:
     """:func:`execute`, with the warnings it raised collected for the client to raise again (not printed here).
 
     A warning's message is made from the schema, the arguments and released values, as every dpframe message.
     """
     with caught_warnings() as caught:
-        value = execute(frame, plan, max_cells=max_cells)
+        value = execute(frame, plan, max_cells=max_cells, samples=samples)
     return Outcome(value, tuple((type(w.message).__name__ if isinstance(w.message, Warning) else "UserWarning",
                                  str(w.message)) for w in caught))
 
 
-def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
+def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000,
+            samples: MutableMapping[str, Any] | None = None) -> Any:
     """Replay ``plan`` on ``frame`` (step 0) and return the value of its result step.
+
+    ``samples`` holds the analyst's Poisson samples between requests (:func:`held_sample`); without it,
+    ``p.dp.sample`` is refused.
 
     Raises what the protected objects raise (:class:`~dpframe.RefusedError`,
     ``ValueError``, ...), with their messages, which come from the schema and
@@ -190,6 +251,8 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000) -> Any:
                 _constants_sent(step.name, args, kwargs)
             if step.name == "__repr__" and kind not in ("frame", "series"):
                 values.append(f"<{kind} of a protected object>")  # object.__repr__ would show a memory address
+            elif kind in ("frame.dp", "series.dp") and step.name == "sample":
+                values.append(held_sample(target, plan, index, args, kwargs, samples))
             elif step.name == "__array_ufunc__":
                 if len(args) < 2:
                     raise ValueError("__array_ufunc__ takes a ufunc's name, a method and the inputs")

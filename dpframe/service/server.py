@@ -297,6 +297,8 @@ class Session:
 
     frame: ProtectedFrame
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The analyst's Poisson samples of this dataset, held between requests (dpframe.service.replay.held_sample).
+    samples: dict[str, Any] = field(default_factory=dict)
 
 
 class Service:
@@ -470,7 +472,7 @@ class Service:
         """
         with self.ledger.audited(who, request, plan_text):
             try:
-                outcome = replay.run(session.frame, plan)
+                outcome = replay.run(session.frame, plan, samples=session.samples)
                 answer = 200, {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
             except Exception as error:  # noqa: BLE001  (every error is answered, most of them generically)
                 if self.ledger.request_status(who, request) == "none":
