@@ -743,3 +743,25 @@ def test_a_full_disk_is_a_clear_error_at_no_cost(tmp_path: Path) -> None:
         budget = service.allotment("alice", service.config, "census")
         assert budget.spent.epsilon.exact == Fraction(charged, 100)
         assert client.post("/v1/datasets/census/run", json=count("f" * 32, 0.01), headers=headers).status_code == 200
+
+
+def test_an_answer_over_the_size_limit_is_refused_and_kept_charged(tmp_path: Path) -> None:
+    """max_answer_bytes: a release too large to send is refused with what to ask instead; it ran, so it stays
+    charged, and its retry gets the same refusal (no fresh noise, no second charge)."""
+    from fastapi.testclient import TestClient
+
+    from dpframe.service.server import create_app
+
+    app = create_app(write_files(tmp_path, "[limits]\nmax_answer_bytes = 65536\n"))
+    headers = {"Authorization": f"Bearer {TOKENS['alice']}"}
+    histogram = plan("a" * 32, {"op": "getitem", "target": 0, "key": "age"},
+                     {"op": "getattr", "target": 1, "name": "dp"},
+                     {"op": "call", "target": 2, "name": "histogram",
+                      "kwargs": {"bins": {"$range": [0, 5000, 1]}, "epsilon": 0.01}})
+    with TestClient(app) as client:
+        first = client.post("/v1/datasets/census/run", json=histogram, headers=headers)
+        again = client.post("/v1/datasets/census/run", json=histogram, headers=headers)
+    assert first.status_code == again.status_code == 400 and first.json() == again.json()
+    assert "max_answer_bytes" in error_of(first)["message"] and "charged" in error_of(first)["message"]
+    budget = app.state.service.allotment("alice", app.state.service.config, "census")
+    assert budget.spent.epsilon.exact == Fraction(1, 100)

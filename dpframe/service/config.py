@@ -149,6 +149,9 @@ class Limits(_Strict):
     # size (p["s"].str.repeat(10**9)): with a limit, that allocation fails with a MemoryError, which dpframe's
     # row-wise steps turn into missing values, instead of the kernel killing the process (or another one).
     max_memory_bytes: int | None = Field(default=None, ge=1 << 29)
+    # The largest answer sent (its JSON): a release of more cells (a synthetic frame of n rows, a histogram of many
+    # bins) is refused after it ran -- charged, since it ran -- with what to ask instead.
+    max_answer_bytes: int = Field(default=64 << 20, ge=1 << 16)
 
 
 class Config(_Strict):

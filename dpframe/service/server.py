@@ -484,6 +484,14 @@ class Service:
                 if isinstance(error, ProposalRefusedError):  # a charged refusal: the analyst sees what it cost
                     answer[1]["error"]["cost"] = wire.encode(error.cost)
             kept = json.dumps({"plan_sha256": digest, "status": answer[0], "body": answer[1]}, allow_nan=False)
+            limit = self.config.limits.max_answer_bytes
+            if len(kept) > limit:  # the size of a released answer, or of the schema: no private value decides it
+                charged = self.ledger.request_status(who, request) == "charged"
+                message = (f"the answer would be {len(kept):,} bytes, over this server's limit (max_answer_bytes, "
+                           f"{limit:,}): ask for fewer cells (fewer bins, keys or columns, a smaller n)"
+                           + ("; it was charged, as every release that ran" if charged else ""))
+                kept = json.dumps({"plan_sha256": digest, "status": 400,
+                                   "body": {"error": {"type": "ValueError", "message": message}}})
             try:
                 return self.ledger.store_result(who, request, kept)
             except LedgerError:
