@@ -151,12 +151,7 @@ def connected(datasets: dict[str, pd.DataFrame]) -> tuple[Connection, Curator]:
 from pipelines.registry import PIPELINES
 
 # What does not yet run remotely as it runs locally, and why (skipped on both sides, with the steps that need them).
-_MODULE_FUNCTION = ("dpframe's module functions (dpframe.concat, dpframe.to_datetime) take protected objects; a plan "
-                    "has no step for them yet, so given remote frames they refuse as pandas' functions do")
 KNOWN_GAPS = {
-    "union-all": _MODULE_FUNCTION, "summarise-by-day": _MODULE_FUNCTION, "daily-counts": _MODULE_FUNCTION, "make-datetime": _MODULE_FUNCTION,
-    "make-datetime-100": _MODULE_FUNCTION, "time-hour-iso8601": _MODULE_FUNCTION,
-    "time-hour-iso8601-utc": _MODULE_FUNCTION, "time-hour-hour-ny": _MODULE_FUNCTION,
     "info": "info(buf=io.StringIO()): a StringIO cannot be sent, so the client fails before the server can refuse "
             "info itself (info() without buf is refused alike)",
     "left-join-weather": "the public table (26,000 rows x 15 columns) is over the server's max_cells for a value "
@@ -675,15 +670,21 @@ def test_generated_queries_run_remotely_as_they_run_locally(expr: str) -> None:
         assert_runs_alike(protect(FRAME), connection.dataset("d"), lambda p: p.query(expr).dp.count(epsilon=1.0))
 
 
-@pytest.mark.parametrize("convert", [lambda p: dpframe.to_datetime(p["when"], utc=True),
-                                     lambda p: dpframe.to_numeric(p["edu"], errors="coerce")])
-def test_dpframes_conversions_of_a_remote_column_say_they_are_not_offered_yet(convert: Callable[[Any], Any],
-                                                                           quiet: None) -> None:
-    """A known gap (KNOWN_GAPS): said as such, not as the refusal of pandas' function that names dpframe's."""
-    connection, _ = connected({"people": people()})
-    with pytest.raises(dpframe.RefusedError, match=r"^dpframe\.to_(datetime|numeric) is not offered on a remote "
-                                                   r"frame yet"):
-        convert(connection.dataset("people"))
+@pytest.mark.parametrize("convert", [
+    lambda p: dpframe.to_datetime(p["when"], utc=True).dt.year.dp.mean(bounds=(2000, 2030), epsilon=1.0),
+    lambda p: dpframe.to_numeric(p["edu"], errors="coerce").dp.mean(bounds=(0, 20), epsilon=1.0),
+    lambda p: dpframe.concat([p[p["age"] > 40], p[p["age"] > 60]]).dp.count(epsilon=1.0),
+    lambda p: dpframe.concat([p["age"], p["age"]]).dp.count(epsilon=1.0),
+    lambda p: dpframe.concat([p, p.assign(age=p["age"] + 1)], ignore_index=True)["age"].dp.mean(
+        bounds=(0, 100), epsilon=1.0),
+    lambda p: dpframe.concat([p, pd.DataFrame({"age": [1]})]),
+], ids=["to_datetime", "to_numeric", "concat-rows", "concat-series", "concat-ignore-index", "concat-public-refused"])
+def test_dpframes_functions_of_remote_objects_run_as_locally(convert: Callable[[Any], Any], quiet: None) -> None:
+    """dpframe.concat, to_datetime and to_numeric hand a remote object their call (a plan step the server runs with
+    the same function): the same answer, or the same refusal."""
+    data = people()
+    connection, _ = connected({"people": data})
+    assert_runs_alike(protect(data), connection.dataset("people"), convert)
 
 
 STAND_INS = {"dp", "loc", "iloc"}  # read locally as the protected accessor or indexer, remotely as their remote ones

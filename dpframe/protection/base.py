@@ -128,6 +128,17 @@ def _pandas_function_offered(depth: int = 2) -> str | None:
     return None
 
 
+def stand_in(*objects: Any) -> Any:
+    """The first of ``objects`` that stands for a protected object elsewhere (a remote frame of
+    :mod:`dpframe.service.client`), or None: dpframe's functions hand such an object their call
+    (``__dpframe_function__``), as numpy hands ``__array_function__`` its calls.
+
+    >>> stand_in(1, "a") is None
+    True
+    """
+    return next((obj for obj in objects if hasattr(type(obj), "__dpframe_function__")), None)
+
+
 def pandas_function_refusal(kind: str) -> DPFrameError:
     """The refusal of a pandas function handed a protected object of ``kind`` (pandas asks it for ``_typ``); a remote
     frame (dpframe.service.client) raises the same."""

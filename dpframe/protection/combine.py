@@ -25,7 +25,7 @@ from typing import Any, Literal, overload
 import pandas as pd
 
 from dpframe.protection.analyst import public_frame, public_value
-from dpframe.protection.base import UNPROTECTED_MARK, Protected, Rows, same_rows
+from dpframe.protection.base import UNPROTECTED_MARK, Protected, Rows, same_rows, stand_in
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.levels import _user_levels, flattened, level_dtypes, with_levels
 from dpframe.protection.series import ProtectedSeries
@@ -258,6 +258,10 @@ def concat(objs: Sequence[Any], axis: Any = 0, *, join: Literal["inner", "outer"
     True
     """
     pieces = list(objs)
+    remote = stand_in(*pieces)
+    if remote is not None:
+        return remote.__dpframe_function__("concat", (pieces, axis), {"join": join, "ignore_index": ignore_index,
+                                                                     "keys": keys})
     if not pieces:
         raise ValueError("concat needs at least one protected object")
     keys = public_value(keys, "concat(keys=)")  # the keys become row labels, hashed with the rows

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from dpframe.protection.analyst import public_value
-from dpframe.protection.base import Protected
+from dpframe.protection.base import Protected, stand_in
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.rowwise import time_unit
 from dpframe.protection.rules import refusal
@@ -71,6 +71,8 @@ def to_datetime(arg: Any, errors: str = "raise", dayfirst: bool = False, yearfir
     # exact=None: pandas' own default (which it refuses to be given with format='ISO8601' or 'mixed').
     options = {"dayfirst": dayfirst, "yearfirst": yearfirst, "utc": bool(utc), "format": format, "unit": unit,
                "origin": origin, **({} if exact is None else {"exact": exact})}
+    if stand_in(arg) is not None:
+        return arg.__dpframe_function__("to_datetime", (arg,), {"errors": errors, **options, "utc": utc})
     if not isinstance(arg, Protected):
         return pd.to_datetime(arg, errors=errors, **options)  # type: ignore[call-overload]
     operation = "dpframe.to_datetime"
@@ -149,6 +151,8 @@ def to_numeric(arg: Any, errors: str = "raise", downcast: str | None = None) -> 
     >>> dpframe.to_numeric(p["x"]).dp.unprotected().tolist()
     [1.0, 2.5, nan]
     """
+    if stand_in(arg) is not None:
+        return arg.__dpframe_function__("to_numeric", (arg,), {"errors": errors, "downcast": downcast})
     if not isinstance(arg, Protected):
         return pd.to_numeric(arg, errors=errors, downcast=downcast)  # type: ignore[call-overload]
     if not isinstance(arg, ProtectedSeries):

@@ -30,7 +30,6 @@ import uuid
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 from urllib.parse import urlsplit
 
@@ -96,9 +95,9 @@ def _steps(result: _Node) -> list[dict[str, Any]]:
             return wire.encode(value, ref=lambda obj: number(obj) if isinstance(obj, _Node) else None)
 
         step: dict[str, Any] = {"op": node.op, "target": target}
-        if node.op in ("getattr", "call", "setattr"):
+        if node.op in ("getattr", "call", "setattr", "function"):
             step["name"] = node.name
-        if node.op == "call":
+        if node.op in ("call", "function"):
             step["args"] = [encoded(value) for value in node.args]
             step["kwargs"] = {key: encoded(value) for key, value in node.kwargs.items()}
         if node.op in ("getitem", "setitem", "delitem"):
@@ -248,20 +247,6 @@ def _raise(status: int, payload: Any) -> NoReturn:
     raise (raised(message) if raised is not KeyError else KeyError(message))
 
 
-def _dpframe_function() -> str | None:
-    """dpframe's conversion function on the call stack (``dpframe.to_datetime``), if any: found from the code
-    being run."""
-    frame: FrameType | None = sys._getframe(2)
-    for _ in range(10):
-        if frame is None:
-            return None
-        if frame.f_globals.get("__name__") == "dpframe.protection.functions" and frame.f_code.co_name in (
-                "to_datetime", "to_numeric"):
-            return frame.f_code.co_name
-        frame = frame.f_back
-    return None
-
-
 @dataclass(frozen=True)
 class _Origin:
     connection: Connection
@@ -330,12 +315,6 @@ class _Remote:
     def _typ(self) -> NoReturn:
         # pandas asks its arguments for _typ: pd.merge(p, ...) or pd.cut(p["x"], ...) is refused as a protected
         # object refuses it, with its message (nothing is sent)
-        function = _dpframe_function()
-        if function is not None:  # dpframe.to_datetime(remote) hands a remote column to pandas, not the server
-            raise errors.RefusedError(
-                f"dpframe.{function} is not offered on a remote frame yet: a plan has no step for dpframe's "
-                "functions (docs/server.md). Instead: ask the curator to declare the column's type in the "
-                "dataset's schema")
         raise pandas_function_refusal("ProtectedFrame" if isinstance(self, RemoteFrame) else "ProtectedSeries")
 
     def __reduce__(self) -> NoReturn:
@@ -398,6 +377,18 @@ class _Data(_Remote):
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return self._call(_kind(self), "__array_ufunc__", (ufunc.__name__, method, *inputs), kwargs)
+
+    def __dpframe_function__(self, name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+        """``dpframe.concat``, ``to_datetime`` or ``to_numeric`` of remote objects (they hand this object their
+        call, dpframe.protection.base.stand_in): a step of the plan, run by the server's own function."""
+        objs = args[0] if name == "concat" and args else ()
+        cls: type[_Data] = RemoteSeries
+        if name == "concat":
+            axis = args[1] if len(args) > 1 else 0
+            if axis in (1, "columns") or not all(isinstance(piece, RemoteSeries) for piece in objs):
+                cls = RemoteFrame
+        return cls(self._origin, _Node("function", self._node, name=name, args=tuple(_plain(arg) for arg in args),
+                                       kwargs={key: _plain(value) for key, value in kwargs.items()}))
 
     def pipe(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``func(self, *args, **kwargs)``, called here: what it does to the frame is recorded as steps."""

@@ -233,6 +233,7 @@ def markdown_table() -> str:
         refused = "; ".join(f"`{name}` ({why})" for name, why in _local_only(kind).items()
                             if hasattr(_kinds()[kind], name))
         lines.append(f"| {titles[kind]} | {shown} | {refused} |")
+    lines.append(f"| `dpframe` | {', '.join(f'`{name}`' for name in FUNCTIONS)} of remote frames | |")
     return "\n".join(lines)
 
 
@@ -315,7 +316,22 @@ class SetAttr(BaseModel):
     value: JsonValue
 
 
-Step = Annotated[GetAttr | Call | GetItem | SetItem | DelItem | SetAttr, Field(discriminator="op")]
+# dpframe's own functions of protected objects that a plan may call (``dpframe.concat([a, b])``).
+FUNCTIONS = ("concat", "to_datetime", "to_numeric")
+
+
+class Function(BaseModel):
+    """``dpframe.<name>(*args, **kwargs)``, one of :data:`FUNCTIONS`; ``target`` is its first protected argument."""
+
+    model_config = _STRICT
+    op: Literal["function"]
+    target: int = Field(ge=0)
+    name: Literal["concat", "to_datetime", "to_numeric"]
+    args: list[JsonValue] = Field(default_factory=list)
+    kwargs: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+Step = Annotated[GetAttr | Call | GetItem | SetItem | DelItem | SetAttr | Function, Field(discriminator="op")]
 
 
 def _depth(value: Any, limit: int) -> int:
@@ -350,7 +366,7 @@ class Plan(BaseModel):
 
 
 def _values_of(step: Any) -> list[Any]:
-    if isinstance(step, Call):
+    if isinstance(step, (Call, Function)):
         return [step.args, step.kwargs]
     if isinstance(step, (SetItem,)):
         return [step.key, step.value]

@@ -42,7 +42,7 @@ import json
 import re
 import threading
 import warnings
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -54,8 +54,20 @@ from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
 from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
-from dpframe.service.plan import Call, DelItem, GetAttr, GetItem, Plan, SetAttr, SetItem, check_name, check_settings, \
-    kind_of, returns_value
+from dpframe.service.plan import (
+    Call,
+    DelItem,
+    Function,
+    GetAttr,
+    GetItem,
+    Plan,
+    SetAttr,
+    SetItem,
+    check_name,
+    check_settings,
+    kind_of,
+    returns_value,
+)
 
 _WARNINGS_LOCK = threading.Lock()
 # The kinds whose calls release an answer (and charge for it).
@@ -141,6 +153,13 @@ def held_sample(accessor: Any, plan: Plan, index: int, args: list[Any], kwargs: 
                                "samples you have, or ask the curator for a session of its own")
         held = samples[key] = accessor.sample(*args, **kwargs)
     return held
+
+
+def _functions() -> dict[str, Callable[..., Any]]:
+    """dpframe's functions of protected objects a plan may call (:data:`~dpframe.service.plan.FUNCTIONS`)."""
+    from dpframe.protection import concat, to_datetime, to_numeric
+
+    return {"concat": concat, "to_datetime": to_datetime, "to_numeric": to_numeric}
 
 
 def _ufunc(name: Any) -> np.ufunc:
@@ -259,6 +278,11 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000,
                 values.append(target.__array_ufunc__(_ufunc(args[0]), args[1], *args[2:], **kwargs))
             else:
                 values.append(getattr(target, step.name)(*args, **kwargs))
+        elif isinstance(step, Function):
+            check_settings(step.kwargs, f"dpframe.{step.name}")
+            args = [decoded(value) for value in step.args]
+            kwargs = {key: decoded(value) for key, value in step.kwargs.items()}
+            values.append(_functions()[step.name](*args, **kwargs))
         elif isinstance(step, GetItem):
             values.append(target[decoded(step.key)])
         elif isinstance(step, (SetItem, DelItem, SetAttr)):
