@@ -132,8 +132,8 @@ def _plain(value: Any) -> Any:
         return int(value)
     if isinstance(value, DPFloat):
         return float(value)
-    if isinstance(value, type) and (value in (int, float, bool, str, complex, object) or issubclass(value, np.generic)):
-        return pd.api.types.pandas_dtype(value)  # astype(int): the dtype pandas makes of it, sent by its name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return pd.api.types.pandas_dtype(value)  # astype(np.float32): the dtype pandas makes of it, by its name
     if callable(value) and not isinstance(value, (type, np.ufunc)):
         raise errors.RefusedError(
             "a function given to a remote frame's method runs on each value, and the values stay on the server: "

@@ -230,8 +230,13 @@ def markdown_table() -> str:
             shown += ", operators (`+`, `==`, `&`, `~`, ...), numpy ufuncs, indexing (`p[...]`, `p[...] = ...`)"
         if kind in ("loc", "iloc"):
             shown = "indexing and assignment (`p.loc[cond, 'x']`, `p.loc[cond, 'x'] = 0`)"
+        if kind in ("str", "dt", "cat"):  # pandas' own names, which differ between its versions
+            shown = f"pandas' `.{kind}` methods and properties (row-wise), but those refused here"
         refused = "; ".join(f"`{name}` ({why})" for name, why in _local_only(kind).items()
                             if hasattr(_kinds()[kind], name))
+        if kind in ("str", "dt", "cat"):
+            refused = ", ".join(f"`{name}`" for name in sorted(getattr(_kinds()[kind], "_refused"))) + (
+                " (refused as on a local frame: docs/privacy-model.md)")
         lines.append(f"| {titles[kind]} | {shown} | {refused} |")
     lines.append(f"| `dpframe` | {', '.join(f'`{name}`' for name in FUNCTIONS)} of remote frames | |")
     return "\n".join(lines)

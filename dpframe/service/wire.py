@@ -198,6 +198,10 @@ def _encode(value: Any, depth: int) -> Any:
         return encoder(value, depth + 1)
     if isinstance(value, Expr):  # p.dp.select(score=agg.count(...)): an aggregate by its own JSON form
         return {"$agg": value.to_dict()}
+    if kind is type and value in _BUILTIN_TYPES.values():
+        # astype(str): Python's type itself, so that the server's pandas reads it as pandas does (a numpy "<U"
+        # dtype on pandas 2.2, text on pandas 3): its dtype would not say the same.
+        return {"$type": value.__name__}
     # numpy's scalars, pandas' missing values and times, which come in several classes.
     if kind is np.str_:
         return str(value)
@@ -219,6 +223,8 @@ def _encode(value: Any, depth: int) -> Any:
         return _dtype(value, depth)
     if isinstance(value, pd.Index) and kind in _INDEXES:
         return _index(value, depth)
+    if isinstance(value, datetime.tzinfo):  # pytz's zones (pandas 2.2's), which come in a class per zone
+        return {"$tz": _tz_name(value)}
     step_of = _REF.get()
     step = None if step_of is None else step_of(value)
     if step is not None:
@@ -482,6 +488,10 @@ def _exact(payload: Any) -> Fraction:
     return Fraction(int(numerator), int(denominator or 1))
 
 
+# Python's types a value may be (astype(int), astype(str)): a closed list, by name.
+_BUILTIN_TYPES: Mapping[str, type] = {kind.__name__: kind for kind in (int, float, bool, str, complex, object)}
+
+
 def _dtype_named(name: str) -> Any:
     return pd.api.types.pandas_dtype(name)
 
@@ -687,6 +697,12 @@ class _Decoder:
         left, right = (self.value(end, depth) for end in ends)
         interval: pd.Interval[Any] = _checked("$interval", lambda: pd.Interval(left, right, closed=closed))
         return interval
+
+    def builtin_type(self, data: dict[str, Any], depth: int) -> type:
+        name = _keys(data, "$type", {"$type"})["$type"]
+        if type(name) is not str or name not in _BUILTIN_TYPES:
+            raise _malformed("$type (one of Python's int, float, bool, str, complex, object)", name)
+        return _BUILTIN_TYPES[name]
 
     def dtype(self, data: dict[str, Any], depth: int) -> Any:
         name = _text(_keys(data, "$dtype", {"$dtype"})["$dtype"], _DTYPE_NAME, "$dtype (a dtype's name)")
@@ -1092,7 +1108,7 @@ _DECODERS: Mapping[str, _Decode] = {
     "$unreleased": _Decoder.unreleased, "$nat": _Decoder.nat, "$na": _Decoder.na,
     "$timestamp": _Decoder.timestamp, "$timedelta": _Decoder.timedelta, "$period": _Decoder.period,
     "$tz": _Decoder.tz, "$agg": _Decoder.agg,
-    "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$categorical": _Decoder.categorical,
+    "$interval": _Decoder.interval, "$dtype": _Decoder.dtype, "$type": _Decoder.builtin_type, "$categorical": _Decoder.categorical,
     "$string": _Decoder.string, "$index": _Decoder.index, "$rangeindex": _Decoder.range_index,
     "$multiindex": _Decoder.multi_index, "$series": _Decoder.series, "$frame": _Decoder.frame,
 }
