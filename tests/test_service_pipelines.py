@@ -775,3 +775,13 @@ def test_the_sparse_vector_runs_remotely_as_locally(pipeline: Callable[[Any], An
     data = people()
     connection, _ = connected({"people": data})
     assert_runs_alike(protect(data), connection.dataset("people"), pipeline)
+
+
+def test_a_sample_of_a_sample_is_held_too(quiet: None) -> None:
+    """t = p.dp.sample(0.5).dp.sample(0.5): the inner sample is named by what it was drawn from, whether that
+    request was its first or not."""
+    connection, _ = connected({"people": people()})
+    p = connection.dataset("people")
+    t = p.dp.sample(0.5).dp.sample(0.5)
+    first, again = t.dp.count(epsilon=1000.0), t.dp.count(epsilon=1000.0)
+    assert abs(first - again) <= 2

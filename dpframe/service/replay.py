@@ -113,6 +113,8 @@ def _canonical(plan: Plan, index: int, memo: dict[int, str]) -> str:
     if index not in memo:
         step = plan.steps[index - 1].model_dump()
         step["target"] = _canonical(plan, step["target"], memo)
+        if step["op"] == "call" and step["name"] == "sample":
+            step["kwargs"].pop("new_sample", None)  # a sample drawn from a sample: the same, first request or not
 
         def inlined(value: Any) -> Any:
             if isinstance(value, dict):
