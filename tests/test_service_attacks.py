@@ -280,3 +280,49 @@ def test_neighbouring_datasets_get_the_same_answers_errors_and_charges(steps: li
         return
     answers = {answer_of(data, steps) for data in NEIGHBOURS}
     assert len(answers) == 1, answers
+
+
+def test_a_long_plan_before_a_sample_names_it_in_fixed_size() -> None:
+    """The name of what a sample was drawn from is a hash per step: 490 steps before p.dp.sample (each reading the
+    one before twice) cost no more than their own size (it once doubled at every step: review)."""
+    steps: list[dict[str, Any]] = [{"op": "getitem", "target": 0, "key": "age"}]
+    for index in range(1, 490):
+        steps.append({"op": "call", "target": index, "name": "__add__", "args": [{"$ref": index}]})
+    steps.append({"op": "getitem", "target": 0, "key": {"$ref": len(steps)}})
+    names = replay.step_names(plan(*steps), len(steps))
+    assert len(names) == len(steps) + 1 and max(map(len, names)) == 64
+
+
+def test_a_function_step_takes_protected_data_its_target_among_it() -> None:
+    """dpframe.to_numeric of an analyst's plain value, or of an accessor, is not run on the server: only protected
+    data (review)."""
+    p = protected()
+    for first in ("5", {"$ref": 1}):
+        with pytest.raises(RefusedError, match="takes protected data"):
+            replay.execute(p, plan({"op": "getattr", "target": 0, "name": "dp"},
+                                   {"op": "function", "target": 1, "name": "to_numeric", "args": [first]}))
+    with pytest.raises(RefusedError, match="takes protected data"):  # the target is not among the pieces
+        replay.execute(p, plan({"op": "getitem", "target": 0, "key": "age"},
+                               {"op": "getitem", "target": 0, "key": "sex"},
+                               {"op": "function", "target": 2, "name": "concat", "args": [[{"$ref": 1}]]},
+                               {"op": "call", "target": 3, "name": "__repr__"}))
+
+
+def test_remote_frames_of_two_datasets_are_never_combined() -> None:
+    """Each dataset() call is its own protection, as each protect() is locally: combining them is refused by the
+    client before anything is sent, where it would have run both on the first dataset (review)."""
+    import httpx
+
+    from dpframe.service.client import Connection
+
+    def never(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"value": None})
+        raise AssertionError("nothing is sent")
+
+    connection = Connection("http://localhost", token="t", transport=httpx.MockTransport(never))
+    a, b = connection.dataset("a"), connection.dataset("b")
+    for combined in (lambda: dpframe.concat([a[a["x"] > 1], b[b["x"] > 1]]).dp.count(epsilon=1.0),
+                     lambda: (a["x"] + b["x"]).dp.mean(bounds=(0, 10), epsilon=1.0)):
+        with pytest.raises(RefusedError, match="two dataset\\(\\) calls"):
+            combined()

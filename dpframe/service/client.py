@@ -40,6 +40,7 @@ import pandas as pd
 from dpframe import errors
 from dpframe.protection.base import pandas_function_refusal
 from dpframe.protection.expressions import local_names, split_assignment
+from dpframe.protection.rules import refusal
 from dpframe.service import wire
 from dpframe.service.plan import BINARY_OPERATORS, SCHEMA_ATTRIBUTES, UNARY_OPERATORS, offered
 
@@ -81,11 +82,17 @@ def _steps(result: _Node) -> list[dict[str, Any]]:
     """The plan's steps that compute ``result``, each after those it reads (step 0 is the dataset)."""
     numbered: dict[int, int] = {}
     steps: list[dict[str, Any]] = []
+    sources: list[_Node] = []
 
     def number(node: _Node) -> int:
         if id(node) in numbered:
             return numbered[id(node)]
         if node.op == "source":
+            if sources and sources[0] is not node:
+                # Two dataset() calls are two protections, as two protect() calls are locally.
+                raise refusal("combining remote frames of two dataset() calls", "mixing",
+                              "they are different protections (and may be different data)")
+            sources.append(node)
             numbered[id(node)] = 0
             return 0
         assert node.target is not None

@@ -52,6 +52,7 @@ import pandas as pd
 
 from dpframe.accounting.budget import Budget
 from dpframe.errors import RefusedError
+from dpframe.protection.base import Protected
 from dpframe.protection.expressions import local_names, split_assignment
 from dpframe.service import wire
 from dpframe.service.plan import (
@@ -102,29 +103,36 @@ def merge_growth(frame: Any, args: list[Any], kwargs: dict[str, Any]) -> int:
 
 
 # How many samples the server holds for one analyst's frame of a dataset (each is a Poisson subset of its rows).
-MAX_SAMPLES = 16
+MAX_SAMPLES = 8
 _SAMPLE_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
-def _canonical(plan: Plan, index: int, memo: dict[int, str]) -> str:
-    """Step ``index`` as text that names what it computes, not where it sits in the plan (steps it reads inlined)."""
-    if index == 0:
-        return "dataset"
-    if index not in memo:
-        step = plan.steps[index - 1].model_dump()
-        step["target"] = _canonical(plan, step["target"], memo)
-        if step["op"] == "call" and step["name"] == "sample":
-            step["kwargs"].pop("new_sample", None)  # a sample drawn from a sample: the same, first request or not
+def step_names(plan: Plan, upto: int) -> list[str]:
+    """A fixed-size name of what each of steps 0..``upto`` computes, not of where it sits in the plan: the hash of
+    the step with the names of the steps it reads in place of their numbers (steps come after those they read,
+    so one pass in order; no recursion, no growth with the plan's length).
 
-        def inlined(value: Any) -> Any:
+    >>> plan = Plan.model_validate({"request_id": "0" * 32, "result": 2, "steps": [
+    ...     {"op": "getitem", "target": 0, "key": "age"}, {"op": "call", "target": 1, "name": "__ge__", "args": [40]}]})
+    >>> [len(name) for name in step_names(plan, 2)]
+    [7, 64, 64]
+    """
+    names = ["dataset"]
+    for index, step in enumerate(plan.steps[:upto], 1):
+        dumped = step.model_dump()
+        dumped["target"] = names[dumped["target"]]
+        if dumped["op"] == "call" and dumped["name"] == "sample":
+            dumped["kwargs"].pop("new_sample", None)  # a sample drawn from a sample: the same, first request or not
+
+        def named(value: Any) -> Any:
             if isinstance(value, dict):
                 if set(value) == {"$ref"} and isinstance(value["$ref"], int) and 0 <= value["$ref"] < index:
-                    return _canonical(plan, value["$ref"], memo)
-                return {key: inlined(item) for key, item in value.items()}
-            return [inlined(item) for item in value] if isinstance(value, list) else value
+                    return {"$step": names[value["$ref"]]}
+                return {key: named(item) for key, item in value.items()}
+            return [named(item) for item in value] if isinstance(value, list) else value
 
-        memo[index] = json.dumps(inlined(step), sort_keys=True)
-    return memo[index]
+        names.append(hashlib.sha256(json.dumps(named(dumped), sort_keys=True).encode()).hexdigest())
+    return names
 
 
 def held_sample(accessor: Any, plan: Plan, index: int, args: list[Any], kwargs: dict[str, Any],
@@ -143,8 +151,8 @@ def held_sample(accessor: Any, plan: Plan, index: int, args: list[Any], kwargs: 
             new, bool):
         raise RefusedError("p.dp.sample is offered remotely through the frames of dpframe.connect, which name each "
                            "sample (sample_id) so that the server can hold it between requests")
-    drawn_from = _canonical(plan, plan.steps[index - 1].target, {})
-    key = f"{sample_id} {hashlib.sha256(drawn_from.encode()).hexdigest()}"
+    target = plan.steps[index - 1].target
+    key = f"{sample_id} {step_names(plan, target)[target]}"
     held = samples.get(key)
     if held is None:
         if not new:
@@ -283,6 +291,13 @@ def execute(frame: Any, plan: Plan, *, max_cells: int = 100_000,
         elif isinstance(step, Function):
             check_settings(step.kwargs, f"dpframe.{step.name}")
             args = [decoded(value) for value in step.args]
+            # Its first argument is its target, protected data (concat: a list holding it, whose other pieces
+            # concat checks itself): pandas' path for plain values is not the server's to run.
+            first = args[0] if args else None
+            pieces = first if step.name == "concat" and isinstance(first, list) else [first]
+            if not isinstance(target, Protected) or not any(piece is target for piece in pieces):
+                raise RefusedError(f"dpframe.{step.name} in a plan takes protected data (steps of the plan) as its "
+                                   "first argument, the step's target among it")
             kwargs = {key: decoded(value) for key, value in step.kwargs.items()}
             values.append(_functions()[step.name](*args, **kwargs))
         elif isinstance(step, GetItem):
