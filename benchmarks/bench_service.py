@@ -77,12 +77,14 @@ budgets = {{ people = {{ epsilon = 1000.0 }} }}
     return config, tokens
 
 
-def start(config: Path, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+def start(config: Path, workers: int = 1, log_level: str = "warning") -> tuple[subprocess.Popen[bytes], str]:
+    """``dpframe serve config`` on a free port, once it answers; the process and its URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port),
-                                "--log-level", "warning", "--workers", str(workers)], env={**os.environ, "PYTHONPATH": _REPO})
+                                "--log-level", log_level, "--workers", str(workers)],
+                               env={**os.environ, "PYTHONPATH": _REPO}, cwd=config.parent)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:

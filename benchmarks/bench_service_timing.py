@@ -25,9 +25,6 @@ Latency is the client's wall time of the whole request (``time.perf_counter``), 
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +39,7 @@ if _REPO not in sys.path:
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from bench_service import start  # noqa: E402
 from scipy.stats import rankdata  # noqa: E402
 
 from dpframe.service import wire  # noqa: E402
@@ -79,24 +77,6 @@ burst = 100000
 answer_after_seconds = {pad}
 """)
     return config, token
-
-
-def start(config: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "dpframe", "serve", str(config), "--port", str(port),
-                                "--log-level", "error"], env={**os.environ, "PYTHONPATH": _REPO},
-                               cwd=config.parent)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            httpx.get(url + "/v1/datasets")
-            return process, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the server did not start")
 
 
 def query(target: int, name: str, **kwargs: Any) -> list[dict[str, Any]]:
@@ -190,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
         exact = {"count": float(len(data)), "sum": float(data["v"].sum()), "mean": float(data["v"].mean())}
         for pad in (0.0, args.pad):
             config, token = write_config(folder, pad)
-            process, url = start(config)
+            process, url = start(config, log_level="error")
             try:
                 by_noise, by_rows = measure(url, token, args.releases, exact, rng)
             finally:

@@ -225,12 +225,12 @@ class Connection:
     def _run(self, dataset: str, node: _Node) -> Any:
         steps = _steps(node)
         # A sample's first request says so: the server draws it then, and holds it for the next ones.
-        drawn = {step["kwargs"]["sample_id"] for step in steps
-                 if step["op"] == "call" and step["name"] == "sample" and step["kwargs"].get("sample_id")
-                 in self._new_samples}
+        drawn: set[str] = set()
         for step in steps:
-            if step["op"] == "call" and step["name"] == "sample" and step["kwargs"].get("sample_id") in drawn:
+            if step["op"] == "call" and step["name"] == "sample" and step["kwargs"].get("sample_id") in \
+                    self._new_samples:
                 step["kwargs"]["new_sample"] = True
+                drawn.add(step["kwargs"]["sample_id"])
         plan = {"request_id": uuid.uuid4().hex, "steps": steps, "result": len(steps)}
         answer = self._request("POST", f"/v1/datasets/{dataset}/run", plan)
         # Answered: the server holds these samples now. (After an error it may not have reached them; it takes

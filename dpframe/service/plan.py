@@ -136,9 +136,7 @@ def operations() -> tuple[Operation, ...]:
             names = sorted(name for name in dir(cls) if not name.startswith("_") and name not in _local_only(kind))
             if kind in ("frame", "series"):
                 names += [*BINARY_OPERATORS, *UNARY_OPERATORS]
-        for name in names:
-            value = (kind in _VALUE_KINDS and (kind, name) not in _PROTECTED_RESULTS) or name in SCHEMA_ATTRIBUTES
-            found.append(Operation(kind, name, "value" if value else "protected"))
+        found += [Operation(kind, name, "value" if returns_value(kind, name) else "protected") for name in names]
     return tuple(found)
 
 
@@ -262,61 +260,56 @@ Name = Annotated[str, AfterValidator(_known_name),
 _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class GetAttr(BaseModel):
-    """``v[target].name``."""
+class _Step(BaseModel):
+    """What every step has: the earlier step it acts on (0: the dataset), checked strictly."""
 
     model_config = _STRICT
-    op: Literal["getattr"]
     target: int = Field(ge=0)
+
+
+class GetAttr(_Step):
+    """``v[target].name``."""
+
+    op: Literal["getattr"]
     name: Name
 
 
-class Call(BaseModel):
+class Call(_Step):
     """``v[target].name(*args, **kwargs)``; operators are calls of their method (``__add__``)."""
 
-    model_config = _STRICT
     op: Literal["call"]
-    target: int = Field(ge=0)
     name: Name
     args: list[JsonValue] = Field(default_factory=list)
     kwargs: dict[str, JsonValue] = Field(default_factory=dict)
 
 
-class GetItem(BaseModel):
+class GetItem(_Step):
     """``v[target][key]``."""
 
-    model_config = _STRICT
     op: Literal["getitem"]
-    target: int = Field(ge=0)
     key: JsonValue
 
 
-class SetItem(BaseModel):
+class SetItem(_Step):
     """A copy of ``v[target]`` with ``copy[key] = value`` (``via="loc"``: ``copy.loc[key] = value``)."""
 
-    model_config = _STRICT
     op: Literal["setitem"]
-    target: int = Field(ge=0)
     via: Literal["loc", "iloc"] | None = None
     key: JsonValue
     value: JsonValue
 
 
-class DelItem(BaseModel):
+class DelItem(_Step):
     """A copy of ``v[target]`` without the column ``key`` (``del p[key]``)."""
 
-    model_config = _STRICT
     op: Literal["delitem"]
-    target: int = Field(ge=0)
     key: JsonValue
 
 
-class SetAttr(BaseModel):
+class SetAttr(_Step):
     """A copy of ``v[target]`` with ``copy.columns = value``."""
 
-    model_config = _STRICT
     op: Literal["setattr"]
-    target: int = Field(ge=0)
     name: Literal["columns"]
     value: JsonValue
 
@@ -325,12 +318,10 @@ class SetAttr(BaseModel):
 FUNCTIONS = ("concat", "to_datetime", "to_numeric")
 
 
-class Function(BaseModel):
+class Function(_Step):
     """``dpframe.<name>(*args, **kwargs)``, one of :data:`FUNCTIONS`; ``target`` is its first protected argument."""
 
-    model_config = _STRICT
     op: Literal["function"]
-    target: int = Field(ge=0)
     name: Literal["concat", "to_datetime", "to_numeric"]
     args: list[JsonValue] = Field(default_factory=list)
     kwargs: dict[str, JsonValue] = Field(default_factory=dict)
