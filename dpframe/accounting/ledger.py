@@ -128,6 +128,13 @@ CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, who TEXT NOT NULL, request_id TEXT NOT NULL,
     plan TEXT NOT NULL, budget_id TEXT, epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS audit_by_who ON audit(who, seq);
+-- The curator's operations on the service (an analyst added, a token rotated, a mock made): Ledger.service_event.
+CREATE TABLE IF NOT EXISTS service_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, time TEXT NOT NULL, event TEXT NOT NULL, subject TEXT NOT NULL,
+    detail TEXT NOT NULL);
+-- A dataset's mock (synthetic data made once by the curator, the same for every analyst): Ledger.keep_mock.
+CREATE TABLE IF NOT EXISTS mocks (
+    dataset TEXT PRIMARY KEY, time TEXT NOT NULL, budget_id TEXT, frame TEXT NOT NULL);
 -- An older dpframe (SHA-256 fingerprints: 64 hexadecimal digits) would not find data this one recorded (fingerprint
 -- v2) and would open a second budget for it: its attempt to record such a fingerprint is refused, and with it that
 -- budget. (Dask frames' identities, "dask <token>", are the same in both.)
@@ -1017,6 +1024,56 @@ class Ledger:
                           f"a.epsilon, a.delta, a.rho FROM audit a LEFT JOIN budgets b ON b.id = a.budget_id {where} "
                           "ORDER BY a.seq", parameters)
         return _table(rows, ["time", "who", "request_id", "plan", "budget", "budget_id", "epsilon", "delta", "rho"])
+
+    # -- the curator's operations on the service (docs/server.md) -------------------
+    def service_event(self, event: str, subject: str, detail: str) -> None:
+        """Record one of the curator's operations on the service (``"analyst added"``, ``"token rotated"``,
+        ``"mock made"``...): what it was, what it was about (``"analyst:alice"``, ``"dataset:census"``), and the
+        details. An extended cap is recorded among its budget's :meth:`events` (:meth:`extend`) as well.
+
+        >>> ledger = Ledger.in_memory()
+        >>> ledger.service_event("analyst added", "analyst:alice", "budgets: census ε=1")
+        >>> ledger.service_events()[["event", "subject", "detail"]].values.tolist()
+        [['analyst added', 'analyst:alice', 'budgets: census ε=1']]
+        """
+        for value, what in ((event, "event"), (subject, "subject"), (detail, "detail")):
+            if not isinstance(value, str):
+                raise TypeError(f"{what} must be text, got {type(value).__name__}")
+        with self._transaction() as db:
+            db.execute("INSERT INTO service_events (time, event, subject, detail) VALUES (?, ?, ?, ?)",
+                       (_now(), event, subject, detail))
+
+    def service_events(self) -> pd.DataFrame:
+        """The curator's operations on the service (:meth:`service_event`), oldest first: time, event, subject, detail."""
+        rows = self._read("SELECT time, event, subject, detail FROM service_events ORDER BY seq")
+        frame = pd.DataFrame(rows, columns=["time", "event", "subject", "detail"])
+        frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
+        return frame
+
+    def keep_mock(self, dataset: str, frame: str, budget_id: str | None, detail: str = "") -> None:
+        """Keep a dataset's mock (its synthetic frame, encoded as text) in place of any earlier one, and record it
+        as a service event (``"mock made"``, with ``detail``). ``budget_id``: the budget its synthesis was charged to.
+
+        >>> ledger = Ledger.in_memory()
+        >>> ledger.keep_mock("census", '{"frame": 1}', None, "ε=0.5")
+        >>> ledger.kept_mock("census")[1], ledger.kept_mock("visits")
+        ('{"frame": 1}', None)
+        """
+        _check_text(dataset, "dataset")
+        if not isinstance(frame, str):
+            raise TypeError(f"a mock is kept as text, got {type(frame).__name__}")
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO mocks (dataset, time, budget_id, frame) VALUES (?, ?, ?, ?)",
+                       (dataset, _now(), budget_id, frame))
+            db.execute("INSERT INTO service_events (time, event, subject, detail) VALUES (?, ?, ?, ?)",
+                       (_now(), "mock made", f"dataset:{dataset}", detail))
+
+    def kept_mock(self, dataset: str) -> tuple[pd.Timestamp, str] | None:
+        """The dataset's mock (:meth:`keep_mock`): when it was made and its text, or None."""
+        rows = self._read("SELECT time, frame FROM mocks WHERE dataset = ?", (dataset,))
+        if not rows:
+            return None
+        return pd.Timestamp(rows[0][0]), str(rows[0][1])
 
     # -- reading -------------------------------------------------------------------
     def lines(self, budget_id: str) -> pd.DataFrame:

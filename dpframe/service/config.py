@@ -10,6 +10,7 @@
     total = { epsilon = 4.0, delta = 1e-6 }   # the cap over ALL analysts of this dataset (they may collude)
     privacy_unit = "person_id"                # optional, with max_contributions, as protect() takes them
     rows_public = false                       # true: analysts are told the number of rows (it is published)
+    mock = { epsilon = 0.4, delta = 1e-7, rows = 2000 }   # synthetic data for analysts (`dpframe mock`); false: none
 
     [datasets.visits]                         # about the same people as census: one shared cap
     path = "visits.parquet"
@@ -21,6 +22,9 @@
     [analysts.alice]
     token_sha256 = "..."                      # from `dpframe token` (dpframe.service.tokens); never the token
     budgets = { census = { epsilon = 1.0, delta = 1e-7 } }
+
+    [curator]                                 # optional: opens the curator's page, /curator (`dpframe token`)
+    token_sha256 = "..."
 
     [limits]                                  # optional; these are the defaults
     max_body_bytes = 1048576
@@ -37,6 +41,7 @@ datasets, the caps and the limits are read at start only (a restart applies them
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from pathlib import Path
@@ -53,8 +58,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover  (Python 3.10: the server extra installs tomli, tomllib's origin)
     import tomli as tomllib
 
-__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Dataset", "Limits", "Total", "check_datasets", "load_config",
-           "oversubscribed"]
+__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Curator", "Dataset", "Limits", "Mock", "Total", "check_datasets",
+           "load_config", "oversubscribed"]
 
 # Names become URL path segments and ledger budget names: plain ones only.
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -102,6 +107,53 @@ class Cap(_Strict):
     total: Total
 
 
+class Mock(_Strict):
+    """A dataset's mock (``mock = { epsilon = 0.4, delta = 1e-7 }`` in its table, or ``mock = false``): synthetic data
+    the curator makes once (``dpframe mock``) with :meth:`~dpframe.accessor.DataFrameAccessor.synthesize`, charged to
+    the dataset's cap, and every analyst of the dataset may download free (``p.mock()``).
+
+    Without a ``mock`` key a dataset offers one at a tenth of its cap (:meth:`Config.mock_total`). ``rows``: how many
+    rows (default: a noisy count of the data's); ``bounds``: numeric columns' ranges (``{ age = [0, 125] }``), where
+    the synthesis would otherwise spend on finding them.
+
+    >>> Mock(epsilon=0.5, rows=1000).total.cost.epsilon
+    Fraction(1, 2)
+    """
+
+    epsilon: float | None = None
+    delta: float = 0.0
+    rho: float | None = None
+    rows: int | None = Field(default=None, ge=1, le=1_000_000)
+    bounds: dict[str, list[float]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _valid(self) -> Mock:
+        if self.epsilon is not None or self.rho is not None:
+            totals(self.epsilon, self.delta, self.rho)
+        for column, pair in self.bounds.items():
+            if len(pair) != 2 or not all(map(math.isfinite, pair)) or pair[0] >= pair[1]:
+                raise ValueError(f"bounds.{column}: give [low, high], finite, low < high; got {pair}")
+        return self
+
+    @property
+    def total(self) -> Total:
+        """What making the mock costs (``epsilon``/``delta`` or ``rho``; a ValueError if neither is given)."""
+        if self.epsilon is None and self.rho is None:
+            raise ValueError("a mock's cost needs epsilon (with delta) or rho")
+        return Total(epsilon=self.epsilon, delta=self.delta, rho=self.rho)
+
+
+class Curator(_Strict):
+    """The curator (``[curator]``): the SHA-256 of the token that opens the curator's page (``/curator``)."""
+
+    token_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+    @field_validator("token_sha256", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
 class Dataset(_Strict):
     """A dataset (``[datasets.NAME]``): its file, its reviewed schema, its cap, and its privacy unit."""
 
@@ -113,6 +165,8 @@ class Dataset(_Strict):
     max_contributions: int = Field(default=1, ge=1)
     # The curator's decision that the number of rows is public (published elsewhere): then analysts are told it.
     rows_public: bool = False
+    # The mock analysts may download (Mock); false: this dataset offers none. Absent: a tenth of the cap.
+    mock: Mock | bool = True
 
     @model_validator(mode="after")
     def _one_cap(self) -> Dataset:
@@ -162,6 +216,7 @@ class Config(_Strict):
     caps: dict[str, Cap] = Field(default_factory=dict)
     analysts: dict[str, Analyst] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
+    curator: Curator | None = None
 
     @field_validator("datasets", "caps", "analysts")
     @classmethod
@@ -191,12 +246,33 @@ class Config(_Strict):
                 raise ValueError(f"analysts.{name}.token_sha256: the same as analysts.{seen[analyst.token_sha256]}'s "
                                  "(give each analyst its own token: `dpframe token`)")
             seen[analyst.token_sha256] = name
+        if self.curator is not None and self.curator.token_sha256 in seen:
+            raise ValueError(f"curator.token_sha256: the same as analysts.{seen[self.curator.token_sha256]}'s (the "
+                             "curator's token opens every analyst's plans: give it its own, `dpframe token`)")
+        for name in self.datasets:
+            mock, cap = self.mock_total(name), self.cap_total(name)
+            if mock is not None and mock.kind != cap.kind:
+                raise ValueError(f"datasets.{name}.mock: {KINDS[mock.kind]} cost under {KINDS[cap.kind]} cap; give "
+                                 "the same kind")
         return self
 
     def cap_name(self, dataset: str) -> str:
         """The ledger name of a dataset's cap: its own (``dataset:NAME``) or the shared one (``cap:NAME``)."""
         shared = self.datasets[dataset].cap
         return f"dataset:{dataset}" if shared is None else f"cap:{shared}"
+
+    def mock_total(self, dataset: str) -> Total | None:
+        """What making the dataset's mock costs: its ``mock`` table's amounts, a tenth of its cap when it gives none,
+        or None when the dataset offers no mock (``mock = false``)."""
+        spec = self.datasets[dataset].mock
+        if spec is False:
+            return None
+        if isinstance(spec, Mock) and (spec.epsilon is not None or spec.rho is not None):
+            return spec.total
+        cap = self.cap_total(dataset)
+        tenth = {key: None if value is None else value / 10 for key, value in
+                 (("epsilon", cap.epsilon), ("delta", cap.delta), ("rho", cap.rho))}
+        return Total(epsilon=tenth["epsilon"], delta=tenth["delta"] or 0.0, rho=tenth["rho"])
 
     def cap_total(self, dataset: str) -> Total:
         """A dataset's cap total."""
