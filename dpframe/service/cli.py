@@ -2,6 +2,8 @@
 
 ``dpframe example-service DIR`` writes a dataset, its schema, a config and two analysts' tokens to try it with;
 ``dpframe remote-demo URL --token-file FILE`` is an analyst running the README's example against a server.
+``dpframe serve --check CONFIG``, ``dpframe analyst add|rotate|remove|budget`` and ``dpframe cap extend`` are the
+curator's operations (:mod:`dpframe.service.operations`).
 
 The module imports only the standard library, so the ``dpframe`` command works without the extras.
 ``serve`` checks the config, the schemas and the files' headers and opens the caps in the ledger before it
@@ -74,6 +76,9 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--ssl-certfile", metavar="CERT.pem", help="TLS: the server's certificate chain")
     serve.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                        help="uvicorn's and the service's log level (default info)")
+    serve.add_argument("--check", action="store_true", help="check the config (paths, schemas, token hashes, the "
+                       "ledger's caps and budgets, mocks) and print what would be served, without serving: exit 0 "
+                       "if it can be served, 2 with every problem otherwise")
     sub.add_parser(
         "token", help="print a new random analyst token and the config line to paste",
         description="Print a new random 256-bit token (give it to the analyst, privately) and its token_sha256 "
@@ -94,6 +99,73 @@ def add_parsers(sub: Any) -> None:
     remote.add_argument("--token-file", required=True, metavar="FILE",
                         help="a file holding the analyst's token (not an argument: others can read a command line)")
     remote.add_argument("--dataset", default="census", help="the dataset to query (default census)")
+    add_operation_parsers(sub)
+
+
+def add_operation_parsers(sub: Any) -> None:
+    """Add the curator's operations, ``analyst add|rotate|remove|budget`` and ``cap extend`` (docs/server.md).
+
+    >>> sub = argparse.ArgumentParser(prog="dpframe").add_subparsers()
+    >>> add_operation_parsers(sub)
+    >>> args = sub.choices["analyst"].parse_args(["add", "service.toml", "dave", "--budget", "census=1,1e-7"])
+    >>> args.operation, args.name, args.budget, args.token_file
+    ('add', 'dave', ['census=1,1e-7'], None)
+    >>> args = sub.choices["cap"].parse_args(["extend", "service.toml", "--cap", "people", "--epsilon", "3"])
+    >>> args.cap, args.epsilon, args.delta
+    ('people', 3.0, None)
+    """
+    token_file = "a new file to write the token to, readable by you only (default: print it once)"
+    budget_help = ("DATASET=EPSILON[,DELTA] for an (epsilon, delta) budget (delta 0 if not given), or "
+                   "DATASET=rho:RHO for a zCDP one: the same kind as the dataset's cap")
+    analyst = sub.add_parser(
+        "analyst", help="add an analyst, rotate its token, remove it, or raise its budgets (edits the config)",
+        description="Edit the service's config (comments kept; validated before it replaces the file, in one step) "
+        "and record the operation in the ledger. A running server reads its analysts again when the file changes: "
+        "no restart. Documentation: docs/server.md, 'Operating the service'.")
+    actions = analyst.add_subparsers(dest="operation", required=True, metavar="OPERATION")
+    add = actions.add_parser("add", help="a new analyst with a new token and its budgets",
+                             description="Add [analysts.NAME] with a new token's SHA-256 and the budgets given; the "
+                             "token is written to --token-file or printed once (pass it to the analyst privately).")
+    add.add_argument("config", help="the service's TOML config")
+    add.add_argument("name", help="the analyst's name (letters, digits, '_', '.', '-')")
+    add.add_argument("--budget", action="append", required=True, metavar="DATASET=AMOUNT", help=budget_help +
+                     "; repeat it for each dataset")
+    add.add_argument("--token-file", metavar="FILE", help=token_file)
+    rotate = actions.add_parser("rotate", help="a new token for an analyst (its old one stops working)",
+                                description="Replace the analyst's token_sha256 with a new token's; a running "
+                                "server refuses the old token from its next request.")
+    rotate.add_argument("config", help="the service's TOML config")
+    rotate.add_argument("name", help="the analyst's name")
+    rotate.add_argument("--token-file", metavar="FILE", help=token_file)
+    remove = actions.add_parser("remove", help="revoke an analyst (its spending stays in the ledger)",
+                                description="Remove [analysts.NAME]: its token is refused from its next request. Its "
+                                "spending stays in the ledger; added again under the same name, it finds it there.")
+    remove.add_argument("config", help="the service's TOML config")
+    remove.add_argument("name", help="the analyst's name")
+    budget = actions.add_parser("budget", help="raise an analyst's budgets (never lower them), or add one",
+                                description="Raise the analyst's budget on each dataset given (or give it one on a "
+                                "new dataset); a running server raises its allotment in the ledger at its next "
+                                "request. A budget is never lowered.")
+    budget.add_argument("config", help="the service's TOML config")
+    budget.add_argument("name", help="the analyst's name")
+    budget.add_argument("budgets", nargs="+", metavar="DATASET=AMOUNT", help=budget_help)
+    cap = sub.add_parser("cap", help="extend a cap (in the config and the ledger at once)",
+                         description="Raise a cap's total in the config and in the ledger at once (never lower it): "
+                         "a running server's charges see the new total from the next one, without a restart. "
+                         "Recorded in the ledger.")
+    cap_actions = cap.add_subparsers(dest="operation", required=True, metavar="OPERATION")
+    extend = cap_actions.add_parser("extend", help="raise a cap's total",
+                                    description="Raise the total of a dataset's own cap (--dataset) or of a shared "
+                                    "[caps.NAME] (--cap): --epsilon with --delta (not given: the cap's delta is "
+                                    "kept), or --rho for a zCDP cap.")
+    extend.add_argument("config", help="the service's TOML config")
+    which = extend.add_mutually_exclusive_group(required=True)
+    which.add_argument("--dataset", metavar="NAME", help="a dataset with its own cap (total = ... in its table)")
+    which.add_argument("--cap", metavar="NAME", help="a shared cap ([caps.NAME])")
+    amount = extend.add_mutually_exclusive_group(required=True)
+    amount.add_argument("--epsilon", type=float, help="the new epsilon total")
+    amount.add_argument("--rho", type=float, help="the new rho total (a zCDP cap)")
+    extend.add_argument("--delta", type=float, help="the new delta total (with --epsilon; default: the cap's)")
 
 
 def token(out: TextIO | None = None) -> int:
@@ -130,13 +202,16 @@ def _is_local(host: str) -> bool:
         return False
 
 
-def serve(args: argparse.Namespace, err: TextIO | None = None) -> int:
-    """``dpframe serve``: check the config, then run uvicorn until stopped. Exit code 2 for a config problem."""
+def serve(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``dpframe serve``: check the config (:func:`dpframe.service.operations.check_service`), then run uvicorn until
+    stopped; with ``--check``, print what would be served instead. Exit code 2 for a config problem."""
+    out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
         import uvicorn
 
-        from dpframe.service.config import ConfigError, oversubscribed
+        from dpframe.service.config import ConfigError
+        from dpframe.service.operations import check_service
         from dpframe.service.server import CONFIG_VARIABLE, Service
     except ImportError as error:
         print(f"dpframe serve: error: the server needs the server extra: pip install 'dpframe[server]' "
@@ -149,13 +224,21 @@ def serve(args: argparse.Namespace, err: TextIO | None = None) -> int:
         print("dpframe serve: error: --workers must be at least 1", file=err)
         return 2
     config_path = Path(args.config).resolve()
+    check = check_service(config_path)
+    for problem in check.problems:
+        print(f"dpframe serve: error: {problem}", file=err)
+    for warning in check.warnings:
+        print(f"dpframe serve: warning: {warning}", file=err)
+    if check.problems:
+        return 2
+    if args.check:
+        print(f"{config_path} can be served:", *check.summary, sep="\n  ", file=out)
+        return 0
     try:
         service = Service(config_path)  # every check a worker makes at its start, once, with a clear message
-    except ConfigError as error:
+    except ConfigError as error:  # changed since the check
         print(f"dpframe serve: error: {error}", file=err)
         return 2
-    for warning in oversubscribed(service.config):
-        print(f"dpframe serve: warning: {warning}", file=err)
     if args.ssl_certfile is None and not _is_local(args.host):
         print(f"dpframe serve: warning: serving plain HTTP on {args.host}: tokens and answers cross the network "
               "in clear. Pass --ssl-keyfile and --ssl-certfile (docs/server.md)", file=err)
@@ -306,8 +389,42 @@ def remote_demo(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
     return 0
 
 
+def operation(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``dpframe analyst ...`` or ``dpframe cap extend``: edit the config and record it in the ledger
+    (:mod:`dpframe.service.operations`). Exit code 2 for an operation refused (nothing changed)."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    command = f"dpframe {args.command} {args.operation}"
+    try:
+        from dpframe.errors import LedgerError
+        from dpframe.service import operations
+        from dpframe.service.config import ConfigError
+    except ImportError as error:
+        print(f"{command}: error: editing the config needs the server extra: pip install 'dpframe[server]' "
+              f"({error.name} is missing)", file=err)
+        return 2
+    try:
+        if args.command == "cap":
+            operations.extend_cap(args.config, args.dataset, args.cap, args.epsilon, args.delta, args.rho, out, err)
+        elif args.operation == "add":
+            operations.add_analyst(args.config, args.name, args.budget, args.token_file, out, err)
+        elif args.operation == "rotate":
+            operations.rotate_token(args.config, args.name, args.token_file, out)
+        elif args.operation == "remove":
+            operations.remove_analyst(args.config, args.name, out)
+        else:
+            operations.raise_budget(args.config, args.name, args.budgets, out, err)
+    except (ConfigError, operations.OperationError, LedgerError) as error:
+        print(f"{command}: error: {error}", file=err)
+        return 2
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``serve``, ``token``, ``example-service`` or ``remote-demo`` with parsed arguments; return the exit code."""
+    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``analyst`` or ``cap`` with parsed arguments;
+    return the exit code."""
+    if args.command in ("analyst", "cap"):
+        return operation(args)
     if args.command == "serve":
         return serve(args)
     if args.command == "example-service":

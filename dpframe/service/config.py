@@ -50,7 +50,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dpframe.accounting.budget import totals
-from dpframe.accounting.costs import BudgetKind, Cost
+from dpframe.accounting.costs import BudgetKind, Cost, Reading
 from dpframe.schema import SchemaError, check_columns, header, load_schema
 
 if sys.version_info >= (3, 11):
@@ -58,8 +58,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover  (Python 3.10: the server extra installs tomli, tomllib's origin)
     import tomli as tomllib
 
-__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Curator", "Dataset", "Limits", "Mock", "Total", "check_datasets",
-           "load_config", "oversubscribed"]
+__all__ = ["Analyst", "Cap", "Config", "ConfigError", "Curator", "Dataset", "Limits", "Mock", "Total", "check_dataset",
+           "check_datasets", "load_config", "lowered", "oversubscribed"]
 
 # Names become URL path segments and ledger budget names: plain ones only.
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -67,7 +67,14 @@ KINDS = {"approx": "an (epsilon, delta)", "zcdp": "a zCDP (rho)"}
 
 
 class ConfigError(ValueError):
-    """The configuration file cannot be used: the message names the file and the field."""
+    """The configuration file cannot be used: the message names the file and the field.
+
+    ``problems``: each problem on its own line (pydantic finds every field's at once), for ``dpframe serve --check``.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = [message] if problems is None else problems
 
 
 class _Strict(BaseModel):
@@ -143,15 +150,20 @@ class Mock(_Strict):
         return Total(epsilon=self.epsilon, delta=self.delta, rho=self.rho)
 
 
+def _token_hash(value: Any) -> Any:
+    """A ``token_sha256`` in lower case; a clear error for what is not one (a pasted token, most likely)."""
+    if isinstance(value, str) and not re.fullmatch(r"[0-9a-fA-F]{64}", value):
+        raise ValueError(f"not a SHA-256 ({len(value)} characters, not 64 hexadecimal digits): paste the "
+                         "token_sha256 line that `dpframe token` prints, never the token itself")
+    return value.lower() if isinstance(value, str) else value
+
+
 class Curator(_Strict):
     """The curator (``[curator]``): the SHA-256 of the token that opens the curator's page (``/curator``)."""
 
-    token_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    token_sha256: str
 
-    @field_validator("token_sha256", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.lower() if isinstance(value, str) else value
+    _hash = field_validator("token_sha256")(_token_hash)
 
 
 class Dataset(_Strict):
@@ -181,13 +193,10 @@ class Dataset(_Strict):
 class Analyst(_Strict):
     """An analyst (``[analysts.NAME]``): the SHA-256 of its token and its budget for each dataset it may query."""
 
-    token_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    token_sha256: str
     budgets: dict[str, Total]
 
-    @field_validator("token_sha256", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.lower() if isinstance(value, str) else value
+    _hash = field_validator("token_sha256")(_token_hash)
 
 
 class Limits(_Strict):
@@ -261,6 +270,11 @@ class Config(_Strict):
         shared = self.datasets[dataset].cap
         return f"dataset:{dataset}" if shared is None else f"cap:{shared}"
 
+    @staticmethod
+    def allotment_name(analyst: str, dataset: str) -> str:
+        """The ledger name of an analyst's budget on a dataset: its allotment of the dataset's cap."""
+        return f"analyst:{analyst}/dataset:{dataset}"
+
     def mock_total(self, dataset: str) -> Total | None:
         """What making the dataset's mock costs: its ``mock`` table's amounts, a tenth of its cap when it gives none,
         or None when the dataset offers no mock (``mock = false``)."""
@@ -286,14 +300,14 @@ def _at(folder: Path, path: str) -> str:
     return str((folder / Path(path).expanduser()).resolve())
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError) -> list[str]:
     """A pydantic error as one line per problem: the field's dotted path and what is wrong."""
     lines = []
     for problem in error.errors(include_url=False, include_input=False):
         where = ".".join(str(part) for part in problem["loc"])
         message = str(problem["msg"]).removeprefix("Value error, ")
         lines.append(f"{where}: {message}" if where else message)
-    return "; ".join(lines)
+    return lines
 
 
 def load_config(path: str | Path) -> Config:
@@ -323,7 +337,8 @@ def load_config(path: str | Path) -> Config:
     try:
         config = Config.model_validate(document)
     except ValidationError as error:
-        raise ConfigError(f"config {file}: {_describe(error)}") from None
+        problems = [f"config {file}: {line}" for line in _describe(error)]
+        raise ConfigError(f"config {file}: {'; '.join(_describe(error))}", problems) from None
     folder = file.resolve().parent
     datasets = {name: spec.model_copy(update={"path": _at(folder, spec.path),
                                               "schema_path": _at(folder, spec.schema_path)})
@@ -332,49 +347,74 @@ def load_config(path: str | Path) -> Config:
 
 
 def check_datasets(config: Config) -> dict[str, dict[str, Any]]:
-    """Every dataset's schema, checked against its file's header (nothing of the values is read).
+    """Every dataset's schema, checked against its file's header (:func:`check_dataset`; the first problem raises)."""
+    return {name: check_dataset(name, spec) for name, spec in config.datasets.items()}
+
+
+def check_dataset(name: str, spec: Dataset) -> dict[str, Any]:
+    """A dataset's schema, checked against its file's header (nothing of the values is read).
 
     Raises :class:`ConfigError` for an unreadable schema or file, a header that does not match the schema,
     or a ``privacy_unit`` that is not one of the columns.
     """
-    schemas = {}
-    for name, spec in config.datasets.items():
-        path = Path(spec.path)
-        try:
-            schema = load_schema(Path(spec.schema_path))
-            names, _ = header(path, schema.get("separator") or None, schema.get("encoding") or None)
-            check_columns(schema, names, path)
-        except SchemaError as error:
-            raise ConfigError(f"datasets.{name}: {error}") from None
-        except OSError as error:
-            raise ConfigError(f"datasets.{name}: cannot read {path}: {error.strerror or type(error).__name__}") from None
-        if spec.privacy_unit is not None and spec.privacy_unit not in schema["columns"]:
-            raise ConfigError(f"datasets.{name}.privacy_unit: {spec.privacy_unit!r} is not a column of its schema")
-        schemas[name] = schema
-    return schemas
+    path = Path(spec.path)
+    try:
+        schema = load_schema(Path(spec.schema_path))
+        names, _ = header(path, schema.get("separator") or None, schema.get("encoding") or None)
+        check_columns(schema, names, path)
+    except SchemaError as error:
+        raise ConfigError(f"datasets.{name}: {error}") from None
+    except OSError as error:
+        raise ConfigError(f"datasets.{name}: cannot read {path}: {error.strerror or type(error).__name__}") from None
+    if spec.privacy_unit is not None and spec.privacy_unit not in schema["columns"]:
+        raise ConfigError(f"datasets.{name}.privacy_unit: {spec.privacy_unit!r} is not a column of its schema")
+    return schema
+
+
+def lowered(what: str, kept: Reading, total: Total) -> str | None:
+    """Why the config's ``total`` for a budget the ledger keeps at ``kept`` cannot be used (it would lower it, or is
+    another kind: a cap or an allotment is only ever raised), or None when it is the ledger's or above it.
+
+    >>> kept = Reading.of(Total(epsilon=2.0).cost, "approx")
+    >>> lowered("cap dataset:census", kept, Total(epsilon=3.0)) is None
+    True
+    >>> print(lowered("cap dataset:census", kept, Total(epsilon=1.0)))
+    the ledger's cap dataset:census has total ε=2, δ=0, which the config's ε=1, δ=0 would lower: a budget is only ever raised
+    """
+    if kept.kind == total.kind and kept.cost.fits_in(total.cost):
+        return None
+    return (f"the ledger's {what} has total {kept}, which the config's {total.cost.describe(total.kind)} would "
+            "lower: a budget is only ever raised")
 
 
 def oversubscribed(config: Config) -> list[str]:
-    """Warnings for caps that the analysts' budgets under them add up to more than (one analyst can exhaust it).
+    """Warnings for caps that the analysts' budgets under them, with the mocks' costs (a mock is charged to its
+    dataset's cap when it is made), add up to more than (one analyst can then exhaust it).
 
     >>> config = Config.model_validate({"ledger": "l", "datasets": {"d": {"path": "d.csv", "schema": "s.json",
-    ...     "total": {"epsilon": 1.0}}}, "analysts": {name: {"token_sha256": digit * 64, "budgets": {"d": {"epsilon": 0.6}}}
+    ...     "total": {"epsilon": 1.0}}}, "analysts": {name: {"token_sha256": digit * 64, "budgets": {"d": {"epsilon": 0.5}}}
     ...     for name, digit in (("a", "1"), ("b", "2"))}})
     >>> print(*oversubscribed(config))
-    the analysts' budgets under the cap of dataset d add up to ε=1.2, δ=0, more than its total ε=1, δ=0: one analyst's spending can then refuse another's queries
+    the analysts' budgets (ε=1, δ=0) and the mock's cost (ε=0.1, δ=0) under the cap of dataset d add up to ε=1.1, δ=0, more than its total ε=1, δ=0: one analyst's spending can then refuse another's queries
     """
     found = []
     for cap in dict.fromkeys(config.cap_name(name) for name in config.datasets):
         members = [name for name in config.datasets if config.cap_name(name) == cap]
         total = config.cap_total(members[0])
-        allotted = Cost()
+        allotted = mocks = Cost()
         for analyst in config.analysts.values():
             for name in members:
                 if name in analyst.budgets:
                     allotted = allotted + analyst.budgets[name].cost
-        if not allotted.fits_in(total.cost):
+        for name in members:
+            mock = config.mock_total(name)
+            if mock is not None:
+                mocks = mocks + mock.cost
+        if not (allotted + mocks).fits_in(total.cost):
             which = f"dataset {members[0]}" if cap.startswith("dataset:") else f"{cap} (datasets {', '.join(members)})"
-            found.append(f"the analysts' budgets under the cap of {which} add up to {allotted.describe(total.kind)}, "
-                         f"more than its total {total.cost.describe(total.kind)}: one analyst's spending can then "
-                         "refuse another's queries")
+            mock_costs = "mocks' costs" if len(members) > 1 else "mock's cost"
+            found.append(f"the analysts' budgets ({allotted.describe(total.kind)}) and the {mock_costs} "
+                         f"({mocks.describe(total.kind)}) under the cap of "
+                         f"{which} add up to {(allotted + mocks).describe(total.kind)}, more than its total "
+                         f"{total.cost.describe(total.kind)}: one analyst's spending can then refuse another's queries")
     return found

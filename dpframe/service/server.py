@@ -54,7 +54,7 @@ from dpframe.errors import DPFrameError, LedgerError, ProposalRefusedError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
 from dpframe.service import replay, wire
-from dpframe.service.config import Config, ConfigError, Total, check_datasets, load_config
+from dpframe.service.config import Config, ConfigError, Total, check_datasets, load_config, lowered
 from dpframe.service.plan import Plan
 from dpframe.service.tokens import matching_name
 
@@ -246,13 +246,14 @@ def curators_warnings() -> Iterator[None]:
 class Analysts:
     """The analysts of the config file, read again whenever the file changes (tokens revoked without a restart).
 
-    Only ``[analysts]`` is taken from a changed file; a change to anything else is logged as needing a restart.
-    A file that no longer validates closes the service (503) until it does: a half-finished revocation must not
-    leave the old tokens working.
+    Only ``[analysts]`` is taken from a changed file, and caps' totals that the ledger already has (``dpframe cap
+    extend`` raises both at once; every charge reads the cap's total from the ledger); a change to anything else is
+    logged as needing a restart. A file that no longer validates closes the service (503) until it does: a
+    half-finished revocation must not leave the old tokens working.
     """
 
-    def __init__(self, path: Path, config: Config) -> None:
-        self.path, self._startup, self._config = path, config, config
+    def __init__(self, path: Path, config: Config, ledger: Ledger) -> None:
+        self.path, self._startup, self._config, self._ledger = path, config, config, ledger
         self._seen = self._signature()
         self._broken: str | None = None
         self._lock = threading.Lock()
@@ -284,11 +285,29 @@ class Analysts:
             self._broken = str(error)
             return
         self._broken = None
-        if fresh.model_dump(exclude={"analysts"}) != self._startup.model_dump(exclude={"analysts"}):
-            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts are read again "
-                        "while running; restart `dpframe serve` to apply the rest")
-        self._config = self._startup.model_copy(update={"analysts": fresh.analysts})
+        if self._applies(fresh):
+            self._config = fresh
+        else:
+            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts (and caps' totals "
+                        "raised by `dpframe cap extend`) are read again while running; restart `dpframe serve` to "
+                        "apply the rest")
+            self._config = self._startup.model_copy(update={"analysts": fresh.analysts})
         log.info("the config changed: %d analyst(s) now", len(fresh.analysts))
+
+    def _applies(self, fresh: Config) -> bool:
+        """Whether the changed config is in force as it is: it differs from the one the service started with only in
+        its analysts and in caps' totals that the ledger already has."""
+        totals: dict[str, Any] = {"analysts": True, "caps": {"__all__": {"total"}}, "datasets": {"__all__": {"total"}}}
+        if fresh.model_dump(exclude=totals) != self._startup.model_dump(exclude=totals):
+            return False
+        for dataset in fresh.datasets:
+            try:
+                kept = Budget.open(fresh.cap_name(dataset), ledger=self._ledger).total.cost
+            except LedgerError:
+                return False
+            if kept != fresh.cap_total(dataset).cost:
+                return False
+        return True
 
 
 @dataclass
@@ -308,8 +327,8 @@ class Service:
         config = load_config(config_path)
         self.schemas = check_datasets(config)
         self.config = config
-        self.analysts = Analysts(config_path, config)
         self.ledger = Ledger.at(config.ledger)
+        self.analysts = Analysts(config_path, config, self.ledger)
         self.limiter = RateLimiter(config.limits.requests_per_second, config.limits.burst)
         self.caps = {name: open_cap(self.ledger, name, config.cap_total(dataset))
                      for dataset in config.datasets for name in [config.cap_name(dataset)]}
@@ -358,17 +377,18 @@ class Service:
 
     def _open_allotment(self, who: str, config: Config, dataset: str) -> Budget:
         spec = config.analysts[who].budgets[dataset]
-        cap, name = self.caps[config.cap_name(dataset)], f"analyst:{who}/dataset:{dataset}"
+        cap, name = self.caps[config.cap_name(dataset)], config.allotment_name(who, dataset)
         try:
             return cap.allot(name, epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
         except LedgerError:
             budget = Budget.open(name, ledger=self.ledger)
-            if budget.cap == cap and budget.total.cost.fits_in(spec.cost):
+            problem = (lowered(f"allotment {name}", budget.total, spec) if budget.cap == cap
+                       else f"the ledger's {name} is not an allotment of {config.cap_name(dataset)}")
+            if problem is None:
                 budget.extend(epsilon=spec.epsilon, delta=spec.delta, rho=spec.rho)
                 log.warning("%s raised to %s, as the config says", name, spec.cost.describe(spec.kind))
                 return budget
-            log.error("the config gives %s the total %s, but the ledger's is %s: a budget is never lowered", name,
-                      spec.cost.describe(spec.kind), budget.total)
+            log.error("%s", problem)
             raise ServiceError(503, "ServiceUnavailable", f"your budget on {dataset!r} cannot be opened; the curator "
                                "can find why in the server's log") from None
 
@@ -522,9 +542,9 @@ def open_cap(ledger: Ledger, name: str, total: Total) -> Budget:
     except LedgerError:
         return Budget(epsilon=total.epsilon, delta=total.delta, rho=total.rho, name=name, ledger=ledger)
     if cap.total != total.cost:
-        if not cap.total.cost.fits_in(total.cost) or cap.kind != total.kind:
-            raise ConfigError(f"the ledger's cap {name} has total {cap.total}, which the config's "
-                              f"{total.cost.describe(total.kind)} would lower: a cap can only be raised")
+        problem = lowered(f"cap {name}", cap.total, total)
+        if problem is not None:
+            raise ConfigError(problem)
         cap.extend(epsilon=total.epsilon, delta=total.delta, rho=total.rho)
         log.warning("cap %s raised to %s, as the config says", name, total.cost.describe(total.kind))
     return cap
