@@ -590,7 +590,7 @@ def test_revoking_a_token_and_a_broken_config_while_running(tmp_path: Path) -> N
         assert server.charges() == before
     finally:
         stop(server)
-    assert "only its analysts are read again" not in server.log.read_text()
+    assert "restart `dpframe serve`" not in server.log.read_text()
 
 
 def test_the_rate_limit_counts_every_request_and_answers_are_padded(tmp_path: Path) -> None:
@@ -666,17 +666,19 @@ def test_serve_refuses_a_bad_config_in_one_line(tmp_path: Path) -> None:
     with redirect_stderr(err):
         assert main(["serve", str(config)]) == 2
     assert err.getvalue().startswith("dpframe serve: error: datasets.census: the header of ")
-    assert err.getvalue().count("\n") == 1
+    assert err.getvalue().count("dpframe serve: error: ") == 1  # then the warnings (oversubscribed caps)
     with redirect_stderr(io.StringIO()):
         assert main(["serve", str(tmp_path / "missing.toml")]) == 2
         assert main(["serve", str(config), "--ssl-keyfile", "key.pem"]) == 2
 
 
 def test_serve_warns_of_oversubscribed_caps(server: Server) -> None:
-    # alice 1.0 + carol 1.5 under people's 2.0; alice 0.25 + bob 0.25 under visits' 0.5 is not over.
+    # alice 1.0 + carol 1.5 under people's 2.0; alice 0.25 + bob 0.25 under visits' 0.5 is over with its mock's 0.05
+    # (a tenth of the cap, by default), which is charged to the cap when it is made.
     log = server.log.read_text()
-    assert "warning: the analysts' budgets under the cap of cap:people (datasets census) add up to ε=2.5" in log
-    assert "cap of dataset visits" not in log
+    assert ("warning: the analysts' budgets (ε=2.5, δ=2e-07) and the mock's cost (ε=0.2, δ=1e-07) under the cap of "
+            "cap:people (datasets census) add up to ε=2.7") in log
+    assert "the mock's cost (ρ=0.05) under the cap of dataset visits add up to ρ=0.55" in log
 
 
 # -- the command line -------------------------------------------------------------------------------------------

@@ -407,9 +407,9 @@ def extend_cap(path: str, dataset: str | None, cap: str | None, epsilon: float |
         table = document
         for key in keys:
             table = table[key]
-        for key, value in (("epsilon", new.epsilon), ("delta", new.delta), ("rho", new.rho)):
-            if value is not None and (value or key in table):  # a delta of 0 is written only over one there
-                table[key] = value
+        for key in ("epsilon", "delta", "rho"):
+            if getattr(new, key) != getattr(old, key):  # the parts that stay keep their text
+                table[key] = getattr(new, key)
         extended[:] = [name, old.cost.describe(old.kind), new.cost.describe(new.kind)]
 
     def record(config: Config) -> None:
