@@ -103,8 +103,8 @@ def replace(config: Path, old: str, new: str) -> None:
     ('schema = "census.schema.json"', 'schema = "visits.schema.json"', "datasets.census: the header of "),
     ('privacy_unit = "person_id"', 'privacy_unit = "who"', "datasets.census.privacy_unit: 'who' is not a column"),
     (f'token_sha256 = "{hash_token(TOKENS["carol"])}"', f'token_sha256 = "{TOKENS["carol"]}"',
-     "analysts.carol.token_sha256: not a SHA-256 (46 characters, not 64 hexadecimal digits): paste the "
-     "token_sha256 line that `dpframe token` prints, never the token itself"),
+     ("analysts.carol.token_sha256: not a SHA-256 (46 characters, not 64 hexadecimal digits): paste the "
+      "token_sha256 line that `dpframe token` prints, never the token itself")),
     (f'token_sha256 = "{hash_token(TOKENS["carol"])}"', f'token_sha256 = "{hash_token(TOKENS["alice"])}"',
      "analysts.carol.token_sha256: the same as analysts.alice's"),
     ("[analysts.alice]", f'[curator]\ntoken_sha256 = "{hash_token(TOKENS["bob"])}"\n[analysts.alice]',
@@ -290,8 +290,8 @@ def test_cap_extend_raises_the_config_and_the_ledger_at_once(config: Path) -> No
     (["--cap", "people", "--epsilon", "3", "--delta", "0"], "would lower it in some part"),
     (["--cap", "people", "--rho", "3"], "cap cap:people is an (epsilon, delta) cap: extend it with the same kind"),
     (["--dataset", "visits", "--epsilon", "3"], "cap dataset:visits is a zCDP (rho) cap"),
-    (["--dataset", "census", "--epsilon", "3"], "dataset census is under the shared cap 'people': extend it with "
-     "--cap people"),
+    (["--dataset", "census", "--epsilon", "3"],
+     "dataset census is under the shared cap 'people': extend it with --cap people"),
     (["--cap", "persons", "--epsilon", "3"], "no [caps.persons]; caps: people"),
     (["--cap", "people", "--epsilon", "2"], "cap cap:people is already ε=2, δ=1e-06: nothing to extend"),
     (["--cap", "people", "--epsilon", "-3"], "cap cap:people: "),

@@ -235,7 +235,7 @@ def serve(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | Non
         print(f"{config_path} can be served:", *check.summary, sep="\n  ", file=out)
         return 0
     try:
-        service = Service(config_path)  # every check a worker makes at its start, once, with a clear message
+        Service(config_path)  # every check a worker makes at its start, once, with a clear message
     except ConfigError as error:  # changed since the check
         print(f"dpframe serve: error: {error}", file=err)
         return 2

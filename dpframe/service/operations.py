@@ -29,8 +29,15 @@ from tomlkit.exceptions import TOMLKitError
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
 from dpframe.errors import LedgerError
-from dpframe.service.config import (Config, ConfigError, Total, check_dataset, load_config, lowered,
-                                    oversubscribed)
+from dpframe.service.config import (
+    Config,
+    ConfigError,
+    Total,
+    check_dataset,
+    load_config,
+    lowered,
+    oversubscribed,
+)
 from dpframe.service.tokens import hash_token, new_token
 
 __all__ = ["Check", "OperationError", "add_analyst", "check_service", "extend_cap", "parse_budget", "raise_budget",
