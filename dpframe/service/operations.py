@@ -213,7 +213,7 @@ def _inline(total: Total) -> Any:
     return table
 
 
-def _describe(budgets: dict[str, Total]) -> str:
+def _budgets_text(budgets: dict[str, Total]) -> str:
     return "; ".join(f"{dataset} {total.cost.describe(total.kind)}" for dataset, total in budgets.items())
 
 
@@ -250,10 +250,6 @@ def _with_token(token_file: str | None, secret: str, edit: Callable[[], Config])
     return config
 
 
-def _ledger(config: Config) -> Ledger:
-    return Ledger.at(config.ledger)
-
-
 def _warn(config: Config, err: TextIO) -> None:
     for warning in oversubscribed(config):
         print(f"warning: {warning}", file=err)
@@ -278,10 +274,10 @@ def add_analyst(path: str, name: str, specs: list[str], token_file: str | None, 
         document["analysts"][name] = table
 
     def record(config: Config) -> None:
-        _ledger(config).service_event("analyst added", f"analyst:{name}", f"budgets: {_describe(budgets)}")
+        Ledger.at(config.ledger).service_event("analyst added", f"analyst:{name}", f"budgets: {_budgets_text(budgets)}")
 
     config = _with_token(token_file, secret, lambda: edit_config(path, change, record))
-    print(f"added analyst {name} to {path} (budgets: {_describe(budgets)}); a running server accepts its token at "
+    print(f"added analyst {name} to {path} (budgets: {_budgets_text(budgets)}); a running server accepts its token at "
           "its next request", file=out)
     _deliver(secret, name, token_file, out)
     _warn(config, err)
@@ -302,7 +298,7 @@ def rotate_token(path: str, name: str, token_file: str | None, out: TextIO) -> C
         document["analysts"][name]["token_sha256"] = hash_token(secret)
 
     def record(config: Config) -> None:
-        _ledger(config).service_event("token rotated", f"analyst:{name}", "a new token; the old one is refused")
+        Ledger.at(config.ledger).service_event("token rotated", f"analyst:{name}", "a new token; the old one is refused")
 
     config = _with_token(token_file, secret, lambda: edit_config(path, change, record))
     print(f"gave analyst {name} a new token in {path}: a running server refuses the old one from its next request",
@@ -321,8 +317,8 @@ def remove_analyst(path: str, name: str, out: TextIO) -> Config:
         del document["analysts"][name]
 
     def record(config: Config) -> None:
-        _ledger(config).service_event("analyst removed", f"analyst:{name}",
-                                      f"budgets were: {_describe(budgets)}; its spending stays in the ledger")
+        Ledger.at(config.ledger).service_event("analyst removed", f"analyst:{name}",
+                                      f"budgets were: {_budgets_text(budgets)}; its spending stays in the ledger")
 
     config = edit_config(path, change, record)
     print(f"removed analyst {name} from {path}: a running server refuses its token from its next request; its "
@@ -357,13 +353,17 @@ def raise_budget(path: str, name: str, specs: list[str], out: TextIO, err: TextI
             raise OperationError(f"analyst {name} already has these budgets: nothing to raise")
 
     def record(config: Config) -> None:
-        _ledger(config).service_event("budget raised", f"analyst:{name}", "; ".join(changes))
+        Ledger.at(config.ledger).service_event("budget raised", f"analyst:{name}", "; ".join(changes))
 
     config = edit_config(path, change, record)
     print(f"raised analyst {name}'s budgets in {path}: {'; '.join(changes)} (a running server raises them in the "
           "ledger at its next request)", file=out)
     _warn(config, err)
     return config
+
+
+def _change(before: Total, after: Total) -> str:
+    return f"{before.cost.describe(before.kind)} -> {after.cost.describe(after.kind)}"
 
 
 # -- dpframe cap extend --------------------------------------------------------------------------------------------
@@ -375,7 +375,7 @@ def extend_cap(path: str, dataset: str | None, cap: str | None, epsilon: float |
 
     ``--delta`` not given keeps the cap's delta.
     """
-    extended: list[str] = []
+    extended: list[tuple[str, Total, Total]] = []  # the cap's ledger name, its total before and after
 
     def where(config: Config) -> tuple[list[str], str, Total]:
         """The config's keys of the cap's total, its ledger name, and its total now."""
@@ -417,20 +417,18 @@ def extend_cap(path: str, dataset: str | None, cap: str | None, epsilon: float |
         for key in ("epsilon", "delta", "rho"):
             if getattr(new, key) != getattr(old, key):  # the parts that stay keep their text
                 table[key] = getattr(new, key)
-        extended[:] = [name, old.cost.describe(old.kind), new.cost.describe(new.kind)]
+        extended.append((name, old, new))
 
     def record(config: Config) -> None:
-        name, before, after = extended
-        ledger = _ledger(config)
+        ledger, (name, before, after) = Ledger.at(config.ledger), extended[0]
         budget = _kept(ledger, name)
         if budget is not None:  # else the server makes the cap at the config's total when it starts
-            total = config.cap_total(next(d for d in config.datasets if config.cap_name(d) == name))
-            budget.extend(epsilon=total.epsilon, delta=total.delta, rho=total.rho)
-        ledger.service_event("cap extended", name, f"total {before} -> {after}")
+            budget.extend(epsilon=after.epsilon, delta=after.delta, rho=after.rho)
+        ledger.service_event("cap extended", name, f"total {_change(before, after)}")
 
     config = edit_config(path, change, record)
-    name, before, after = extended
-    print(f"extended cap {name}: {before} -> {after}, in {path} and in its ledger (a running server's charges see "
+    name, before, after = extended[0]
+    print(f"extended cap {name}: {_change(before, after)}, in {path} and in its ledger (a running server's charges see "
           "it at once)", file=out)
     _warn(config, err)
     return config
