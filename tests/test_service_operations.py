@@ -14,6 +14,7 @@ import os
 import stat
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from test_service_server import TOKENS, count, error_of, launch, stop, write_fil
 from dpframe.__main__ import main  # noqa: E402
 from dpframe.accounting.budget import Budget  # noqa: E402
 from dpframe.accounting.ledger import Ledger  # noqa: E402
-from dpframe.service.config import load_config  # noqa: E402
+from dpframe.service.config import Config, load_config  # noqa: E402
 from dpframe.service.tokens import hash_token  # noqa: E402
 
 COMMENT = "# the curator's own note, kept by every edit\n"
@@ -235,6 +236,21 @@ def test_an_invalid_config_is_not_edited(config: Path) -> None:
         code, out, err = dpframe(*arguments)
         assert code == 2 and "datasets.census.max_contributions" in err and out == ""
     assert config.read_bytes() == before and leftovers(config.parent) == []
+
+
+def test_an_edit_never_undoes_another_made_meanwhile(config: Path) -> None:
+    from dpframe.service.operations import OperationError, edit_config
+
+    recorded = []
+
+    def change(document: Any, _: Config) -> None:
+        document["analysts"]["bob"]["token_sha256"] = "0" * 64
+        config.write_text(config.read_text() + "# another edit, while this one runs\n")
+
+    with pytest.raises(OperationError, match="changed while it was being edited"):
+        edit_config(config, change, recorded.append)
+    assert config.read_text().endswith("# another edit, while this one runs\n") and "0" * 64 not in config.read_text()
+    assert recorded == [] and leftovers(config.parent) == []
 
 
 def test_analyst_rotate_remove_and_budget(config: Path) -> None:

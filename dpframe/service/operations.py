@@ -142,12 +142,14 @@ def edit_config(path: str | os.PathLike[str], change: Callable[[Any, Config], No
     """Edit the config at ``path``: ``change(document, config)`` edits its TOML document (comments and layout kept),
     the new text is validated as a whole, ``record(new_config)`` writes the operation to the ledger, and the new file
     replaces the old one in one step, with its permissions. Nothing is replaced if any step fails (ConfigError for
-    a config that would not validate, with the temporary file removed).
+    a config that would not validate, with the temporary file removed; OperationError if the file changed meanwhile:
+    another edit's, which this one must not undo).
     """
     file = Path(path).resolve()
+    text = file.read_text(encoding="utf-8")  # read first: a change after this is found before the replace
     config = load_config(file)  # the current config must validate: an edit never builds on a broken one
     try:
-        document = tomlkit.parse(file.read_text(encoding="utf-8"))
+        document = tomlkit.parse(text)
     except TOMLKitError as error:
         raise ConfigError(f"config {file} cannot be edited: {error}") from None
     change(document, config)
@@ -163,6 +165,9 @@ def edit_config(path: str | os.PathLike[str], change: Callable[[Any, Config], No
         except ConfigError as error:  # named by the config's own path, not the temporary file's
             raise ConfigError(str(error).replace(temporary, str(file)),
                               [problem.replace(temporary, str(file)) for problem in error.problems]) from None
+        if file.read_text(encoding="utf-8") != text:
+            raise OperationError(f"{file} changed while it was being edited (by another edit?): nothing was done; "
+                                 "run the command again")
         record(edited)
         os.replace(temporary, file)
     except BaseException:
