@@ -181,3 +181,31 @@ def test_a_spent_budget_has_no_rehearsal(tmp_path: Path) -> None:
             assert len(alice.mock("census")) == 50
     finally:
         stop(server)
+
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "16-mock-then-remote.ipynb"
+MOCK_LINE = 'p = c.dataset("census", mock=True)  # develop on the mock; then: p = c.dataset("census")'
+
+
+def run_notebook(cells: list[str]) -> dict[str, object]:
+    """The notebook's code cells run in order in one namespace, as a kernel would (their displays aside)."""
+    names: dict[str, object] = {"__name__": "__notebook__"}
+    with redirect_stdout(io.StringIO()):
+        for source in cells:
+            exec(compile(source, str(NOTEBOOK), "exec"), names)  # noqa: S102  (the project's own notebook)
+    return names
+
+
+def test_the_notebook_runs_on_the_mock_then_remotely_by_changing_one_line() -> None:
+    cells = ["".join(cell["source"]) for cell in json.loads(NOTEBOOK.read_text())["cells"]
+             if cell["cell_type"] == "code"]
+    assert sum(MOCK_LINE in source for source in cells) == 1
+    on_mock = run_notebook(cells)
+    remote_cells = [source.replace(MOCK_LINE, 'p = c.dataset("census")') for source in cells]
+    remotely = run_notebook(remote_cells)
+    assert isinstance(on_mock["p"], dpframe.ProtectedFrame)
+    assert type(remotely["p"]).__name__ == "RemoteFrame"
+    # Same cells, same charges: on the mock to the in-memory rehearsal budget, remotely to alice's real one.
+    rehearsal, real = on_mock["p"].dp.budget, Ledger.at(Path(str(remotely["folder"])) / "ledger.sqlite")
+    alice = Budget.open("analyst:alice/dataset:census", ledger=real)
+    assert rehearsal.spent.epsilon.exact == alice.spent.epsilon.exact == Fraction(6, 5)
