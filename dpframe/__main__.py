@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return synthesis_cli.run(args)
         elif args.command == "budget":
             return budget_cli.run(args)
-        elif args.command in ("serve", "token", "example-service", "remote-demo", "analyst", "cap"):
+        elif args.command in ("serve", "token", "example-service", "remote-demo", "mock", "analyst", "cap"):
             return service_cli.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.

@@ -46,7 +46,8 @@ TOKENS = {"alice": "alice-" + "a" * 40, "bob": "bob-" + "b" * 40, "carol": "caro
 PLAN = {"request_id": "0" * 32, "steps": [{"op": "getattr", "target": 0, "name": "dp"},
                                           {"op": "call", "target": 1, "name": "count", "kwargs": {"epsilon": 0.1}}],
         "result": 2}
-ENDPOINTS = [("GET", "/v1/datasets"), ("GET", "/v1/datasets/census"), ("POST", "/v1/datasets/census/run")]
+ENDPOINTS = [("GET", "/v1/datasets"), ("GET", "/v1/datasets/census"), ("GET", "/v1/datasets/census/mock"),
+             ("POST", "/v1/datasets/census/run")]
 
 
 def write_files(folder: Path, limits: str = "") -> Path:

@@ -79,6 +79,17 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--check", action="store_true", help="check the config (paths, schemas, token hashes, the "
                        "ledger's caps and budgets, mocks) and print what would be served, without serving: exit 0 "
                        "if it can be served, 2 with every problem otherwise")
+    mock = sub.add_parser(
+        "mock", help="make the datasets' mocks: synthetic data analysts develop on, charged once to each cap",
+        description="Make the mock of each dataset of the config that offers one (its `mock` table; by default at a "
+        "tenth of its cap) and has none yet: synthetic data made with dpframe's synthesize under an allotment of the "
+        "dataset's cap, kept in the ledger and sent free to every analyst of the dataset (p.mock()). Prints what "
+        "each cost. Documentation: docs/server.md.")
+    mock.add_argument("config", help="the service's TOML config")
+    mock.add_argument("datasets", nargs="*", metavar="DATASET", help="only these datasets (default: every one that "
+                      "offers a mock)")
+    mock.add_argument("--again", action="store_true", help="make a new mock where one is kept already (charged "
+                      "again; it replaces the old one for every analyst)")
     sub.add_parser(
         "token", help="print a new random analyst token and the config line to paste",
         description="Print a new random 256-bit token (give it to the analyst, privately) and its token_sha256 "
@@ -253,6 +264,50 @@ def serve(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | Non
     return 0
 
 
+def make_mocks(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``dpframe mock CONFIG [DATASET ...]``: make the mocks the config offers and the ledger does not keep yet.
+
+    Exit code 2 for a config problem or a dataset that is not the config's or offers no mock (nothing is made);
+    1 if a mock could not be made (a spent cap: nothing was charged for it), after making the others.
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        from dpframe.errors import DPFrameError
+        from dpframe.service.config import ConfigError
+        from dpframe.service.mock import make_mock
+        from dpframe.service.server import Service
+    except ImportError as error:
+        print(f"dpframe mock: error: making mocks needs the server extra: pip install 'dpframe[server]' "
+              f"({error.name} is missing)", file=err)
+        return 2
+    try:
+        service = Service(Path(args.config).resolve())
+    except ConfigError as error:
+        print(f"dpframe mock: error: {error}", file=err)
+        return 2
+    config = service.config
+    offering = [name for name in config.datasets if config.mock_total(name) is not None]
+    unknown = [name for name in args.datasets if name not in config.datasets]
+    refused = [name for name in args.datasets if name in config.datasets and name not in offering]
+    if unknown or refused:
+        problems = ([f"no dataset {', '.join(unknown)} in the config (datasets: {', '.join(config.datasets)})"]
+                    if unknown else []) + ([f"{', '.join(refused)} offer(s) no mock (mock = false)"] if refused else [])
+        print(f"dpframe mock: error: {'; '.join(problems)}", file=err)
+        return 2
+    status = 0
+    for name in args.datasets or offering:
+        if service.ledger.kept_mock(name) is not None and not args.again:
+            print(f"the mock of {name} is kept already (made again, and charged again, with --again)", file=out)
+            continue
+        try:
+            print(make_mock(service, name), file=out)
+        except DPFrameError as error:
+            print(f"dpframe mock: error: the mock of {name} was not made: {type(error).__name__}: {error}", file=err)
+            status = 1
+    return status
+
+
 def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
     """Write a new file (never over an existing one) with permissions ``mode`` from its creation on."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
@@ -313,14 +368,17 @@ ledger = "ledger.sqlite"                      # the persistent ledger, beside th
 [datasets.census]
 path = "census.csv"                           # {len(frame):,} generated rows (dpframe.__main__.readme_census)
 schema = "census.schema.json"                 # the reviewed schema: column types and declared categories
-total = {{ epsilon = 8.0, delta = 2e-6 }}       # the cap over all analysts of this dataset
+total = {{ epsilon = 8.0, delta = 3e-6 }}       # the cap over all analysts of this dataset and its mock
+mock = {{ epsilon = 0.5, delta = 5e-7 }}        # synthetic data for the analysts, made once by `dpframe mock`
 {analysts}""")
     print(f"wrote {data} ({len(frame):,} generated rows, {len(frame.columns)} columns)", file=out)
     print(f"wrote {schema} (the column types and declared categories analysts are shown)", file=out)
-    print(f"wrote {config} (ledger {folder / 'ledger.sqlite'}; cap ε=8, δ=2e-6 over the analysts "
-          f"{' and '.join(tokens)}, each ε=3.5, δ=1e-6)", file=out)
+    print(f"wrote {config} (ledger {folder / 'ledger.sqlite'}; cap ε=8, δ=3e-6 over the analysts "
+          f"{' and '.join(tokens)}, each ε=3.5, δ=1e-6, and the mock, ε=0.5, δ=5e-7)", file=out)
     print(f"wrote {' and '.join(map(str, tokens.values()))} (the analysts' tokens, readable by you only; the config "
           "holds only their SHA-256)", file=out)
+    print("Make the mock analysts may develop on (synthetic data, charged once to the cap):", file=out)
+    print(f"  dpframe mock {config}", file=out)
     print("Serve it (Ctrl-C stops it):", file=out)
     print(f"  dpframe serve {config}", file=out)
     print(f"then, in a second shell, run the README's example as {EXAMPLE_ANALYSTS[0]}:", file=out)
@@ -421,7 +479,7 @@ def operation(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``analyst`` or ``cap`` with parsed arguments;
+    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``mock``, ``analyst`` or ``cap`` with parsed arguments;
     return the exit code."""
     if args.command in ("analyst", "cap"):
         return operation(args)
@@ -431,4 +489,6 @@ def run(args: argparse.Namespace) -> int:
         return example_service(Path(args.folder))
     if args.command == "remote-demo":
         return remote_demo(args)
+    if args.command == "mock":
+        return make_mocks(args)
     return token()

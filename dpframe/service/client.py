@@ -209,18 +209,68 @@ class Connection:
         names: list[str] = self._request("GET", "/v1/datasets")
         return names
 
-    def dataset(self, name: str) -> ProtectedFrame:
-        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`).
+    def dataset(self, name: str, *, mock: bool = False) -> ProtectedFrame:
+        """The dataset ``name`` as a remote protected frame (:class:`RemoteFrame`); with ``mock=True``, its mock
+        protected here, to develop on before spending anything.
 
         It is typed as the local :class:`~dpframe.ProtectedFrame`, whose operations and answers it has (tests/
         test_service_pipelines.py), so that code written and type-checked for a local frame checks unchanged
         (a helper taking ``p: dpframe.ProtectedFrame``, ``p["x"].dp.mean(...)`` a ``DPFloat``); at run time it is a
         :class:`RemoteFrame`, not an instance of ``ProtectedFrame``.
+
+        ``mock=True`` gives a local :class:`~dpframe.ProtectedFrame` of the dataset's mock (:meth:`mock`), protected
+        as the server protects the dataset (its declared categories, privacy unit and contributions) under an
+        in-memory budget equal to what remains of yours on it: a notebook runs on it unchanged, with the same
+        refusals and the same charges, spends nothing of your budget, and then runs on the real data when this
+        one line drops ``mock=True``. Its answers are about synthetic data: never conclusions.
         """
         if not isinstance(name, str):
             raise TypeError(f"a dataset's name is a string, got {type(name).__name__}")
-        self._request("GET", f"/v1/datasets/{name}")  # a clear error now for a name that is not yours
+        if not isinstance(mock, bool):
+            raise TypeError(f"mock= is True or False, got {type(mock).__name__}")
+        description = self._request("GET", f"/v1/datasets/{name}")  # a clear error now for a name that is not yours
+        if mock:
+            return self._rehearsal(name, description)
         return cast("ProtectedFrame", RemoteFrame(_Origin(self, name), _Node("source")))
+
+    def mock(self, name: str) -> pd.DataFrame:
+        """The dataset's mock: synthetic data with its schema, made once by the curator (``dpframe mock``) and the
+        same for every analyst; free (its cost was charged to the dataset's cap when it was made).
+
+        Good for the schema (columns, dtypes, categories), the shape of the data and rough distributions: writing
+        and debugging a pipeline. Not for conclusions: its values are a model's draws from noisy marginals, its row
+        count is noisy, rare values and most relations between more than two columns are gone. Its ``attrs["mock"]``
+        says when it was made and what it cost (:class:`~dpframe.service.mock.MockInfo`), ``attrs["dp"]`` how it was
+        synthesized. A dataset may offer none (the curator's choice): then a RemoteError says so.
+        """
+        from dpframe.service.mock import MockInfo
+
+        if not isinstance(name, str):
+            raise TypeError(f"a dataset's name is a string, got {type(name).__name__}")
+        answer = self._request("GET", f"/v1/datasets/{name}/mock")
+        frame: pd.DataFrame = answer["frame"]
+        frame.attrs["mock"] = MockInfo(name, str(answer["made"]), str(answer["cost"]), tuple(answer["notes"]))
+        return frame
+
+    def _rehearsal(self, name: str, description: Mapping[str, Any]) -> ProtectedFrame:
+        """The mock of ``name`` protected as the server protects the dataset, under what remains of the budget."""
+        from dpframe.accounting.budget import Budget
+        from dpframe.accounting.ledger import Ledger
+
+        view: wire.BudgetView = description["budget"]
+        left = view.remaining.cost
+        if not left.epsilon and not left.rho:
+            raise errors.BudgetExceededError(f"your budget on {name!r} is spent: a rehearsal on its mock would refuse "
+                                             "every query (c.mock(name) gives the mock itself)")
+        ledger, label = Ledger.in_memory(), f"mock of {name}"
+        budget = (Budget(rho=float(left.rho), name=label, ledger=ledger) if view.kind == "zcdp"
+                  else Budget(epsilon=float(left.epsilon), delta=float(left.delta), name=label, ledger=ledger))
+        categories = {column: list(spec["categories"]) for column, spec in description["columns"].items()
+                      if "categories" in spec}
+        protected: ProtectedFrame = self.mock(name).dp.protect(
+            budget=budget, categories=categories or None, privacy_unit=description["privacy_unit"],
+            max_contributions=description["max_contributions"])
+        return protected
 
     def _run(self, dataset: str, node: _Node) -> Any:
         steps = _steps(node)
@@ -478,6 +528,17 @@ class RemoteFrame(_Data):
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.columns)  # a frame iterates over its column labels, as pandas' (a fact of the schema)
+
+    def mock(self) -> pd.DataFrame:
+        """The dataset's mock (:meth:`Connection.mock`): synthetic data with its schema, free, not for conclusions.
+
+        Only the dataset's own frame has one (``c.dataset(name).mock()``): a mock of a filtered or changed frame
+        would be the mock's rows filtered, which the analyst can do to the mock itself.
+        """
+        if self._node.op != "source":
+            raise TypeError("mock() is the dataset's: call it on c.dataset(name), then filter or change the mock "
+                            "as you like")
+        return self._origin.connection.mock(self._origin.dataset)
 
 
 class RemoteSeries(_Data):

@@ -5,6 +5,8 @@ Endpoints (every one needs ``Authorization: Bearer TOKEN``; docs/server.md):
 - ``GET /v1/datasets``: the names of the analyst's datasets.
 - ``GET /v1/datasets/{name}``: a dataset's public schema (each column's type, and the categories the
   schema declares), its privacy unit, and the analyst's budget on it (total, spent, remaining).
+- ``GET /v1/datasets/{name}/mock``: the dataset's mock (:mod:`dpframe.service.mock`), synthetic data the curator
+  made once and charged to the dataset's cap; free.
 - ``POST /v1/datasets/{name}/run``: a plan (:mod:`dpframe.service.plan`) replayed on the analyst's
   protected frame (:mod:`dpframe.service.replay`); ``{"value": ..., "warnings": [...]}`` in the wire format
   (:mod:`dpframe.service.wire`). Each request id is answered once (kept in the ledger).
@@ -55,6 +57,7 @@ from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
 from dpframe.service import replay, wire
 from dpframe.service.config import Config, ConfigError, Total, check_datasets, load_config, lowered
+from dpframe.service.mock import mock_answer
 from dpframe.service.plan import Plan
 from dpframe.service.tokens import matching_name
 
@@ -399,14 +402,19 @@ class Service:
         allotment = self.allotment(who, config, dataset)
         with self._lock:
             if key not in self._sessions:
-                frame, categories = self._dataset(dataset)
-                spec = config.datasets[dataset]
-                with curators_warnings():
-                    protected = frame.dp.protect(budget=allotment,
-                                                 categories=categories or None, privacy_unit=spec.privacy_unit,
-                                                 max_contributions=spec.max_contributions)
-                self._sessions[key] = Session(protected)
+                self._sessions[key] = Session(self.protected(dataset, allotment))
             return self._sessions[key]
+
+    def protected(self, dataset: str, budget: Budget) -> ProtectedFrame:
+        """``dataset`` protected under ``budget`` (an allotment of its cap), as the config and the schema say: its
+        declared categories, its privacy unit and contributions."""
+        frame, categories = self._dataset(dataset)
+        spec = self.config.datasets[dataset]
+        with curators_warnings():
+            protected: ProtectedFrame = frame.dp.protect(budget=budget, categories=categories or None,
+                                                         privacy_unit=spec.privacy_unit,
+                                                         max_contributions=spec.max_contributions)
+        return protected
 
     def _dataset(self, name: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
         """A dataset's frame, typed by its schema, and its declared categories: read once per process, and recorded
@@ -454,6 +462,17 @@ class Service:
             with self._lock:
                 view["rows"] = len(self._dataset(dataset)[0])
         return {"value": wire.encode(view)}
+
+    def mock(self, config: Config, dataset: str) -> str:
+        """``GET /v1/datasets/{name}/mock``: the dataset's mock as the curator made it (``dpframe mock``), free: a 404
+        when the dataset offers none or it is not made yet."""
+        if config.mock_total(dataset) is None:
+            raise ServiceError(404, "NotFound", f"dataset {dataset!r} offers no mock (the curator's choice)")
+        kept = self.ledger.kept_mock(dataset)
+        if kept is None:
+            raise ServiceError(404, "NotFound", f"the mock of {dataset!r} is not made yet: ask the curator to run "
+                               "`dpframe mock` (docs/server.md)")
+        return mock_answer(kept, dataset)
 
     def run(self, who: str, config: Config, dataset: str, body: bytes) -> tuple[int, str]:
         """``POST /v1/datasets/{name}/run``: the status and JSON body of the answer to a plan.
@@ -606,6 +625,12 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     def dataset(name: str, request: Request) -> dict[str, Any]:
         who, config = service.enter(request)
         return service.describe(who, config, service.dataset_of(who, config, name))
+
+    @app.get("/v1/datasets/{name}/mock")
+    def mock(name: str, request: Request) -> Response:
+        who, config = service.enter(request)
+        answer = service.mock(config, service.dataset_of(who, config, name))
+        return Response(answer, media_type="application/json")
 
     @app.post("/v1/datasets/{name}/run")
     async def run(name: str, request: Request) -> Response:
