@@ -5,7 +5,9 @@ a file (:mod:`dpframe.report.cli`); ``dpframe synthesize data.csv --schema schem
 synthetic.csv`` writes a private synthetic copy (:mod:`dpframe.synthesis.cli`); ``dpframe budget list``
 shows the ledger's budgets (:mod:`dpframe.accounting.cli`); ``dpframe serve service.toml`` runs the curator
 service, ``dpframe token`` makes an analyst's token, ``dpframe example-service DIR`` writes an example service and
-``dpframe remote-demo URL --token-file FILE`` runs the README's example on one (:mod:`dpframe.service.cli`)."""
+``dpframe remote-demo URL --token-file FILE`` runs the README's example on one (:mod:`dpframe.service.cli`);
+``dpframe serve --check``, ``dpframe analyst ...`` and ``dpframe cap extend`` are the curator's operations on a
+service (:mod:`dpframe.service.operations`)."""
 
 from __future__ import annotations
 
