@@ -308,7 +308,7 @@ def make_mocks(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     return status
 
 
-def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
+def write_new(path: Path, text: str, mode: int = 0o644) -> None:
     """Write a new file (never over an existing one) with permissions ``mode`` from its creation on."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
@@ -355,14 +355,14 @@ def example_service(folder: Path, out: TextIO | None = None, err: TextIO | None 
     draft = infer_schema(data)
     draft["note"] = ("drafted by `dpframe schema` from generated data and reviewed: the categories are the "
                      "generator's own lists, public by construction")
-    _write_new(schema, json.dumps(draft, indent=2, ensure_ascii=False) + "\n")
+    write_new(schema, json.dumps(draft, indent=2, ensure_ascii=False) + "\n")
     analysts = ""
     for name, path in tokens.items():
         secret = new_token()
-        _write_new(path, secret + "\n", 0o600)  # the analyst's secret: readable by its owner only
+        write_new(path, secret + "\n", 0o600)  # the analyst's secret: readable by its owner only
         analysts += (f'\n[analysts.{name}]\ntoken_sha256 = "{hash_token(secret)}"\n'
                      "budgets = { census = { epsilon = 3.5, delta = 1e-6 } }\n")
-    _write_new(config, f"""# An example curator service, written by `dpframe example-service` (docs/server.md).
+    write_new(config, f"""# An example curator service, written by `dpframe example-service` (docs/server.md).
 ledger = "ledger.sqlite"                      # the persistent ledger, beside this file
 
 [datasets.census]

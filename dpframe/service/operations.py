@@ -29,6 +29,7 @@ from tomlkit.exceptions import TOMLKitError
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
 from dpframe.errors import LedgerError
+from dpframe.service.cli import write_new
 from dpframe.service.config import (
     Config,
     ConfigError,
@@ -231,21 +232,15 @@ def _deliver(secret: str, who: str, token_file: str | None, out: TextIO) -> None
         print(f"wrote {who}'s new token to {token_file} (readable by you only): give it to {who} privately", file=out)
 
 
-def _new_token_file(token_file: str | None, secret: str) -> None:
-    """Write the token to a new file (never over an existing one), readable by its owner only."""
-    if token_file is None:
-        return
-    try:
-        descriptor = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as error:
-        raise OperationError(f"cannot create the token file {token_file}: {error.strerror} (it must be new)") from None
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        file.write(secret + "\n")
-
-
 def _with_token(token_file: str | None, secret: str, edit: Callable[[], Config]) -> Config:
-    """Run ``edit()``, writing the token to ``token_file`` first and removing it again if the edit fails."""
-    _new_token_file(token_file, secret)
+    """Run ``edit()``, writing the token first to ``token_file`` (a new file, readable by its owner only), and removing
+    it again if the edit fails."""
+    if token_file is not None:
+        try:
+            write_new(Path(token_file), secret + "\n", 0o600)
+        except OSError as error:
+            raise OperationError(f"cannot create the token file {token_file}: {error.strerror} (it must be "
+                                 "new)") from None
     try:
         config = edit()
     except BaseException:
