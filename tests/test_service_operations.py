@@ -279,6 +279,12 @@ def test_analyst_rotate_remove_and_budget(config: Path) -> None:
     assert [event[:2] for event in events(config)] == [
         ("token rotated", "analyst:bob"), ("budget raised", "analyst:bob"), ("analyst removed", "analyst:carol")]
     assert events(config)[2][2] == "budgets were: census ε=1.5, δ=1e-07; its spending stays in the ledger"
+    # Added again, an analyst finds its allotments: a budget below them is refused (never lowered).
+    before = config.read_bytes()
+    code, _, err = dpframe("analyst", "add", str(config), "carol", "--budget", "census=1.0,1e-7")
+    assert code == 2 and "allotment analyst:carol/dataset:census has total ε=1.5, δ=1e-07" in err
+    assert "give at least that" in err and config.read_bytes() == before
+    assert dpframe("analyst", "add", str(config), "carol", "--budget", "census=1.5,1e-7")[0] == 0
     # The ledger's record of the operations never holds a token or its hash.
     recorded = " ".join(" ".join(event) for event in events(config)).lower()
     assert secret.lower() not in recorded and hash_token(secret) not in recorded and old not in recorded

@@ -73,6 +73,19 @@ def _kept(ledger: Ledger | None, name: str) -> Budget | None:
         return None
 
 
+def _existing_ledger(config: Config) -> Ledger | None:
+    """The config's ledger if its file exists (never created here), else None."""
+    return Ledger.at(config.ledger) if Path(config.ledger).exists() else None
+
+
+def _allotment_problem(ledger: Ledger | None, config: Config, who: str, dataset: str, total: Total) -> str | None:
+    """Why ``total`` cannot be the analyst's budget on ``dataset``: the ledger keeps its allotment higher (a budget is
+    never lowered; removing an analyst keeps its allotment), or None."""
+    name = config.allotment_name(who, dataset)
+    budget = _kept(ledger, name)
+    return None if budget is None else lowered(f"allotment {name}", budget.total, total)
+
+
 def check_service(path: str | os.PathLike[str]) -> Check:
     """Check a service's config without serving it: the config validates (token hashes well-formed and distinct,
     references, kinds), each dataset's schema and file are readable and agree, and the ledger (read only if it
@@ -98,10 +111,9 @@ def check_service(path: str | os.PathLike[str]) -> Check:
             check_dataset(name, spec)
         except ConfigError as error:
             check.problems.append(str(error))
-    exists = Path(config.ledger).exists()
-    ledger = Ledger.at(config.ledger) if exists else None
+    ledger = _existing_ledger(config)
     summary = check.summary
-    summary.append(f"ledger: {config.ledger}" + ("" if exists else " (not made yet: `dpframe serve` makes it)"))
+    summary.append(f"ledger: {config.ledger}" + ("" if ledger is not None else " (not made yet: `dpframe serve` makes it)"))
     for dataset, spec in config.datasets.items():
         mock = config.mock_total(dataset)
         made = None if ledger is None else ledger.kept_mock(dataset)
@@ -123,11 +135,10 @@ def check_service(path: str | os.PathLike[str]) -> Check:
     for who, analyst in config.analysts.items():
         parts = []
         for dataset, spec_total in analyst.budgets.items():
-            name = config.allotment_name(who, dataset)
-            budget = _kept(ledger, name)
+            budget = _kept(ledger, config.allotment_name(who, dataset))
             spent = "" if budget is None else f" (spent {budget.spent})"
             parts.append(f"{dataset} {spec_total.cost.describe(spec_total.kind)}{spent}")
-            problem = None if budget is None else lowered(f"allotment {name}", budget.total, spec_total)
+            problem = _allotment_problem(ledger, config, who, dataset, spec_total)
             if problem is not None:
                 check.problems.append(f"analysts.{who}.budgets.{dataset}: {problem}; the server would answer {who} "
                                       f"on {dataset} with 503: give at least the ledger's total")
@@ -250,6 +261,15 @@ def _with_token(token_file: str | None, secret: str, edit: Callable[[], Config])
     return config
 
 
+def _check_ledger_budgets(config: Config, who: str, budgets: dict[str, Total]) -> None:
+    """Refuse budgets below what the ledger keeps for the analyst (the server would answer it with 503 there)."""
+    ledger = _existing_ledger(config)
+    for dataset, total in budgets.items():
+        problem = _allotment_problem(ledger, config, who, dataset, total)
+        if problem is not None:
+            raise OperationError(f"{problem}: give at least that")
+
+
 def _warn(config: Config, err: TextIO) -> None:
     for warning in oversubscribed(config):
         print(f"warning: {warning}", file=err)
@@ -264,6 +284,7 @@ def add_analyst(path: str, name: str, specs: list[str], token_file: str | None, 
         if name in config.analysts:
             raise OperationError(f"analyst {name!r} already exists: `dpframe analyst rotate` gives it a new token, "
                                  "`dpframe analyst budget` raises its budgets")
+        _check_ledger_budgets(config, name, budgets)  # an analyst removed earlier keeps its allotments
         if "analysts" not in document:
             document["analysts"] = tomlkit.table(is_super_table=True)
         table = tomlkit.table()
@@ -335,6 +356,7 @@ def raise_budget(path: str, name: str, specs: list[str], out: TextIO, err: TextI
 
     def change(document: Any, config: Config) -> None:
         _existing(name, config)
+        _check_ledger_budgets(config, name, budgets)
         current = config.analysts[name].budgets
         table = document["analysts"][name]["budgets"]
         for dataset, total in budgets.items():
@@ -405,7 +427,7 @@ def extend_cap(path: str, dataset: str | None, cap: str | None, epsilon: float |
         if not old.cost.fits_in(new.cost):
             raise OperationError(f"cap {name} has total {old.cost.describe(old.kind)}: "
                                  f"{new.cost.describe(new.kind)} would lower it in some part (a cap is only raised)")
-        budget = _kept(Ledger.at(config.ledger) if Path(config.ledger).exists() else None, name)
+        budget = _kept(_existing_ledger(config), name)
         problem = None if budget is None else lowered(f"cap {name}", budget.total, new)
         if problem is not None:
             raise OperationError(problem)
