@@ -479,8 +479,8 @@ def operation(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``mock``, ``analyst`` or ``cap`` with parsed arguments;
-    return the exit code."""
+    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``mock``, ``analyst`` or ``cap`` with parsed
+    arguments; return the exit code."""
     if args.command in ("analyst", "cap"):
         return operation(args)
     if args.command == "serve":

@@ -378,8 +378,8 @@ def lowered(what: str, kept: Reading, total: Total) -> str | None:
     >>> kept = Reading.of(Total(epsilon=2.0).cost, "approx")
     >>> lowered("cap dataset:census", kept, Total(epsilon=3.0)) is None
     True
-    >>> print(lowered("cap dataset:census", kept, Total(epsilon=1.0)))
-    the ledger's cap dataset:census has total ε=2, δ=0, which the config's ε=1, δ=0 would lower: a budget is only ever raised
+    >>> lowered("cap dataset:census", kept, Total(epsilon=1.0))
+    "the ledger's cap dataset:census has total ε=2, δ=0, which the config's ε=1, δ=0 would lower: a budget is ..."
     """
     if kept.kind == total.kind and kept.cost.fits_in(total.cost):
         return None
@@ -392,10 +392,11 @@ def oversubscribed(config: Config) -> list[str]:
     dataset's cap when it is made), add up to more than (one analyst can then exhaust it).
 
     >>> config = Config.model_validate({"ledger": "l", "datasets": {"d": {"path": "d.csv", "schema": "s.json",
-    ...     "total": {"epsilon": 1.0}}}, "analysts": {name: {"token_sha256": digit * 64, "budgets": {"d": {"epsilon": 0.5}}}
-    ...     for name, digit in (("a", "1"), ("b", "2"))}})
-    >>> print(*oversubscribed(config))
-    the analysts' budgets (ε=1, δ=0) and the mock's cost (ε=0.1, δ=0) under the cap of dataset d add up to ε=1.1, δ=0, more than its total ε=1, δ=0: one analyst's spending can then refuse another's queries
+    ...     "total": {"epsilon": 1.0}}}, "analysts": {name: {"token_sha256": digit * 64,
+    ...     "budgets": {"d": {"epsilon": 0.5}}} for name, digit in (("a", "1"), ("b", "2"))}})
+    >>> print(*oversubscribed(config))  # doctest: +NORMALIZE_WHITESPACE
+    the analysts' budgets (ε=1, δ=0) and the mock's cost (ε=0.1, δ=0) under the cap of dataset d add up to ε=1.1,
+    δ=0, more than its total ε=1, δ=0: one analyst's spending can then refuse another's queries
     """
     found = []
     for cap in dict.fromkeys(config.cap_name(name) for name in config.datasets):

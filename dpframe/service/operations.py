@@ -113,7 +113,8 @@ def check_service(path: str | os.PathLike[str]) -> Check:
             check.problems.append(str(error))
     ledger = _existing_ledger(config)
     summary = check.summary
-    summary.append(f"ledger: {config.ledger}" + ("" if ledger is not None else " (not made yet: `dpframe serve` makes it)"))
+    note = "" if ledger is not None else " (not made yet: `dpframe serve` makes it)"
+    summary.append(f"ledger: {config.ledger}{note}")
     for dataset, spec in config.datasets.items():
         mock = config.mock_total(dataset)
         made = None if ledger is None else ledger.kept_mock(dataset)
@@ -319,7 +320,8 @@ def rotate_token(path: str, name: str, token_file: str | None, out: TextIO) -> C
         document["analysts"][name]["token_sha256"] = hash_token(secret)
 
     def record(config: Config) -> None:
-        Ledger.at(config.ledger).service_event("token rotated", f"analyst:{name}", "a new token; the old one is refused")
+        Ledger.at(config.ledger).service_event("token rotated", f"analyst:{name}",
+                                               "a new token; the old one is refused")
 
     config = _with_token(token_file, secret, lambda: edit_config(path, change, record))
     print(f"gave analyst {name} a new token in {path}: a running server refuses the old one from its next request",
