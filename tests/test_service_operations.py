@@ -200,7 +200,8 @@ def test_analyst_add_writes_a_token_file_and_keeps_comments(config: Path) -> Non
     (["dave", "--budget", "nosuch=0.5"], "analysts.dave.budgets.nosuch: no such dataset"),
     (["dave", "--budget", "visits=0.5"], "an (epsilon, delta) budget under a zCDP (rho) cap"),
     (["dave", "--budget", "census=rho:0.5"], "a zCDP (rho) budget under an (epsilon, delta) cap"),
-    (["dave", "--budget", "census=-1"], "budget 'census=-1': give DATASET=EPSILON[,DELTA] or DATASET=rho:RHO"),
+    (["dave", "--budget", "census=-1"], "budget 'census=-1': epsilon must be > 0, got -1.0"),
+    (["dave", "--budget", "census=1,0.5,2"], "budget 'census=1,0.5,2': give DATASET=EPSILON[,DELTA] or DATASET=rho:RHO"),
     (["dave", "--budget", "census"], "give DATASET=EPSILON[,DELTA] or DATASET=rho:RHO"),
     (["dave", "--budget", "census=1", "--budget", "census=2"], "two budgets for dataset 'census'"),
     (["dave smith", "--budget", "census=0.5"], "names must be letters"),
@@ -316,7 +317,7 @@ def test_cap_extend_raises_the_config_and_the_ledger_at_once(config: Path) -> No
      "dataset census is under the shared cap 'people': extend it with --cap people"),
     (["--cap", "persons", "--epsilon", "3"], "no [caps.persons]; caps: people"),
     (["--cap", "people", "--epsilon", "2"], "cap cap:people is already ε=2, δ=1e-06: nothing to extend"),
-    (["--cap", "people", "--epsilon", "-3"], "cap cap:people: "),
+    (["--cap", "people", "--epsilon", "-3"], "cap cap:people: epsilon must be > 0, got -3.0"),
     (["--cap", "people", "--epsilon", "2.5"], "the ledger's cap cap:people has total ε=2.75"),
 ])
 def test_cap_extend_refuses_and_leaves_both_untouched(config: Path, arguments: list[str], expected: str) -> None:

@@ -59,7 +59,7 @@ else:  # pragma: no cover  (Python 3.10: the server extra installs tomli, tomlli
     import tomli as tomllib
 
 __all__ = ["Analyst", "Cap", "Config", "ConfigError", "Curator", "Dataset", "Limits", "Mock", "Total", "check_dataset",
-           "check_datasets", "load_config", "lowered", "oversubscribed"]
+           "check_datasets", "load_config", "lowered", "oversubscribed", "validation_problems"]
 
 # Names become URL path segments and ledger budget names: plain ones only.
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -106,6 +106,14 @@ class Total(_Strict):
     def cost(self) -> Cost:
         """The exact amounts."""
         return totals(self.epsilon, self.delta, self.rho)[1]
+
+    def covers(self, kind: BudgetKind, cost: Cost) -> bool:
+        """Whether this total is of ``kind`` and at least ``cost`` in every part (a budget raised to it, not lowered).
+
+        >>> Total(epsilon=2.0).covers("approx", Total(epsilon=1.0).cost), Total(rho=2.0).covers("approx", Cost())
+        (True, False)
+        """
+        return kind == self.kind and cost.fits_in(self.cost)
 
 
 class Cap(_Strict):
@@ -300,7 +308,7 @@ def _at(folder: Path, path: str) -> str:
     return str((folder / Path(path).expanduser()).resolve())
 
 
-def _describe(error: ValidationError) -> list[str]:
+def validation_problems(error: ValidationError) -> list[str]:
     """A pydantic error as one line per problem: the field's dotted path and what is wrong."""
     lines = []
     for problem in error.errors(include_url=False, include_input=False):
@@ -337,8 +345,8 @@ def load_config(path: str | Path) -> Config:
     try:
         config = Config.model_validate(document)
     except ValidationError as error:
-        problems = [f"config {file}: {line}" for line in _describe(error)]
-        raise ConfigError(f"config {file}: {'; '.join(_describe(error))}", problems) from None
+        problems = [f"config {file}: {line}" for line in validation_problems(error)]
+        raise ConfigError(f"config {file}: {'; '.join(validation_problems(error))}", problems) from None
     folder = file.resolve().parent
     datasets = {name: spec.model_copy(update={"path": _at(folder, spec.path),
                                               "schema_path": _at(folder, spec.schema_path)})
@@ -381,7 +389,7 @@ def lowered(what: str, kept: Reading, total: Total) -> str | None:
     >>> lowered("cap dataset:census", kept, Total(epsilon=1.0))
     "the ledger's cap dataset:census has total ε=2, δ=0, which the config's ε=1, δ=0 would lower: a budget is ..."
     """
-    if kept.kind == total.kind and kept.cost.fits_in(total.cost):
+    if total.covers(kept.kind, kept.cost):
         return None
     return (f"the ledger's {what} has total {kept}, which the config's {total.cost.describe(total.kind)} would "
             "lower: a budget is only ever raised")

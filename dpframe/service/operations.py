@@ -24,21 +24,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import tomlkit
+from pydantic import ValidationError
 from tomlkit.exceptions import TOMLKitError
 
 from dpframe.accounting.budget import Budget
 from dpframe.accounting.ledger import Ledger
 from dpframe.errors import LedgerError
 from dpframe.service.cli import write_new
-from dpframe.service.config import (
-    Config,
-    ConfigError,
-    Total,
-    check_dataset,
-    load_config,
-    lowered,
-    oversubscribed,
-)
+from dpframe.service.config import (Config, ConfigError, Total, check_dataset, load_config, lowered, oversubscribed,
+                                    validation_problems)
 from dpframe.service.tokens import hash_token, new_token
 
 __all__ = ["Check", "OperationError", "add_analyst", "check_service", "extend_cap", "parse_budget", "raise_budget",
@@ -202,16 +196,26 @@ def parse_budget(text: str) -> tuple[str, Total]:
     dpframe.service.operations.OperationError: budget 'census': give DATASET=EPSILON[,DELTA] or DATASET=rho:RHO
     """
     dataset, _, amounts = text.partition("=")
+    zcdp = amounts.startswith("rho:")
+    parts = [amounts.removeprefix("rho:")] if zcdp else amounts.split(",")
     try:
-        if not dataset or not amounts:
+        if not dataset or len(parts) > (1 if zcdp else 2):
             raise ValueError
-        if amounts.startswith("rho:"):
-            return dataset, Total(rho=float(amounts.removeprefix("rho:")))
-        epsilon, _, delta = amounts.partition(",")
-        return dataset, Total(epsilon=float(epsilon), delta=float(delta) if delta else 0.0)
-    except ValueError as error:  # float()'s or Total's (a pydantic ValidationError is a ValueError)
-        reason = "" if not str(error) or "could not convert" in str(error) else f" ({str(error).splitlines()[-1]})"
-        raise OperationError(f"budget {text!r}: give {BUDGET_SYNTAX}{reason}") from None
+        numbers = [float(part) for part in parts]
+    except ValueError:
+        raise OperationError(f"budget {text!r}: give {BUDGET_SYNTAX}") from None
+    what = f"budget {text!r}"
+    if zcdp:
+        return dataset, _total(what, rho=numbers[0])
+    return dataset, _total(what, epsilon=numbers[0], delta=numbers[1] if len(numbers) == 2 else 0.0)
+
+
+def _total(what: str, epsilon: float | None = None, delta: float = 0.0, rho: float | None = None) -> Total:
+    """A :class:`Total`, or an OperationError saying what is wrong with ``what``."""
+    try:
+        return Total(epsilon=epsilon, delta=delta, rho=rho)
+    except ValidationError as error:
+        raise OperationError(f"{what}: {'; '.join(validation_problems(error))}") from None
 
 
 def _budgets(specs: list[str]) -> dict[str, Total]:
@@ -364,7 +368,7 @@ def raise_budget(path: str, name: str, specs: list[str], out: TextIO, err: TextI
         for dataset, total in budgets.items():
             old = current.get(dataset)
             if old is not None:
-                if old.kind != total.kind or not old.cost.fits_in(total.cost):
+                if not total.covers(old.kind, old.cost):
                     raise OperationError(f"analyst {name}'s budget on {dataset} is {old.cost.describe(old.kind)}: "
                                          f"{total.cost.describe(total.kind)} would lower it in some part (a budget "
                                          "is only raised)")
@@ -418,15 +422,12 @@ def extend_cap(path: str, dataset: str | None, cap: str | None, epsilon: float |
 
     def change(document: Any, config: Config) -> None:
         keys, name, old = where(config)
-        try:
-            new = (Total(rho=rho) if rho is not None else
-                   Total(epsilon=epsilon, delta=old.delta if delta is None else delta))
-        except ValueError as error:
-            raise OperationError(f"cap {name}: {str(error).splitlines()[-1]}") from None
+        new = (_total(f"cap {name}", rho=rho) if rho is not None else
+               _total(f"cap {name}", epsilon=epsilon, delta=old.delta if delta is None else delta))
         if new.kind != old.kind:
             raise OperationError(f"cap {name} is {'a zCDP (rho)' if old.kind == 'zcdp' else 'an (epsilon, delta)'} "
                                  "cap: extend it with the same kind")
-        if not old.cost.fits_in(new.cost):
+        if not new.covers(old.kind, old.cost):
             raise OperationError(f"cap {name} has total {old.cost.describe(old.kind)}: "
                                  f"{new.cost.describe(new.kind)} would lower it in some part (a cap is only raised)")
         budget = _kept(_existing_ledger(config), name)
