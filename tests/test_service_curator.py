@@ -267,7 +267,7 @@ def test_security_headers_and_the_policy(app: tuple[TestClient, Path]) -> None:
         assert response.headers["cache-control"] == "no-store"
         assert response.headers["content-type"].startswith("text/html")
         # The one stylesheet is the one the policy allows by hash; no script, no style attribute.
-        style = re.search(r"<style>(.*?)</style>", response.text, re.S)
+        style = re.search(r"<style>(.*?)</style>", response.text, re.DOTALL)
         assert style is not None
         digest = base64.b64encode(hashlib.sha256(style.group(1).encode()).digest()).decode()
         assert f"style-src 'sha256-{digest}'" in policy

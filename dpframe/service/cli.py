@@ -101,7 +101,14 @@ def add_parsers(sub: Any) -> None:
 
 
 def _add_audit_parser(sub: Any) -> None:
-    """The ``audit`` subcommand: the curator's page as a static file."""
+    """The ``audit`` subcommand: the curator's page as a static file.
+
+    >>> sub = argparse.ArgumentParser(prog="dpframe").add_subparsers()
+    >>> _add_audit_parser(sub)
+    >>> args = sub.choices["audit"].parse_args(["service.toml", "--out", "r.html", "--since", "2026-01-31"])
+    >>> args.config, args.out, args.since, args.analyst, args.limit
+    ('service.toml', 'r.html', datetime.date(2026, 1, 31), '', 1000)
+    """
     audit_parser = sub.add_parser(
         "audit", help="write the curator's page (caps, analysts' spending, the audit log) as an HTML file",
         description="Read the service's config and its ledger (never written) and write the curator's page as a "

@@ -39,7 +39,7 @@ from dpframe.accounting.ledger import Ledger
 from dpframe.errors import LedgerError
 from dpframe.service.config import Config
 
-__all__ = ["CuratorView", "Filters", "PAGE_POLICY", "SECURITY_HEADERS", "curator_view", "render", "session_cookie",
+__all__ = ["PAGE_POLICY", "SECURITY_HEADERS", "CuratorView", "Filters", "curator_view", "render", "session_cookie",
            "valid_session"]
 
 _TEMPLATES = jinja2.Environment(
@@ -396,6 +396,7 @@ def _plot(config: Config, ledger: Ledger, dataset: str, allotments: tuple[Allotm
                     for i in range(5))
     y_ticks = tuple((y(top * i / 4), f"{top * i / 4:.3g}") for i in range(5))
     return replace(shape, lines=tuple(lines_drawn), cap_y=y(cap_amount),
+                   height=max(shape.height, int(shape.top + 18 * len(lines_drawn) + 8)),  # room for the legend
                    cap_label=f"cap {cap.cost.describe(cap.kind)}", x_ticks=x_ticks, y_ticks=y_ticks)
 
 

@@ -299,7 +299,8 @@ class Analysts:
             self._broken = str(error)
             return
         self._broken = None
-        if fresh.model_dump(exclude={"analysts", "curator"}) != self._startup.model_dump(exclude={"analysts", "curator"}):
+        reread = {"analysts", "curator"}
+        if fresh.model_dump(exclude=reread) != self._startup.model_dump(exclude=reread):
             log.warning("the config's ledger, datasets, caps or limits changed: only its analysts are read again "
                         "while running; restart `dpframe serve` to apply the rest")
         self._config = self._startup.model_copy(update={"analysts": fresh.analysts, "curator": fresh.curator})
