@@ -176,6 +176,20 @@ def test_the_audit_filters(app: tuple[TestClient, Path]) -> None:
     assert "2 more row(s) not shown" in curator.render(paged, served=False)
 
 
+def test_a_long_plan_is_cut_where_shown(app: tuple[TestClient, Path]) -> None:
+    client, path = app
+    literal = "x" * (curator.PLAN_SHOWN + 500)
+    response = client.post("/v1/datasets/census/run", json=query_count("e" * 32, f"sex == {literal!r}"),
+                           headers={"Authorization": f"Bearer {TOKENS['carol']}"})
+    assert response.status_code == 200
+    config = load_config(path)
+    ledger = Ledger.at(config.ledger)
+    whole = ledger.audit("carol")["plan"].iloc[-1]
+    row = curator.curator_view(config, ledger, curator.Filters(plan=literal)).audit[0]  # the filter reads it all
+    assert row.plan == whole[:curator.PLAN_SHOWN] and row.cut == len(whole) - curator.PLAN_SHOWN > 500
+    assert f"{row.cut} more characters" in curator.render(curator.curator_view(config, ledger), served=False)
+
+
 # -- who may open the page ---------------------------------------------------------------------------------------
 def is_login_form(response: httpx.Response) -> bool:
     return 'action="/curator/login"' in response.text and 'id="audit"' not in response.text
@@ -356,7 +370,7 @@ def check_page_in_browser(page: Any, ledger: Ledger, dialogs: list[str]) -> None
 def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     config = with_curator(write_files(tmp_path, "[limits]\nrequests_per_second = 1000.0\nburst = 1000\n"))
-    server = launch(config)
+    server = launch(config, "--workers", "2")
     try:
         from dpframe.service.client import Connection
 
@@ -369,6 +383,11 @@ def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
             return server.request("POST", f"/v1/datasets/{dataset}/run", TOKENS[who], json=plan).status_code
 
         run_queries(send)
+        # One login serves every worker: the cookie is signed with the key `dpframe serve` gave them all.
+        login = server.request("POST", "/curator/login", data={"token": CURATOR}, follow_redirects=False)
+        assert login.status_code == 303
+        cookies = {SESSION_COOKIE: login.cookies[SESSION_COOKIE]}
+        assert {server.request("GET", "/curator", cookies=cookies).status_code for _ in range(12)} == {200}
         ledger = Ledger.at(tmp_path / "ledger.sqlite")
         report = tmp_path / "report.html"
         assert main(["audit", str(config), "--out", str(report)]) == 0

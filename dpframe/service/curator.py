@@ -67,6 +67,8 @@ SECURITY_HEADERS = {
 # The audit rows a page shows at most, unless asked for more (up to MAX_ROWS).
 ROWS = 200
 MAX_ROWS = 5000
+# The characters of a plan a row shows (a plan may be as long as the body limit); Ledger.audit() has them all.
+PLAN_SHOWN = 4000
 # How long a curator's login lasts.
 SESSION_SECONDS = 8 * 3600
 _PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d")
@@ -107,13 +109,15 @@ class AllotmentView:
 
 @dataclass(frozen=True)
 class AuditRow:
-    """One audit row: a charge of a request (or a request that charged nothing, at zero cost)."""
+    """One audit row: a charge of a request (or a request that charged nothing, at zero cost); ``plan``: its first
+    :data:`PLAN_SHOWN` characters, ``cut`` how many more it has."""
 
     time: str
     who: str
     request_id: str
     dataset: str
     plan: str
+    cut: int
     cost: str
 
 
@@ -275,7 +279,8 @@ def curator_view(config: Config, ledger: Ledger, filters: Filters | None = None)
     matching = filters.matching(audit).iloc[::-1]  # newest first
     first = (filters.page - 1) * filters.limit
     shown = matching.iloc[first:first + filters.limit]
-    rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"], row["plan"],
+    rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"],
+                          row["plan"][:PLAN_SHOWN], max(0, len(row["plan"]) - PLAN_SHOWN),
                           _cost(row["epsilon"], row["delta"], row["rho"]).describe(kinds.get(row["dataset"], "approx")))
                  for row in shown.to_dict("records"))
     events = ledger.service_events()

@@ -74,8 +74,9 @@ CONFIG_VARIABLE = "DPFRAME_SERVICE_CONFIG"
 SESSION_KEY_VARIABLE = "DPFRAME_CURATOR_SESSION_KEY"
 # The curator's session cookie; its path keeps it off every analyst's endpoint.
 SESSION_COOKIE = "dpframe_curator"
-# Attempts at the curator's token (login form or bearer header) per client address: one a second, bursts of 10.
-LOGIN_RATE, LOGIN_BURST = 1.0, 10
+# Attempts at the curator's token (login form or bearer header) per client address: one a second, bursts of 10;
+# the addresses of the last 10 s are kept past LOGIN_ADDRESSES (RateLimiter.max_keys).
+LOGIN_RATE, LOGIN_BURST, LOGIN_ADDRESSES = 1.0, 10, 10_000
 # Schema fields that are public: the column's type, its declared categories, a datetime's parse format.
 # Anything else (notes written by `dpframe schema` quote values of the data) is never sent.
 PUBLIC_SCHEMA_FIELDS = ("type", "categories", "format")
@@ -214,17 +215,31 @@ class RateLimiter:
     [0.0, 0.0, 1.0]
     >>> limiter.wait("alice", now=1.0), limiter.wait("bob", now=1.0)
     (0.0, 0.0)
+
+    Keyed by something an attacker can vary (a client address), ``max_keys`` bounds the memory: past it, the
+    buckets that have refilled (the same as no bucket) are forgotten, so what is kept is the keys of the last
+    ``burst / rate`` seconds.
+
+    >>> by_address = RateLimiter(rate=1.0, burst=2, max_keys=2)
+    >>> [by_address.wait(address, now=0.0) for address in ("a", "b")], by_address.wait("c", now=5.0), len(by_address)
+    ([0.0, 0.0], 0.0, 1)
     """
 
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, burst
+    def __init__(self, rate: float, burst: int, max_keys: int | None = None) -> None:
+        self.rate, self.burst, self.max_keys = rate, burst, max_keys
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
     def wait(self, who: str, now: float | None = None) -> float:
         """Take a token for ``who``: 0 if one was there, else the seconds until there is one (nothing taken)."""
         now = time.monotonic() if now is None else now
         with self._lock:
+            if self.max_keys is not None and len(self._buckets) >= self.max_keys and who not in self._buckets:
+                self._buckets = {key: (tokens, then) for key, (tokens, then) in self._buckets.items()
+                                 if tokens + (now - then) * self.rate < self.burst}
             tokens, then = self._buckets.get(who, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - then) * self.rate)
             if tokens < 1:
@@ -327,7 +342,7 @@ class Service:
         self.analysts = Analysts(config_path, config)
         self.ledger = Ledger.at(config.ledger)
         self.limiter = RateLimiter(config.limits.requests_per_second, config.limits.burst)
-        self.login_limiter = RateLimiter(LOGIN_RATE, LOGIN_BURST)
+        self.login_limiter = RateLimiter(LOGIN_RATE, LOGIN_BURST, LOGIN_ADDRESSES)
         key = os.environ.get(SESSION_KEY_VARIABLE)
         self.session_key = key.encode("utf-8") if key else secrets.token_bytes(32)
         self.caps = {name: open_cap(self.ledger, name, config.cap_total(dataset))
