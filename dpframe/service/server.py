@@ -316,8 +316,8 @@ class Analysts:
         self._broken = None
         reread = {"analysts", "curator"}
         if fresh.model_dump(exclude=reread) != self._startup.model_dump(exclude=reread):
-            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts are read again "
-                        "while running; restart `dpframe serve` to apply the rest")
+            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts and curator are read "
+                        "again while running; restart `dpframe serve` to apply the rest")
         self._config = self._startup.model_copy(update={"analysts": fresh.analysts, "curator": fresh.curator})
         log.info("the config changed: %d analyst(s) now", len(fresh.analysts))
 
