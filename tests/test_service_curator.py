@@ -16,7 +16,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import redirect_stderr
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +166,7 @@ def test_the_audit_filters(app: tuple[TestClient, Path]) -> None:
     assert shown(analyst="alice", dataset="census") == [f"a{i:031d}" for i in (2, 1, 0)]
     assert shown(plan="ONERROR") == ["a" + "1".zfill(31)]  # any case
     assert shown(plan="age >= 40") == ["c" * 32]
-    today = date.today()  # the queries ran today (UTC); a day's filter includes its whole day
+    today = ledger.audit()["time"].min().date()  # the UTC day of the first query; a filter includes whole days
     assert len(shown(since=today - timedelta(days=1), until=today + timedelta(days=1))) == 6
     assert shown(until=today - timedelta(days=2)) == [] and shown(since=today + timedelta(days=2)) == []
     paged = curator.curator_view(config, ledger, curator.Filters(limit=4, page=1))
@@ -310,7 +310,7 @@ def test_dpframe_audit_writes_the_page_as_a_file(app: tuple[TestClient, Path], t
     before = (ledger.audit().to_json(), ledger.budgets().to_json())
     out = tmp_path / "report.html"
     assert main(["audit", str(config), "--out", str(out), "--analyst", "alice", "--dataset", "census",
-                 "--since", date.today().isoformat(), "--plan", "pwned"]) == 0
+                 "--since", ledger.audit()["time"].min().date().isoformat(), "--plan", "pwned"]) == 0
     html = out.read_text(encoding="utf-8")
     assert '<meta http-equiv="Content-Security-Policy"' in html and "frame-ancestors" not in html  # ignored in <meta>
     assert "<form" not in html and "<script" not in html  # no login or filter form in a file
