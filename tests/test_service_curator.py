@@ -340,7 +340,7 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-def check_page_in_browser(page: Any, ledger: Ledger, dialogs: list[str]) -> None:
+def check_page_in_browser(page: Any, ledger: Ledger, dialogs: list[str], console: list[str]) -> None:
     """The page as the browser drew it: tables, plots, the ledger's numbers, hostile strings inert and shown."""
     assert page.locator("#caps tbody tr").count() == 2 and page.locator("#allotments tbody tr").count() == 4
     for name in ("cap:people", "dataset:visits"):
@@ -362,6 +362,7 @@ def check_page_in_browser(page: Any, ledger: Ledger, dialogs: list[str]) -> None
     for plan in ledger.audit()["plan"]:  # each plan shown as the text it is (JSON: the quotes in it escaped)
         assert plan in audit_text
     assert page.evaluate("typeof window.pwned") == "undefined" and dialogs == []
+    assert not [line for line in console if "Content Security Policy" in line]  # nothing even tried
     assert page.locator("script, img, iframe, object, embed, [onerror], [onload]").count() == 0
     assert page.locator("svg").count() == 2 and page.locator("style").count() == 1
 
@@ -396,13 +397,15 @@ def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
             try:
                 page = browser.new_page()
                 dialogs: list[str] = []
+                console: list[str] = []
                 page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+                page.on("console", lambda message: console.append(message.text))
                 response = page.goto(server.url + "/curator")
                 assert response is not None and response.status == 401
                 page.fill("input[name=token]", CURATOR)
                 page.click("button[type=submit]")
                 page.wait_for_selector("#audit-table")
-                check_page_in_browser(page, ledger, dialogs)
+                check_page_in_browser(page, ledger, dialogs, console)
                 # The filter form: a plain GET with the filters as query parameters.
                 page.select_option("select[name=analyst]", "bob")
                 page.click("form.filters button[type=submit]")
@@ -411,8 +414,9 @@ def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
                 # The static report, opened as a file: the same page, the same policy in its <meta>.
                 static = browser.new_page()
                 static.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+                static.on("console", lambda message: console.append(message.text))
                 static.goto(report.as_uri())
-                check_page_in_browser(static, ledger, dialogs)
+                check_page_in_browser(static, ledger, dialogs, console)
             finally:
                 browser.close()
     finally:
