@@ -123,11 +123,12 @@ def test_the_view_holds_the_ledgers_numbers(app: tuple[TestClient, Path]) -> Non
     assert HOSTILE[0] in view.audit[-1].plan
     # Each analyst's plot ends at its spending; the cap's line is the cap's total.
     census = next(plot for plot in view.plots if plot.dataset == "census")
-    assert census.unit == "ε" and census.cap_label == "cap ε=2, δ=1e-06"
+    assert census.unit == "ε" and census.cap_label == "shared cap people ε=2, δ=1e-06"
     assert {line.analyst: float(line.spent) for line in census.lines} == {"alice": pytest.approx(0.3),
                                                                          "carol": pytest.approx(0.25)}
     visits = next(plot for plot in view.plots if plot.dataset == "visits")
     assert visits.unit == "ρ" and {line.analyst for line in visits.lines} == {"alice", "bob"}
+    assert visits.cap_label == "cap ρ=0.5"
     heights = [float(point.split(",")[1]) for point in census.lines[0].points.split()]
     assert heights == sorted(heights, reverse=True) and census.cap_y < min(heights)  # rising, below the cap
     # Mocks: made (its event's cost), and offered: no; the service events.

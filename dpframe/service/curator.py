@@ -361,7 +361,7 @@ def _mock(config: Config, ledger: Ledger, events: pd.DataFrame, dataset: str) ->
 # -- the plot ----------------------------------------------------------------------------------------------------
 def _plot(config: Config, ledger: Ledger, dataset: str, allotments: tuple[AllotmentView, ...]) -> Plot:
     """Each analyst's cumulative spending on ``dataset`` (its allotment's ledger lines) as step lines, in SVG units."""
-    cap = config.cap_total(dataset)
+    cap, shared = config.cap_total(dataset), config.datasets[dataset].cap
     amount = "rho" if cap.kind == "zcdp" else "epsilon"
     steps: dict[str, pd.DataFrame] = {}
     for view in allotments:
@@ -402,7 +402,8 @@ def _plot(config: Config, ledger: Ledger, dataset: str, allotments: tuple[Allotm
     y_ticks = tuple((y(top * i / 4), f"{top * i / 4:.3g}") for i in range(5))
     return replace(shape, lines=tuple(lines_drawn), cap_y=y(cap_amount),
                    height=max(shape.height, int(shape.top + 18 * len(lines_drawn) + 8)),  # room for the legend
-                   cap_label=f"cap {cap.cost.describe(cap.kind)}", x_ticks=x_ticks, y_ticks=y_ticks)
+                   cap_label=f"{'cap' if shared is None else f'shared cap {shared}'} {cap.cost.describe(cap.kind)}",
+                   x_ticks=x_ticks, y_ticks=y_ticks)
 
 
 # -- the page ----------------------------------------------------------------------------------------------------
