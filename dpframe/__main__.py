@@ -5,9 +5,10 @@ a file (:mod:`dpframe.report.cli`); ``dpframe synthesize data.csv --schema schem
 synthetic.csv`` writes a private synthetic copy (:mod:`dpframe.synthesis.cli`); ``dpframe budget list``
 shows the ledger's budgets (:mod:`dpframe.accounting.cli`); ``dpframe serve service.toml`` runs the curator
 service, ``dpframe token`` makes an analyst's token, ``dpframe example-service DIR`` writes an example service and
-``dpframe remote-demo URL --token-file FILE`` runs the README's example on one (:mod:`dpframe.service.cli`);
-``dpframe serve --check``, ``dpframe analyst ...`` and ``dpframe cap extend`` are the curator's operations on a
-service (:mod:`dpframe.service.operations`)."""
+``dpframe remote-demo URL --token-file FILE`` runs the README's example on one and ``dpframe audit CONFIG --out
+report.html`` writes the curator's page as a file (:mod:`dpframe.service.cli`); ``dpframe serve --check``,
+``dpframe analyst ...`` and ``dpframe cap extend`` are the curator's operations on a service
+(:mod:`dpframe.service.operations`) and ``dpframe mock`` makes the datasets' mocks (:mod:`dpframe.service.mock`)."""
 
 from __future__ import annotations
 
@@ -148,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return synthesis_cli.run(args)
         elif args.command == "budget":
             return budget_cli.run(args)
-        elif args.command in ("serve", "token", "example-service", "remote-demo", "mock", "analyst", "cap"):
+        elif args.command in ("serve", "token", "example-service", "remote-demo", "mock", "analyst", "cap", "audit"):
             return service_cli.run(args)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.

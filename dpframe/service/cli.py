@@ -1,9 +1,10 @@
 """``dpframe serve CONFIG.toml`` runs the curator service; ``dpframe token`` makes an analyst's token (docs/server.md).
 
 ``dpframe example-service DIR`` writes a dataset, its schema, a config and two analysts' tokens to try it with;
-``dpframe remote-demo URL --token-file FILE`` is an analyst running the README's example against a server.
+``dpframe remote-demo URL --token-file FILE`` is an analyst running the README's example against a server;
+``dpframe audit CONFIG --out report.html`` writes the curator's page (caps, spending, audit log) as a file.
 ``dpframe serve --check CONFIG``, ``dpframe analyst add|rotate|remove|budget`` and ``dpframe cap extend`` are the
-curator's operations (:mod:`dpframe.service.operations`).
+curator's operations (:mod:`dpframe.service.operations`); ``dpframe mock CONFIG`` makes the datasets' mocks.
 
 The module imports only the standard library, so the ``dpframe`` command works without the extras.
 ``serve`` checks the config, the schemas and the files' headers and opens the caps in the ledger before it
@@ -19,7 +20,9 @@ import copy
 import ipaddress
 import json
 import os
+import secrets
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -111,6 +114,7 @@ def add_parsers(sub: Any) -> None:
                         help="a file holding the analyst's token (not an argument: others can read a command line)")
     remote.add_argument("--dataset", default="census", help="the dataset to query (default census)")
     add_operation_parsers(sub)
+    _add_audit_parser(sub)
 
 
 def add_operation_parsers(sub: Any) -> None:
@@ -179,6 +183,36 @@ def add_operation_parsers(sub: Any) -> None:
     extend.add_argument("--delta", type=float, help="the new delta total (with --epsilon; default: the cap's)")
 
 
+
+
+def _add_audit_parser(sub: Any) -> None:
+    """The ``audit`` subcommand: the curator's page as a static file.
+
+    >>> sub = argparse.ArgumentParser(prog="dpframe").add_subparsers()
+    >>> _add_audit_parser(sub)
+    >>> args = sub.choices["audit"].parse_args(["service.toml", "--out", "r.html", "--since", "2026-01-31"])
+    >>> args.config, args.out, args.since, args.analyst, args.limit
+    ('service.toml', 'r.html', datetime.date(2026, 1, 31), '', 1000)
+    """
+    audit_parser = sub.add_parser(
+        "audit", help="write the curator's page (caps, analysts' spending, the audit log) as an HTML file",
+        description="Read the service's config and its ledger (never written) and write the curator's page as a "
+        "static HTML file: each cap and what is left, each analyst's budget and spending over time, the audit log "
+        "(filtered as the options say), the service's events and the mocks. It holds every analyst's plans: keep it "
+        "as private as the ledger. Documentation: docs/server.md.")
+    audit_parser.add_argument("config", help="the service's TOML config (docs/server.md)")
+    audit_parser.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML file to write")
+    audit_parser.add_argument("--analyst", default="", help="only this analyst's audit rows")
+    audit_parser.add_argument("--dataset", default="", help="only this dataset's audit rows")
+    audit_parser.add_argument("--since", type=date.fromisoformat, metavar="YYYY-MM-DD",
+                              help="only audit rows from this day on (UTC)")
+    audit_parser.add_argument("--until", type=date.fromisoformat, metavar="YYYY-MM-DD",
+                              help="only audit rows up to this day, included (UTC)")
+    audit_parser.add_argument("--plan", default="", metavar="TEXT", help="only audit rows whose plan contains TEXT")
+    audit_parser.add_argument("--limit", type=int, default=1000, help="at most this many audit rows, newest first "
+                              "(default 1000; the page says how many more match)")
+
+
 def token(out: TextIO | None = None) -> int:
     """``dpframe token``: a new random token and the line of the config that accepts it.
 
@@ -223,7 +257,7 @@ def serve(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | Non
 
         from dpframe.service.config import ConfigError
         from dpframe.service.operations import check_service
-        from dpframe.service.server import CONFIG_VARIABLE, Service
+        from dpframe.service.server import CONFIG_VARIABLE, SESSION_KEY_VARIABLE, Service
     except ImportError as error:
         print(f"dpframe serve: error: the server needs the server extra: pip install 'dpframe[server]' "
               f"({error.name} is missing)", file=err)
@@ -254,6 +288,7 @@ def serve(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | Non
         print(f"dpframe serve: warning: serving plain HTTP on {args.host}: tokens and answers cross the network "
               "in clear. Pass --ssl-keyfile and --ssl-certfile (docs/server.md)", file=err)
     os.environ[CONFIG_VARIABLE] = str(config_path)  # the workers' app factory reads it (they inherit it)
+    os.environ[SESSION_KEY_VARIABLE] = secrets.token_hex(32)  # one key for every worker's curator sessions
     # The service's own log lines (config reloads, internal errors with their tracebacks) beside uvicorn's.
     logging = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     logging["loggers"]["dpframe.service"] = {"handlers": ["default"], "level": args.log_level.upper(),
@@ -478,13 +513,51 @@ def operation(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
     return 0
 
 
+def audit(args: argparse.Namespace, err: TextIO | None = None) -> int:
+    """``dpframe audit CONFIG --out REPORT.html``: the curator's page as a file. Exit code 2 for a config problem, a
+    missing ledger or a bad option."""
+    err = sys.stderr if err is None else err
+    try:
+        from dpframe.accounting.ledger import Ledger
+        from dpframe.errors import LedgerError
+        from dpframe.service import curator
+        from dpframe.service.config import ConfigError, load_config
+    except ImportError as error:
+        print(f"dpframe audit: error: the report needs the server extra: pip install 'dpframe[server]' "
+              f"({error.name} is missing)", file=err)
+        return 2
+    if not 1 <= args.limit <= curator.MAX_ROWS:
+        print(f"dpframe audit: error: --limit must be from 1 to {curator.MAX_ROWS}", file=err)
+        return 2
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        print(f"dpframe audit: error: {error}", file=err)
+        return 2
+    if not Path(config.ledger).is_file():  # opening it would create an empty one
+        print(f"dpframe audit: error: the config's ledger {config.ledger} does not exist (has the service run?)",
+              file=err)
+        return 2
+    filters = curator.Filters(analyst=args.analyst, dataset=args.dataset, since=args.since, until=args.until,
+                              plan=args.plan, limit=args.limit)
+    try:
+        view = curator.curator_view(config, Ledger.at(config.ledger), filters)
+        Path(args.out).write_text(curator.render(view, served=False), encoding="utf-8")
+    except (LedgerError, OSError) as error:  # not a ledger, or the report cannot be written there
+        print(f"dpframe audit: error: {error}", file=err)
+        return 2
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``mock``, ``analyst`` or ``cap`` with parsed
-    arguments; return the exit code."""
+    """Run ``serve``, ``token``, ``example-service``, ``remote-demo``, ``mock``, ``analyst``, ``cap`` or ``audit``
+    with parsed arguments; return the exit code."""
     if args.command in ("analyst", "cap"):
         return operation(args)
     if args.command == "serve":
         return serve(args)
+    if args.command == "audit":
+        return audit(args)
     if args.command == "example-service":
         return example_service(Path(args.folder))
     if args.command == "remote-demo":

@@ -11,6 +11,10 @@ Endpoints (every one needs ``Authorization: Bearer TOKEN``; docs/server.md):
   protected frame (:mod:`dpframe.service.replay`); ``{"value": ..., "warnings": [...]}`` in the wire format
   (:mod:`dpframe.service.wire`). Each request id is answered once (kept in the ledger).
 
+The curator's page, ``GET /curator`` (:mod:`dpframe.service.curator`), opens with the curator's token only (the
+config's ``[curator]``; a 404 without one): as a bearer token, or through its login form (``POST /curator/login``),
+which sets a signed session cookie (``POST /curator/logout`` drops it). No analyst's token opens it.
+
 Errors are ``{"error": {"type": ..., "message": ...}}``: 401 without a valid token, 404 for a dataset
 that is not the analyst's (the same as one that does not exist), 413 for a body over the limit, 429 over
 the analyst's rate, 409 for a request id that cannot be answered again, 503 while the config does not
@@ -31,6 +35,7 @@ import json
 import logging
 import math
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -39,11 +44,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pandas as pd
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -55,16 +61,25 @@ from dpframe.accounting.ledger import Ledger
 from dpframe.errors import DPFrameError, LedgerError, ProposalRefusedError
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.schema import header, read_with_schema
-from dpframe.service import replay, wire
+from dpframe.service import curator, replay, wire
 from dpframe.service.config import Config, ConfigError, Total, check_datasets, load_config, lowered
 from dpframe.service.mock import mock_answer
 from dpframe.service.plan import Plan
 from dpframe.service.tokens import matching_name
 
-__all__ = ["CONFIG_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
+__all__ = ["CONFIG_VARIABLE", "SESSION_KEY_VARIABLE", "ServiceError", "app_from_environment", "create_app"]
 
 # The config path of the app that `dpframe serve` starts in each uvicorn worker (an import string needs it).
 CONFIG_VARIABLE = "DPFRAME_SERVICE_CONFIG"
+# The key that signs the curator's session cookies: `dpframe serve` draws one per start and its workers inherit it,
+# so a session opened in one worker is valid in all. Without it (an app made by create_app alone) each process
+# draws its own.
+SESSION_KEY_VARIABLE = "DPFRAME_CURATOR_SESSION_KEY"
+# The curator's session cookie; its path keeps it off every analyst's endpoint.
+SESSION_COOKIE = "dpframe_curator"
+# Attempts at the curator's token (login form or bearer header) per client address: one a second, bursts of 10;
+# the addresses of the last 10 s are kept past LOGIN_ADDRESSES (RateLimiter.max_keys).
+LOGIN_RATE, LOGIN_BURST, LOGIN_ADDRESSES = 1.0, 10, 10_000
 # Schema fields that are public: the column's type, its declared categories, a datetime's parse format.
 # Anything else (notes written by `dpframe schema` quote values of the data) is never sent.
 PUBLIC_SCHEMA_FIELDS = ("type", "categories", "format")
@@ -203,17 +218,31 @@ class RateLimiter:
     [0.0, 0.0, 1.0]
     >>> limiter.wait("alice", now=1.0), limiter.wait("bob", now=1.0)
     (0.0, 0.0)
+
+    Keyed by something an attacker can vary (a client address), ``max_keys`` bounds the memory: past it, the
+    buckets that have refilled (the same as no bucket) are forgotten, so what is kept is the keys of the last
+    ``burst / rate`` seconds.
+
+    >>> by_address = RateLimiter(rate=1.0, burst=2, max_keys=2)
+    >>> [by_address.wait(address, now=0.0) for address in ("a", "b")], by_address.wait("c", now=5.0), len(by_address)
+    ([0.0, 0.0], 0.0, 1)
     """
 
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, burst
+    def __init__(self, rate: float, burst: int, max_keys: int | None = None) -> None:
+        self.rate, self.burst, self.max_keys = rate, burst, max_keys
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
     def wait(self, who: str, now: float | None = None) -> float:
         """Take a token for ``who``: 0 if one was there, else the seconds until there is one (nothing taken)."""
         now = time.monotonic() if now is None else now
         with self._lock:
+            if self.max_keys is not None and len(self._buckets) >= self.max_keys and who not in self._buckets:
+                self._buckets = {key: (tokens, then) for key, (tokens, then) in self._buckets.items()
+                                 if tokens + (now - then) * self.rate < self.burst}
             tokens, then = self._buckets.get(who, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - then) * self.rate)
             if tokens < 1:
@@ -249,8 +278,9 @@ def curators_warnings() -> Iterator[None]:
 class Analysts:
     """The analysts of the config file, read again whenever the file changes (tokens revoked without a restart).
 
-    Only ``[analysts]`` is taken from a changed file, and caps' totals that the ledger already has (``dpframe cap
-    extend`` raises both at once; every charge reads the cap's total from the ledger); a change to anything else is
+    Only ``[analysts]`` and ``[curator]`` are taken from a changed file (a new curator's token ends every
+    session of the curator's page), and caps' totals that the ledger already has (``dpframe cap extend``
+    raises both at once; every charge reads the cap's total from the ledger); a change to anything else is
     logged as needing a restart. A file that no longer validates closes the service (503) until it does: a
     half-finished revocation must not leave the old tokens working.
     """
@@ -291,16 +321,17 @@ class Analysts:
         if self._applies(fresh):
             self._config = fresh
         else:
-            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts (and caps' totals "
-                        "raised by `dpframe cap extend`) are read again while running; restart `dpframe serve` to "
-                        "apply the rest")
-            self._config = self._startup.model_copy(update={"analysts": fresh.analysts})
+            log.warning("the config's ledger, datasets, caps or limits changed: only its analysts, its curator (and "
+                        "caps' totals raised by `dpframe cap extend`) are read again while running; restart `dpframe "
+                        "serve` to apply the rest")
+            self._config = self._startup.model_copy(update={"analysts": fresh.analysts,
+                                                             "curator": fresh.curator})
         log.info("the config changed: %d analyst(s) now", len(fresh.analysts))
 
     def _applies(self, fresh: Config) -> bool:
         """Whether the changed config is in force as it is: it differs from the one the service started with only in
-        its analysts and in caps' totals that the ledger already has."""
-        totals: dict[str, Any] = {"analysts": True, "caps": {"__all__": {"total"}}, "datasets": {"__all__": {"total"}}}
+        its analysts, its curator and caps' totals that the ledger already has."""
+        totals: dict[str, Any] = {"analysts": True, "curator": True, "caps": {"__all__": {"total"}}, "datasets": {"__all__": {"total"}}}
         if fresh.model_dump(exclude=totals) != self._startup.model_dump(exclude=totals):
             return False
         for dataset in fresh.datasets:
@@ -333,6 +364,9 @@ class Service:
         self.ledger = Ledger.at(config.ledger)
         self.analysts = Analysts(config_path, config, self.ledger)
         self.limiter = RateLimiter(config.limits.requests_per_second, config.limits.burst)
+        self.login_limiter = RateLimiter(LOGIN_RATE, LOGIN_BURST, LOGIN_ADDRESSES)
+        key = os.environ.get(SESSION_KEY_VARIABLE)
+        self.session_key = key.encode("utf-8") if key else secrets.token_bytes(32)
         self.caps = {name: open_cap(self.ledger, name, config.cap_total(dataset))
                      for dataset in config.datasets for name in [config.cap_name(dataset)]}
         self._data: dict[str, tuple[pd.DataFrame, dict[str, list[str]]]] = {}
@@ -356,6 +390,39 @@ class Service:
             raise ServiceError(429, "RateLimited", f"too many requests: retry in {wait:.2f} s",
                                {"Retry-After": str(math.ceil(wait))})
         return who, config
+
+    # -- the curator's page ----------------------------------------------------------------------------------------
+    def curator_config(self) -> tuple[Config, str]:
+        """The current config and the curator's token hash, read again with the analysts (a 404 without
+        ``[curator]``: then there is no page)."""
+        config = self.analysts.current()
+        if config.curator is None:
+            raise ServiceError(404, "NotFound", "Not Found")
+        return config, config.curator.token_sha256
+
+    def curator_attempt(self, request: Request) -> float:
+        """Take one of the client address's attempts at the curator's token: 0, or the seconds until there is one."""
+        return self.login_limiter.wait(request.client.host if request.client else "")
+
+    def curator_refusal(self, request: Request, token_sha256: str) -> str | None:
+        """None if the request is the curator's (its bearer token, or a valid session cookie), else why not (for the
+        login form; empty: no credentials at all). A 429 after too many attempts at the token."""
+        header = request.headers.get("authorization")
+        if header is not None:
+            wait = self.curator_attempt(request)
+            if wait:
+                raise ServiceError(429, "RateLimited", f"too many attempts: retry in {wait:.2f} s",
+                                   {"Retry-After": str(math.ceil(wait))})
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() == "bearer" and matching_name({"curator": token_sha256}, token.strip()) == "curator":
+                return None
+            return "that token is not the curator's"
+        cookie = request.cookies.get(SESSION_COOKIE)
+        if cookie is None:
+            return ""
+        if curator.valid_session(self.session_key, token_sha256, cookie):
+            return None
+        return "your session has ended (it expired, or the curator's token changed): sign in again"
 
     @staticmethod
     def dataset_of(who: str, config: Config, name: str) -> str:
@@ -644,9 +711,56 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
         finally:
             await service.pad(received)
 
+    @app.get("/curator")
+    def curator_page(request: Request) -> Response:
+        config, token_sha256 = service.curator_config()
+        refusal = service.curator_refusal(request, token_sha256)
+        if refusal is not None:
+            response = _page(curator.render(None, served=True, message=refusal), 401)
+            if refusal and request.cookies.get(SESSION_COOKIE) is not None:
+                response.delete_cookie(SESSION_COOKIE, path="/curator")
+            return response
+        try:
+            filters = curator.Filters.from_query(dict(request.query_params))
+        except ValueError as error:  # its message names the parameter, never quotes it
+            return PlainTextResponse(str(error), 400, headers=curator.SECURITY_HEADERS)
+        return _page(curator.render(curator.curator_view(config, service.ledger, filters), served=True))
+
+    @app.post("/curator/login")
+    async def curator_login(request: Request) -> Response:
+        _, token_sha256 = service.curator_config()
+        wait = service.curator_attempt(request)
+        if wait:
+            return _page(curator.render(None, served=True, message=f"too many attempts: retry in {math.ceil(wait)} s"),
+                         429, {"Retry-After": str(math.ceil(wait))})
+        try:
+            form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+        except ValueError:
+            form = {}
+        token = (form.get("token") or [""])[0].strip()
+        if matching_name({"curator": token_sha256}, token) != "curator":
+            return _page(curator.render(None, served=True, message="that token is not the curator's"), 401)
+        response = RedirectResponse("/curator", status_code=303, headers=curator.SECURITY_HEADERS)
+        response.set_cookie(SESSION_COOKIE, curator.session_cookie(service.session_key, token_sha256),
+                            max_age=curator.SESSION_SECONDS, path="/curator", secure=request.url.scheme == "https",
+                            httponly=True, samesite="strict")
+        return response
+
+    @app.post("/curator/logout")
+    def curator_logout() -> Response:
+        service.curator_config()
+        response = RedirectResponse("/curator", status_code=303, headers=curator.SECURITY_HEADERS)
+        response.delete_cookie(SESSION_COOKIE, path="/curator")
+        return response
+
     # Outermost: the body's size is checked before anything else reads it.
     app.add_middleware(BodyLimit, limit=service.config.limits.max_body_bytes)
     return app
+
+
+def _page(html: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
+    """An HTML page of the curator's, with its security headers (curator.SECURITY_HEADERS)."""
+    return HTMLResponse(html, status_code=status, headers={**curator.SECURITY_HEADERS, **(headers or {})})
 
 
 def app_from_environment() -> FastAPI:
