@@ -34,6 +34,7 @@ from dpframe.accounting.budget import Budget  # noqa: E402
 from dpframe.accounting.ledger import Ledger  # noqa: E402
 from dpframe.service import curator  # noqa: E402
 from dpframe.service.config import load_config  # noqa: E402
+from dpframe.service.plan import Plan, as_code  # noqa: E402
 from dpframe.service.server import LOGIN_BURST, LOGIN_RATE, SESSION_COOKIE, RateLimiter, create_app  # noqa: E402
 from dpframe.service.tokens import hash_token  # noqa: E402
 
@@ -360,8 +361,14 @@ def check_page_in_browser(page: Any, ledger: Ledger, dialogs: list[str], console
     assert page.locator("table").first.evaluate("t => getComputedStyle(t).borderCollapse") == "collapse"
     audit_text = page.locator("#audit-table").inner_text()
     assert HOSTILE[0] in audit_text
-    for plan in ledger.audit()["plan"]:  # each plan shown as the text it is (JSON: the quotes in it escaped)
-        assert plan in audit_text
+    # Each plan shown as the pandas code it is, and as sent (JSON: the quotes in it escaped) in a closed <details>.
+    for plan in ledger.audit()["plan"]:
+        assert as_code(Plan.model_validate_json(plan.partition(": ")[2])) in audit_text
+    sent = page.locator("#audit-table").evaluate("t => t.textContent")
+    page.locator("#audit-table details").first.evaluate("d => d.open = true")
+    assert page.locator("#audit-table details").first.inner_text().startswith("the plan as sent\n")
+    for plan in ledger.audit()["plan"]:
+        assert plan in sent
     assert page.evaluate("typeof window.pwned") == "undefined" and dialogs == []
     assert not [line for line in console if "Content Security Policy" in line]  # nothing even tried
     assert page.locator("script, img, iframe, object, embed, [onerror], [onload]").count() == 0

@@ -14,6 +14,7 @@ KNOWN_GAPS, with why (docs/server.md lists both).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import warnings
@@ -32,7 +33,7 @@ from test_service_wire import assert_same  # the wire's test of an exact round t
 import dpframe
 from dpframe.service import replay, wire
 from dpframe.service.client import Connection, RemoteFrame, RemoteSeries, _Remote
-from dpframe.service.plan import Plan
+from dpframe.service.plan import Plan, as_code
 from dpframe.service.server import forwarded, mapped_error
 from dpframe.testing import NotPrivateWarning, seeded_noise
 
@@ -59,6 +60,7 @@ class Curator:
             return httpx.Response(200, json={"value": None if name else list(self.frames)})
         try:
             plan = Plan.model_validate_json(request.content)
+            ast.parse(as_code(plan))  # the curator's audit page shows every plan as Python that reads as Python
             outcome = replay.run(self.frames[name], plan, samples=self.samples[name])
             body = {"value": wire.encode(outcome.value), "warnings": forwarded(outcome.warnings)}
         except Exception as error:  # noqa: BLE001  (answered as the server answers it)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import pytest
@@ -104,3 +105,41 @@ def test_docs_show_the_registry_as_the_code_defines_it() -> None:
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text(encoding="utf-8")
     assert markdown_table() in doc
+
+
+def test_a_plan_reads_as_the_pandas_code_that_made_it() -> None:
+    """as_code: what the curator's audit page shows; an analyst's strings are values in it (repr), never code."""
+    from dpframe.service.plan import as_code
+
+    def plan(*steps: dict[str, Any], result: int | None = None) -> Plan:
+        return Plan.model_validate({"request_id": "0" * 32, "steps": list(steps),
+                                    "result": len(steps) if result is None else result})
+
+    hostile = '</td><script>alert(1)</script>'
+    assert as_code(plan({"op": "call", "target": 0, "name": "query", "args": [f"x == '{hostile}'"]},
+                        {"op": "getattr", "target": 1, "name": "dp"},
+                        {"op": "call", "target": 2, "name": "count", "kwargs": {"epsilon": 0.1}})) == \
+        f'''p.query("x == '{hostile}'").dp.count(epsilon=0.1)'''
+    # A reflected operator swaps its operands; a unary one is a prefix; a step used twice is named once.
+    assert as_code(plan({"op": "getitem", "target": 0, "key": "a"},
+                        {"op": "call", "target": 1, "name": "__rsub__", "args": [1]},
+                        {"op": "call", "target": 2, "name": "__invert__"},
+                        {"op": "call", "target": 2, "name": "__and__", "args": [{"$ref": 3}]})) == \
+        "v2 = 1 - p['a']\nv2 & (~v2)"
+    # Assignments are lines of their own on a copy, as locally; dpframe's functions keep their module.
+    assert as_code(plan({"op": "setitem", "target": 0, "via": "loc", "key": {"$tuple": [{"$slice": [None, 5, None]},
+                                                                                    "x"]}, "value": 0},
+                        {"op": "delitem", "target": 1, "key": "y"},
+                        {"op": "setattr", "target": 2, "name": "columns", "value": ["a", "b"]},
+                        {"op": "function", "target": 3, "name": "concat", "args": [[{"$ref": 3}, {"$ref": 0}]]})) == \
+        ("v1 = p.copy(); v1.loc[:5, 'x'] = 0\nv2 = v1.copy(); del v2['y']\n"
+         "v3 = v2.copy(); v3.columns = ['a', 'b']\ndpframe.concat([v3, p])")
+    assert as_code(plan({"op": "getattr", "target": 0, "name": "dp"},
+                        {"op": "call", "target": 1, "name": "histogram",
+                         "kwargs": {"bins": {"$range": [0, 10, 2]}, "x": {"$float": "nan"},
+                                    "d": {"$dict": [["a", 1]]}, "t": {"$timestamp": "2020-01-01"}}})) == \
+        'p.dp.histogram(bins=range(0, 10, 2), x=nan, d={\'a\': 1}, t={"$timestamp": "2020-01-01"})'
+    for code in (as_code(plan({"op": "getitem", "target": 0, "key": {"$slice": [1, None, 2]}})),
+                 as_code(plan({"op": "call", "target": 0, "name": "f", "args": [{"$slice": [1, None, None]}]}))):
+        ast.parse(code)
+    assert as_code(plan({"op": "getitem", "target": 0, "key": {"$slice": [1, None, 2]}})) == "p[1::2]"

@@ -38,6 +38,7 @@ from dpframe.accounting.costs import BudgetKind, Cost
 from dpframe.accounting.ledger import Ledger
 from dpframe.errors import LedgerError
 from dpframe.service.config import Config
+from dpframe.service.plan import Plan, as_code
 
 __all__ = ["PAGE_POLICY", "SECURITY_HEADERS", "CuratorView", "Filters", "curator_view", "render", "session_cookie",
            "valid_session"]
@@ -109,13 +110,15 @@ class AllotmentView:
 
 @dataclass(frozen=True)
 class AuditRow:
-    """One audit row: a charge of a request (or a request that charged nothing, at zero cost); ``plan``: its first
-    :data:`PLAN_SHOWN` characters, ``cut`` how many more it has."""
+    """One audit row: a charge of a request (or a request that charged nothing, at zero cost); ``code``: the plan as
+    the pandas code an analyst would type (:func:`~dpframe.service.plan.as_code`, empty if it cannot be read as a
+    plan) and ``plan``: its first :data:`PLAN_SHOWN` characters, ``cut`` how many more it has."""
 
     time: str
     who: str
     request_id: str
     dataset: str
+    code: str
     plan: str
     cut: int
     cost: str
@@ -252,6 +255,7 @@ def curator_view(config: Config, ledger: Ledger, filters: Filters | None = None)
 
     >>> import pandas as pd
     >>> from dpframe.service.config import Config
+from dpframe.service.plan import Plan, as_code
     >>> config = Config.model_validate({"ledger": ":memory:", "datasets": {"census": {"path": "c.csv",
     ...     "schema": "c.json", "total": {"epsilon": 2.0}}}, "analysts": {"alice": {"token_sha256": "1" * 64,
     ...     "budgets": {"census": {"epsilon": 1.0}}}}})
@@ -279,7 +283,7 @@ def curator_view(config: Config, ledger: Ledger, filters: Filters | None = None)
     matching = filters.matching(audit).iloc[::-1]  # newest first
     first = (filters.page - 1) * filters.limit
     shown = matching.iloc[first:first + filters.limit]
-    rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"],
+    rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"], _code(row["plan"]),
                           row["plan"][:PLAN_SHOWN], max(0, len(row["plan"]) - PLAN_SHOWN),
                           _cost(row["epsilon"], row["delta"], row["rho"]).describe(kinds.get(row["dataset"], "approx")))
                  for row in shown.to_dict("records"))
@@ -330,6 +334,16 @@ def _parts(budget: str) -> tuple[str, str]:
     if not slash or not analyst.startswith("analyst:"):
         return "", ""
     return analyst.removeprefix("analyst:"), dataset
+
+
+def _code(plan: str) -> str:
+    """An audit row's plan (``"DATASET: {json}"``, as the server writes it) as pandas code: its first
+    :data:`PLAN_SHOWN` characters; empty when it is not a plan this version reads."""
+    try:
+        code = as_code(Plan.model_validate_json(plan.partition(": ")[2]))
+    except ValueError:  # pydantic's ValidationError (a ValueError): an older or hand-made row
+        return ""
+    return code if len(code) <= PLAN_SHOWN else code[:PLAN_SHOWN] + " …"
 
 
 def _dataset_of(budget: object, plan: str) -> str:

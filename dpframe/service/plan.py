@@ -28,8 +28,9 @@ a test keeps them identical), so the three cannot drift.
 from __future__ import annotations
 
 import functools
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -391,3 +392,162 @@ def check_settings(kwargs: Mapping[str, Any], where: str) -> None:
         if key in CURATOR_SETTINGS:
             raise RefusedError(f"{where}({key}=...) is not accepted remotely: budgets, ledgers, privacy units, seeds "
                                "and paths are the curator's settings")
+
+
+# Python's spelling of the operators a plan calls by their method's name (the reflected ones swap their operands).
+_OPERATOR_SIGNS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+                   "and": "&", "or": "|", "xor": "^", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
+                   "ge": ">="}
+_UNARY_SIGNS = {"__invert__": "~", "__neg__": "-", "__pos__": "+"}
+# The wire's tags (dpframe.service.wire) a plan's values may carry, shown as Python writes them.
+_SHOWN_TAGS = {"$tuple", "$range", "$slice", "$float", "$dict"}
+
+
+def as_code(plan: Plan) -> str:
+    """The plan as the pandas code an analyst would type for it: what a curator reads in the audit log.
+
+    Steps that a later step uses once are written inside it (``p[p["age"] >= 40].dp.count(epsilon=0.1)``);
+    an assignment (``setitem``, ``delitem``, ``setattr``) is a line of its own on a copy, as locally. Values are
+    shown as Python writes them; other tagged values as their JSON. For reading only: the plan itself is what runs.
+
+    >>> plan = Plan.model_validate({"request_id": "0" * 32, "result": 5, "steps": [
+    ...     {"op": "getitem", "target": 0, "key": "age"},
+    ...     {"op": "call", "target": 1, "name": "__ge__", "args": [40]},
+    ...     {"op": "getitem", "target": 0, "key": {"$ref": 2}},
+    ...     {"op": "getattr", "target": 3, "name": "dp"},
+    ...     {"op": "call", "target": 4, "name": "mean", "kwargs": {"bounds": {"$tuple": [0, 125]}, "epsilon": 0.1}}]})
+    >>> print(as_code(plan))
+    p[p['age'] >= 40].dp.mean(bounds=(0, 125), epsilon=0.1)
+    >>> plan = Plan.model_validate({"request_id": "0" * 32, "result": 3, "steps": [
+    ...     {"op": "setitem", "target": 0, "key": "x", "value": 1},
+    ...     {"op": "getattr", "target": 1, "name": "dp"},
+    ...     {"op": "call", "target": 2, "name": "count", "kwargs": {"epsilon": 0.1}}]})
+    >>> print(as_code(plan))
+    v1 = p.copy(); v1['x'] = 1
+    v1.dp.count(epsilon=0.1)
+    """
+    uses = [0] * (len(plan.steps) + 1)
+    for step in plan.steps:
+        uses[step.target] += 1
+        for value in _values_of(step):
+            for ref in _refs(value):
+                if 0 <= ref < len(uses):
+                    uses[ref] += 1
+    shown: dict[int, str] = {0: "p"}
+    lines: list[str] = []
+    for number, step in enumerate(plan.steps, start=1):
+        target = shown.get(step.target, f"v{step.target}")
+
+        def value(data: Any) -> str:
+            return _shown_value(data, shown)
+
+        if isinstance(step, (SetItem, DelItem, SetAttr)):
+            name = f"v{number}"
+            where = f"{name}.{step.via}" if isinstance(step, SetItem) and step.via else name
+            change = (f"{where}[{_shown_key(step.key, shown)}] = {value(step.value)}" if isinstance(step, SetItem)
+                      else f"del {name}[{_shown_key(step.key, shown)}]" if isinstance(step, DelItem)
+                      else f"{name}.columns = {value(step.value)}")
+            lines.append(f"{name} = {target}.copy(); {change}")
+            shown[number] = name
+            continue
+        if isinstance(step, GetAttr):
+            text = f"{target}.{step.name}"
+        elif isinstance(step, GetItem):
+            text = f"{target}[{_shown_key(step.key, shown)}]"
+        elif isinstance(step, Function):
+            text = f"dpframe.{step.name}({_arguments(step.args, step.kwargs, shown)})"
+        else:
+            text = _call(target, step, shown)
+        if isinstance(step, Call) and _is_operator(step):
+            text = f"({text})"  # where it is used, an operator's expression is one operand, one target
+            if uses[number] != 1 and number != plan.result:
+                lines.append(f"v{number} = {text[1:-1]}")
+                text = f"v{number}"
+        elif uses[number] != 1 and number != plan.result:
+            lines.append(f"v{number} = {text}")
+            text = f"v{number}"
+        shown[number] = text
+    result = shown.get(plan.result, f"v{plan.result}")
+    lines.append(result[1:-1] if _is_operator(plan.steps[plan.result - 1]) else result)
+    return "\n".join(lines)
+
+
+def _is_operator(step: object) -> bool:
+    """Whether a step is an operator (``a >= b``, ``~a``), written as an expression that needs parentheses where it
+    is an operand or a target."""
+    return isinstance(step, Call) and (step.name in BINARY_OPERATORS and len(step.args) == 1 and not step.kwargs
+                                       or step.name in _UNARY_SIGNS and not step.args and not step.kwargs)
+
+
+def _call(target: str, step: Call, shown: Mapping[int, str]) -> str:
+    bare = step.name.strip("_")
+    if step.name in BINARY_OPERATORS and len(step.args) == 1 and not step.kwargs:
+        other = _shown_value(step.args[0], shown)
+        sign = _OPERATOR_SIGNS[bare.removeprefix("r") if bare not in _OPERATOR_SIGNS else bare]
+        reflected = bare not in _OPERATOR_SIGNS
+        return f"{other} {sign} {target}" if reflected else f"{target} {sign} {other}"
+    if step.name in _UNARY_SIGNS and not step.args and not step.kwargs:
+        return f"{_UNARY_SIGNS[step.name]}{target}"
+    return f"{target}.{step.name}({_arguments(step.args, step.kwargs, shown)})"
+
+
+def _arguments(args: Sequence[Any], kwargs: Mapping[str, Any], shown: Mapping[int, str]) -> str:
+    return ", ".join([_shown_value(arg, shown) for arg in args]
+                     + [f"{key}={_shown_value(arg, shown)}" for key, arg in kwargs.items()])
+
+
+def _refs(value: Any) -> Iterator[int]:
+    """The step numbers a value refers to (``{"$ref": i}``, at any depth)."""
+    if isinstance(value, dict):
+        if set(value) == {"$ref"} and isinstance(value["$ref"], int):
+            yield value["$ref"]
+            return
+        for child in value.values():
+            yield from _refs(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _refs(child)
+
+
+def _shown_key(data: Any, shown: Mapping[int, str]) -> str:
+    """A key inside brackets, as Python writes it there: ``p.loc[:5, "x"]`` (a tuple without its parentheses,
+    slices with colons)."""
+    if isinstance(data, dict) and len(data) == 1:
+        ((tag, inner),) = data.items()
+        if tag == "$ref" and isinstance(inner, int):
+            text = shown.get(inner, f"v{inner}")
+            return text[1:-1] if text.startswith("(") else text  # inside brackets an expression needs none
+        if tag == "$tuple" and isinstance(inner, list) and inner:
+            return ", ".join(_shown_key(item, shown) for item in inner)
+        if tag == "$slice" and isinstance(inner, list) and len(inner) == 3:
+            start, stop, step = ("" if item is None else _shown_value(item, shown) for item in inner)
+            return f"{start}:{stop}" + (f":{step}" if step else "")
+    return _shown_value(data, shown)
+
+
+def _shown_value(data: Any, shown: Mapping[int, str]) -> str:
+    """A plan's value as Python writes it: a step's reference as that step, the wire's plain tags as their Python."""
+    if isinstance(data, list):
+        return "[" + ", ".join(_shown_value(item, shown) for item in data) + "]"
+    if isinstance(data, dict) and len(data) == 1:
+        ((tag, inner),) = data.items()
+        if tag == "$ref" and isinstance(inner, int):
+            return shown.get(inner, f"v{inner}")
+        if tag in _SHOWN_TAGS and isinstance(inner, list) and tag != "$dict":
+            items = [_shown_value(item, shown) for item in inner]
+            if tag == "$tuple":
+                return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+            if tag == "$range":
+                return f"range({', '.join(items)})"
+            return f"slice({', '.join(items)})"  # $slice (inside brackets: _shown_key)
+        if tag == "$float" and isinstance(inner, str):
+            return {"nan": "nan", "inf": "inf", "-inf": "-inf"}.get(inner, json.dumps(data))
+        if tag == "$dict" and isinstance(inner, list) and all(isinstance(pair, list) and len(pair) == 2
+                                                              for pair in inner):
+            return "{" + ", ".join(f"{_shown_value(key, shown)}: {_shown_value(item, shown)}"
+                                   for key, item in inner) + "}"
+    if isinstance(data, dict):
+        if any(key.startswith("$") for key in data):
+            return json.dumps(data, ensure_ascii=False)
+        return "{" + ", ".join(f"{key!r}: {_shown_value(item, shown)}" for key, item in data.items()) + "}"
+    return repr(data)
