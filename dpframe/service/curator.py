@@ -255,7 +255,6 @@ def curator_view(config: Config, ledger: Ledger, filters: Filters | None = None)
 
     >>> import pandas as pd
     >>> from dpframe.service.config import Config
-from dpframe.service.plan import Plan, as_code
     >>> config = Config.model_validate({"ledger": ":memory:", "datasets": {"census": {"path": "c.csv",
     ...     "schema": "c.json", "total": {"epsilon": 2.0}}}, "analysts": {"alice": {"token_sha256": "1" * 64,
     ...     "budgets": {"census": {"epsilon": 1.0}}}}})
