@@ -303,8 +303,10 @@ class Analysts:
         with self._lock:
             signature = self._signature()
             if signature != self._seen:
-                self._seen = signature
                 self._reload()
+                # Seen only once read: a reload that raised (a ledger read failing in _applies) is tried again at
+                # the next request, never leaving the old analysts in force for a file that revoked one.
+                self._seen = signature
             if self._broken is not None:
                 raise ServiceError(503, "ServiceUnavailable", "the server's configuration is being changed; retry "
                                    "later")
