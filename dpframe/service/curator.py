@@ -193,7 +193,7 @@ class Filters:
         numbers = {}
         for key, default, high in (("page", 1, 10**9), ("limit", ROWS, MAX_ROWS)):
             text = query.get(key) or str(default)
-            if not text.isdigit() or not 1 <= int(text) <= high:
+            if not _digits(text) or not 1 <= int(text) <= high:
                 raise ValueError(f"{key}: give a whole number from 1 to {high}")
             numbers[key] = int(text)
         return cls(analyst=query.get("analyst", ""), dataset=query.get("dataset", ""), since=days["since"],
@@ -432,7 +432,7 @@ def session_cookie(key: bytes, token_sha256: str, now: float | None = None) -> s
 def valid_session(key: bytes, token_sha256: str, cookie: str, now: float | None = None) -> bool:
     """Whether ``cookie`` is a session of the curator whose token hash is ``token_sha256``, not yet expired."""
     expires, _, signature = cookie.partition(".")
-    if not expires.isdigit() or len(expires) > 12:
+    if not _digits(expires) or len(expires) > 12:
         return False
     now = time.time() if now is None else now
     fresh = now < int(expires) <= now + SESSION_SECONDS
@@ -440,6 +440,11 @@ def valid_session(key: bytes, token_sha256: str, cookie: str, now: float | None 
     signed = hmac.compare_digest(signature.encode("ascii", "replace"),
                                  _signature(key, token_sha256, int(expires)).encode("ascii"))
     return fresh and signed
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a whole number in ASCII digits (str.isdigit alone takes '²', which int() refuses)."""
+    return text.isascii() and text.isdigit()
 
 
 def _signature(key: bytes, token_sha256: str, expires: int) -> str:
