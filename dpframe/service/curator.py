@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import importlib.resources
 import time
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
@@ -280,7 +281,7 @@ def curator_view(config: Config, ledger: Ledger, filters: Filters | None = None)
     first = (filters.page - 1) * filters.limit
     shown = matching.iloc[first:first + filters.limit]
     rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"],
-                          row["plan"][:PLAN_SHOWN], max(0, len(row["plan"]) - PLAN_SHOWN),
+                          _visible(row["plan"][:PLAN_SHOWN]), max(0, len(row["plan"]) - PLAN_SHOWN),
                           _cost(row["epsilon"], row["delta"], row["rho"]).describe(kinds.get(row["dataset"], "approx")))
                  for row in shown.to_dict("records"))
     events = ledger.service_events()
@@ -336,6 +337,26 @@ def _dataset_of(budget: object, plan: str) -> str:
     """An audit row's dataset: its allotment's, or (a row that charged nothing) the server's prefix of the plan."""
     dataset = _parts(str(budget))[1] if isinstance(budget, str) else ""
     return dataset or plan.partition(": ")[0]
+
+
+# Characters that do not show as themselves: controls, formats (bidi overrides and isolates, zero widths), private
+# use, unassigned, surrogates, line and paragraph separators.
+_HIDDEN = ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp")
+
+
+def _visible(text: str) -> str:
+    r"""``text`` with each character that does not show as itself written as its escape, so that an analyst's string
+    in a plan cannot reorder or hide what the curator reads (autoescape makes it inert, this makes it legible).
+
+    >>> print(_visible("age\u202e == 1\u200b"))
+    age\u202e == 1\u200b
+    """
+    return "".join(_escape(c) if unicodedata.category(c) in _HIDDEN else c for c in text)
+
+
+def _escape(character: str) -> str:
+    code = ord(character)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _cost(epsilon: float, delta: float, rho: float) -> Cost:
