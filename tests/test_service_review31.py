@@ -5,7 +5,9 @@ security argument: each test is a problem found, written so that it fails withou
 from __future__ import annotations
 
 import asyncio
+import io
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +116,38 @@ def test_invisible_and_bidi_characters_of_a_plan_are_shown_visibly(tmp_path: Pat
     for character in "\u202e\u2066\u200b":
         assert character not in page
     assert "\\u202e" in page and "\\u2066" in page and "\\u200b" in page
+
+
+def test_two_edits_at_once_never_lose_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two curator's commands at once (rotate alice's token while another removes bob): each reads the file, checks
+    it is unchanged, records its event and replaces the file; unless they run one after the other, the second
+    replace undoes the first, and bob's token works again though the ledger says "analyst removed"."""
+    from dpframe.service import operations
+
+    config = write_files(tmp_path)
+    record = Ledger.service_event
+    removed = threading.Event()
+    others: list[threading.Thread] = []
+    problems: list[BaseException] = []
+
+    def remove_bob() -> None:
+        try:
+            operations.remove_analyst(str(config), "bob", io.StringIO())
+        except BaseException as error:  # noqa: BLE001  (the test reports it)
+            problems.append(error)
+        removed.set()
+
+    def service_event(self: Ledger, event: str, subject: str, detail: str) -> None:
+        record(self, event, subject, detail)
+        if event == "token rotated" and not others:  # between the rotation's check and its replace
+            others.append(threading.Thread(target=remove_bob))
+            others[0].start()
+            removed.wait(1.0)  # edits one at a time: the removal waits for the rotation, so this times out
+
+    monkeypatch.setattr(Ledger, "service_event", service_event)
+    operations.rotate_token(str(config), "alice", None, io.StringIO())
+    others[0].join(60)
+    assert problems == [] and removed.is_set()
+    final = load_config(config)
+    assert "bob" not in final.analysts
+    assert final.analysts["alice"].token_sha256 != hash_token(TOKENS["alice"])
