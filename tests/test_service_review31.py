@@ -25,7 +25,7 @@ from dpframe.accounting.budget import Budget  # noqa: E402
 from dpframe.accounting.ledger import Ledger  # noqa: E402
 from dpframe.service import curator  # noqa: E402
 from dpframe.service.config import load_config  # noqa: E402
-from dpframe.service.server import create_app  # noqa: E402
+from dpframe.service.server import LOGIN_BURST, SESSION_COOKIE, create_app  # noqa: E402
 from dpframe.service.tokens import hash_token  # noqa: E402
 
 BOB = (f'[analysts.bob]\ntoken_sha256 = "{hash_token(TOKENS["bob"]).upper()}"\n'
@@ -151,3 +151,21 @@ def test_two_edits_at_once_never_lose_one(tmp_path: Path, monkeypatch: pytest.Mo
     final = load_config(config)
     assert "bob" not in final.analysts
     assert final.analysts["alice"].token_sha256 != hash_token(TOKENS["alice"])
+
+
+def test_another_sites_forms_neither_sign_the_curator_out_nor_spend_its_attempts(tmp_path: Path) -> None:
+    """A page on another site can post a form to /curator/logout (the curator signed out) or to /curator/login
+    (each post spends one of the curator's address's attempts at the token, locking the curator out): a browser's
+    Sec-Fetch-Site: cross-site is refused before either."""
+    client = TestClient(create_app(with_curator(write_files(tmp_path))))
+    cross_site = {"Sec-Fetch-Site": "cross-site"}
+    for _ in range(LOGIN_BURST + 2):
+        refused = client.post("/curator/login", data={"token": "guess"}, headers=cross_site, follow_redirects=False)
+        assert refused.status_code == 403 and "set-cookie" not in refused.headers
+    signed_in = client.post("/curator/login", data={"token": CURATOR}, headers={"Sec-Fetch-Site": "same-origin"},
+                            follow_redirects=False)
+    assert signed_in.status_code == 303 and SESSION_COOKIE in signed_in.headers["set-cookie"]
+    out = client.post("/curator/logout", headers=cross_site, follow_redirects=False)
+    assert out.status_code == 403 and "set-cookie" not in out.headers
+    assert client.post("/curator/logout", follow_redirects=False).status_code == 303  # no header: an older browser
+    client.close()
