@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import importlib.resources
 import time
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
@@ -196,7 +197,7 @@ class Filters:
         numbers = {}
         for key, default, high in (("page", 1, 10**9), ("limit", ROWS, MAX_ROWS)):
             text = query.get(key) or str(default)
-            if not text.isdigit() or not 1 <= int(text) <= high:
+            if not _digits(text) or not 1 <= int(text) <= high:
                 raise ValueError(f"{key}: give a whole number from 1 to {high}")
             numbers[key] = int(text)
         return cls(analyst=query.get("analyst", ""), dataset=query.get("dataset", ""), since=days["since"],
@@ -282,8 +283,9 @@ def curator_view(config: Config, ledger: Ledger, filters: Filters | None = None)
     matching = filters.matching(audit).iloc[::-1]  # newest first
     first = (filters.page - 1) * filters.limit
     shown = matching.iloc[first:first + filters.limit]
-    rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"], _code(row["plan"]),
-                          row["plan"][:PLAN_SHOWN], max(0, len(row["plan"]) - PLAN_SHOWN),
+    rows = tuple(AuditRow(_time(row["time"]), row["who"], row["request_id"], row["dataset"],
+                          _visible(_code(row["plan"])), _visible(row["plan"][:PLAN_SHOWN]),
+                          max(0, len(row["plan"]) - PLAN_SHOWN),
                           _cost(row["epsilon"], row["delta"], row["rho"]).describe(kinds.get(row["dataset"], "approx")))
                  for row in shown.to_dict("records"))
     events = ledger.service_events()
@@ -349,6 +351,26 @@ def _dataset_of(budget: object, plan: str) -> str:
     """An audit row's dataset: its allotment's, or (a row that charged nothing) the server's prefix of the plan."""
     dataset = _parts(str(budget))[1] if isinstance(budget, str) else ""
     return dataset or plan.partition(": ")[0]
+
+
+# Characters that do not show as themselves: controls, formats (bidi overrides and isolates, zero widths), private
+# use, unassigned, surrogates, line and paragraph separators.
+_HIDDEN = ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp")
+
+
+def _visible(text: str) -> str:
+    r"""``text`` with each character that does not show as itself written as its escape, so that an analyst's string
+    in a plan cannot reorder or hide what the curator reads (autoescape makes it inert, this makes it legible).
+
+    >>> print(_visible("age\u202e == 1\u200b"))
+    age\u202e == 1\u200b
+    """
+    return "".join(_escape(c) if unicodedata.category(c) in _HIDDEN else c for c in text)
+
+
+def _escape(character: str) -> str:
+    code = ord(character)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _cost(epsilon: float, delta: float, rho: float) -> Cost:
@@ -445,7 +467,7 @@ def session_cookie(key: bytes, token_sha256: str, now: float | None = None) -> s
 def valid_session(key: bytes, token_sha256: str, cookie: str, now: float | None = None) -> bool:
     """Whether ``cookie`` is a session of the curator whose token hash is ``token_sha256``, not yet expired."""
     expires, _, signature = cookie.partition(".")
-    if not expires.isdigit() or len(expires) > 12:
+    if not _digits(expires) or len(expires) > 12:
         return False
     now = time.time() if now is None else now
     fresh = now < int(expires) <= now + SESSION_SECONDS
@@ -453,6 +475,11 @@ def valid_session(key: bytes, token_sha256: str, cookie: str, now: float | None 
     signed = hmac.compare_digest(signature.encode("ascii", "replace"),
                                  _signature(key, token_sha256, int(expires)).encode("ascii"))
     return fresh and signed
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a whole number in ASCII digits (str.isdigit alone takes '²', which int() refuses)."""
+    return text.isascii() and text.isdigit()
 
 
 def _signature(key: bytes, token_sha256: str, expires: int) -> str:

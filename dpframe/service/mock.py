@@ -80,8 +80,9 @@ class MockInfo:
 def make_mock(service: Service, dataset: str) -> MockMade:
     """Synthesize ``dataset``'s mock under a new allotment of its cap, keep it in the ledger and say what it cost.
 
-    The allotment is made first (the cap refuses it, and nothing is charged, if the cap cannot cover the mock), then
-    the data is read and synthesized inside it; a mock made again replaces the old one and is charged again.
+    The allotment is made first; synthesize then reserves the mock's whole cost on it, and so on the cap, before it
+    reads the data: a cap that cannot cover the mock refuses it and nothing is charged (the empty allotment stays in
+    the ledger). A mock made again replaces the old one and is charged again.
     Raises ValueError for a dataset that offers no mock, and dpframe's errors (a spent cap, arguments that
     :meth:`~dpframe.accessor.DataFrameAccessor.synthesize` refuses) as they are.
     """

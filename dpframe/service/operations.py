@@ -9,16 +9,19 @@
 Each edit of the config keeps its comments and layout (tomlkit), is validated as a whole (:func:`load_config` on the
 new text, in a file beside the config) and then replaces the config in one step (``os.replace``, with the file's
 permissions), so a running server, which reads its analysts again when the file changes, never sees a half-written
-or invalid config. Each operation is recorded in the ledger (:meth:`Ledger.service_event`) before the config is
-replaced; an analyst's token is never recorded or kept anywhere, only its SHA-256 in the config.
+or invalid config; two edits at once (two commands) run one after the other. Each operation is recorded in the ledger
+(:meth:`Ledger.service_event`) before the config is replaced; an analyst's token is never recorded or kept anywhere,
+only its SHA-256 in the config.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,6 +37,9 @@ from dpframe.service.cli import write_new
 from dpframe.service.config import (Config, ConfigError, Total, check_dataset, load_config, lowered, oversubscribed,
                                     validation_problems)
 from dpframe.service.tokens import hash_token, new_token
+
+if sys.platform != "win32":
+    import fcntl
 
 __all__ = ["Check", "OperationError", "add_analyst", "check_service", "extend_cap", "parse_budget", "raise_budget",
            "remove_analyst", "rotate_token"]
@@ -153,6 +159,28 @@ def edit_config(path: str | os.PathLike[str], change: Callable[[Any, Config], No
     another edit's, which this one must not undo).
     """
     file = Path(path).resolve()
+    with _one_edit_at_a_time(file.parent):
+        return _edit(file, change, record)
+
+
+@contextmanager
+def _one_edit_at_a_time(folder: Path) -> Iterator[None]:
+    """An exclusive lock on the config's folder (a lock on the file would not do: the edit replaces it) while an edit
+    runs, so that two at once run one after the other: both reading the old file, the second replace would undo
+    the first (a removed analyst back). Windows has no flock: there the check before the replace remains."""
+    if sys.platform == "win32":  # pragma: no cover
+        yield
+        return
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # and with it the lock
+
+
+def _edit(file: Path, change: Callable[[Any, Config], None], record: Callable[[Config], None]) -> Config:
+    """:func:`edit_config`'s steps, under its lock."""
     text = file.read_text(encoding="utf-8")  # read first: a change after this is found before the replace
     config = load_config(file)  # the current config must validate: an edit never builds on a broken one
     try:

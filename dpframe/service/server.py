@@ -80,6 +80,7 @@ SESSION_COOKIE = "dpframe_curator"
 # Attempts at the curator's token (login form or bearer header) per client address: one a second, bursts of 10;
 # the addresses of the last 10 s are kept past LOGIN_ADDRESSES (RateLimiter.max_keys).
 LOGIN_RATE, LOGIN_BURST, LOGIN_ADDRESSES = 1.0, 10, 10_000
+ANOTHER_SITE = "a form on another site cannot sign in or out here: use this page's own"
 # Schema fields that are public: the column's type, its declared categories, a datetime's parse format.
 # Anything else (notes written by `dpframe schema` quote values of the data) is never sent.
 PUBLIC_SCHEMA_FIELDS = ("type", "categories", "format")
@@ -303,8 +304,10 @@ class Analysts:
         with self._lock:
             signature = self._signature()
             if signature != self._seen:
-                self._seen = signature
                 self._reload()
+                # Seen only once read: a reload that raised (a ledger read failing in _applies) is tried again at
+                # the next request, never leaving the old analysts in force for a file that revoked one.
+                self._seen = signature
             if self._broken is not None:
                 raise ServiceError(503, "ServiceUnavailable", "the server's configuration is being changed; retry "
                                    "later")
@@ -729,6 +732,8 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     @app.post("/curator/login")
     async def curator_login(request: Request) -> Response:
         _, token_sha256 = service.curator_config()
+        if _from_another_site(request):
+            return _page(curator.render(None, served=True, message=ANOTHER_SITE), 403)
         wait = service.curator_attempt(request)
         if wait:
             return _page(curator.render(None, served=True, message=f"too many attempts: retry in {math.ceil(wait)} s"),
@@ -747,8 +752,10 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
         return response
 
     @app.post("/curator/logout")
-    def curator_logout() -> Response:
+    def curator_logout(request: Request) -> Response:
         service.curator_config()
+        if _from_another_site(request):
+            return _page(curator.render(None, served=True, message=ANOTHER_SITE), 403)
         response = RedirectResponse("/curator", status_code=303, headers=curator.SECURITY_HEADERS)
         response.delete_cookie(SESSION_COOKIE, path="/curator")
         return response
@@ -756,6 +763,12 @@ def create_app(config_path: str | os.PathLike[str]) -> FastAPI:
     # Outermost: the body's size is checked before anything else reads it.
     app.add_middleware(BodyLimit, limit=service.config.limits.max_body_bytes)
     return app
+
+
+def _from_another_site(request: Request) -> bool:
+    """Whether the browser says the request comes from another site's page (``Sec-Fetch-Site``): a form there must
+    neither sign the curator out nor spend its address's attempts at the token (cross-site request forgery)."""
+    return request.headers.get("sec-fetch-site") == "cross-site"
 
 
 def _page(html: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
