@@ -22,6 +22,7 @@ from dpframe.protection import protect as protect_data
 from dpframe.protection.base import Protected, refuse_protected
 from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.protect import poisson_sample, unprotected
+from dpframe.protection import split
 from dpframe.protection.series import ProtectedSeries
 from dpframe.queries import agg, local_sensitivity, partitioned, scalar, temporal
 from dpframe.queries import select as selection
@@ -462,6 +463,41 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         """
         frame, names = self._keyed(by if isinstance(by, (list, tuple)) else [by])
         return GroupBy(Target.of(frame), names if isinstance(by, (list, tuple)) else names[0], keys)
+
+    def partition_by(self, column: Any, *, keys: Sequence[Any] | None = None, epsilon: float | None = None,
+                     delta: float = 0.0, rho: float | None = None) -> dict[Any, ProtectedFrame]:
+        """Split into disjoint protected frames, one per public key of ``column``, each with a budget of its own.
+
+        As Tumult Analytics' ``partition_and_create`` (and Polars'
+        ``partition_by(as_dict=True)`` on exact data): ``{key: part}``, where
+        each part holds the rows whose ``column`` is ``key`` and gets a new
+        budget of the given amount (``epsilon=``/``delta=``, or ``rho=`` on a
+        zCDP budget), while this frame's budget is charged that amount *once*,
+        whatever the number of parts -- parallel composition (McSherry 2009):
+        one unit's data can change only one part. The keys must be public:
+        ``keys=[...]``, a categorical dtype's categories, or False/True for a
+        boolean column; they are never read from the data, and a key with no
+        rows still gets a (then empty) part. Rows whose value is not a key
+        (missing values included) go to no part.
+
+        Each privacy unit is kept in one part only: a unit whose rows fall in
+        several parts keeps its rows of one of them, chosen by a keyed hash
+        of (unit, part) with a secret key from the secure source, and loses
+        the others -- so which part it lands in depends on its own rows only.
+        A part keeps the privacy unit and ``max_contributions``; it can be
+        combined with neither the parent nor another part, and its budget
+        cannot be extended. Refused under bounded DP, on a Poisson sample,
+        and on filter budgets (``accounting="rdp"``/``"advanced"``).
+
+        >>> import pandas as pd, dpframe
+        >>> df = pd.DataFrame({"region": ["north", "south"] * 500, "x": range(1000)})
+        >>> p = df.dp.protect(epsilon=1.0, ledger=dpframe.Ledger.in_memory())
+        >>> parts = p.dp.partition_by("region", keys=["north", "south", "west"], epsilon=0.5)
+        >>> n = {key: part.dp.count(epsilon=0.5) for key, part in parts.items()}   # 0.5 each, in parallel
+        >>> float(p.dp.budget.spent.epsilon), abs(n["north"] - 500) < 50
+        (0.5, True)
+        """
+        return split.partition_by(self._protected(), column, keys, epsilon, delta, rho)
 
     def above_threshold(
         self, queries: Sequence[agg.Expr], *, threshold: float, epsilon: float, c: int = 1

@@ -163,6 +163,10 @@ RequestStatus = Literal["none", "charged", "done"]
 # a budget with a cap or allotments, and a budget that has it cannot be a cap.
 BOUNDED_LINE = "bounded DP"
 
+# The event that marks a budget as a part of a partition_by() (Ledger.create_parts): its parent paid its total once
+# for all the parts, which parallel composition allows only for that total, so it is never extended.
+PART_EVENT = "part"
+
 # What a filter budget keeps in its total_rho column: below any spending (>= 0), so that a dpframe that compares
 # spending with the total column by column (one from before the filter budgets) refuses every charge.
 FILTER_MARK = Fraction(-1)
@@ -669,6 +673,9 @@ class Ledger:
             if total == record.total:
                 return
             _check_extensible(record)
+            if db.execute("SELECT 1 FROM events WHERE budget_id = ? AND event = ?", (budget_id, PART_EVENT)).fetchone():
+                raise LedgerError(f"budget {record.label} is a part of a partition_by(): its parent was charged its "
+                                  "total once for all the parts (parallel composition), so it cannot be extended")
             if not record.total.fits_in(total):
                 raise ValueError(f"a budget can only be extended: {total.describe(record.kind)} is below its total "
                                  f"{record.total.describe(record.kind)} in some part")
@@ -676,6 +683,25 @@ class Ledger:
                        (_text(total.epsilon), _text(total.delta), _stored_rho(record.kind, total), budget_id))
             self._event(db, budget_id, "extended", f"total {record.total.describe(record.kind)} -> "
                                                    f"{total.describe(record.kind)}")
+
+    def create_parts(self, parent_id: str, kind: BudgetKind, total: Cost, names: Sequence[str],
+                     detail: str) -> list[BudgetRecord]:
+        """New budgets ``names``, each of ``total``: the parts of a partition_by() of ``parent_id`` (which was
+        charged ``total`` once for all of them), made in one transaction and marked so they cannot be extended.
+
+        >>> ledger = Ledger.in_memory()
+        >>> parent = ledger.create("approx", Cost(epsilon=Fraction(1)))
+        >>> [part.name for part in ledger.create_parts(parent.id, "approx", Cost(epsilon=Fraction(1)), ["a", "b"],
+        ...                                             "partition_by(region)")]
+        ['a', 'b']
+        """
+        with self._transaction() as db:
+            parent = self._record(db, parent_id)
+            records = [self._create(db, kind, total, name, None) for name in names]
+            for record in records:
+                self._event(db, record.id, PART_EVENT, f"part of budget {parent.label}: {detail}")
+            self._event(db, parent_id, "partitioned", f"{detail}: {len(records)} part(s) of {total.describe(kind)}")
+            return records
 
     def allot(self, cap_id: str, name: str, kind: BudgetKind, total: Cost) -> tuple[BudgetRecord, bool]:
         """The allotment ``name`` of the cap ``cap_id`` (created if new; :meth:`Budget.allot`), and whether it existed.
