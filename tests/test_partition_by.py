@@ -230,3 +230,9 @@ def test_privacy_audit_counts_of_all_parts_at_epsilon_each_are_epsilon_dp_togeth
     others = pd.DataFrame({"user": np.arange(1, 201), "region": ["a", "b"] * 100})
     both = pd.concat([pd.DataFrame({"user": [0, 0], "region": ["a", "b"]}), others], ignore_index=True)
     assert epsilon_lower_bound(released_sums(both, 8000), released_sums(others, 8000)) <= 1.0
+
+
+def test_a_frame_filtered_to_no_rows_gives_empty_parts() -> None:
+    p = protect(regions())
+    parts = p[p["x"] > 1e9].dp.partition_by("region", keys=["north", "south"], epsilon=1.0)
+    assert [len(part.dp.unprotected()) for part in parts.values()] == [0, 0]

@@ -94,16 +94,14 @@ def _check_parallel(protection: Protection, target: Target, kind: str) -> None:
 def _part_of_unit(units: pd.Index[Any], codes: NDArray[np.int64]) -> NDArray[np.int64]:
     """Each row's unit's part: among the parts its rows fall in (codes >= 0), the one of smallest keyed hash of
     (unit, part); -1 for a unit with no row in any part. A unit's part depends on its own rows only."""
-    if len(codes) == 0:
-        return codes
     secret = current_source().words(1)[0]
     pairs = pd.DataFrame({"unit": units.to_numpy(), "part": codes})
     priority = pd.util.hash_pandas_object(pairs, index=False, hash_key=f"{int(secret):016x}").to_numpy()
     unit = unit_codes(units)
     outside = codes < 0
     order = np.lexsort((priority, outside, unit))  # by unit, its rows in a part first, then by priority
-    first = order[np.r_[True, unit[order][1:] != unit[order][:-1]]]
-    chosen = np.full(int(unit.max()) + 1, -1, dtype=np.int64)
+    first = order[np.diff(unit[order], prepend=-1) != 0]  # each unit's first row in that order
+    chosen = np.full(int(unit.max(initial=-1)) + 1, -1, dtype=np.int64)
     chosen[unit[first]] = codes[first]
     part: NDArray[np.int64] = chosen[unit]
     return part
