@@ -71,6 +71,8 @@ LOCAL_ONLY: Mapping[str, Mapping[str, str]] = {
                                 "sent",
         "plot": "plot a released answer on your side instead, e.g. p['x'].dp.histogram(bins=...).plot.bar()",
         "release": "it describes a released answer: read it on the answer (answer.dp.release)",
+        "partition_by": "it makes new budgets in the server's ledger, the curator's: the curator can split the data "
+                        "and offer each part as a dataset of its own",
     },
 }
 
