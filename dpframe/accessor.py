@@ -465,7 +465,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         return GroupBy(Target.of(frame), names if isinstance(by, (list, tuple)) else names[0], keys)
 
     def partition_by(self, column: Any, *, keys: Sequence[Any] | None = None, epsilon: float | None = None,
-                     delta: float = 0.0, rho: float | None = None) -> dict[Any, ProtectedFrame]:
+                     delta: float = 0.0, rho: float | None = None, other: bool = False) -> dict[Any, ProtectedFrame]:
         """Split into disjoint protected frames, one per public key of ``column``, each with a budget of its own.
 
         As Tumult Analytics' ``partition_and_create`` (and Polars'
@@ -478,7 +478,8 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         ``keys=[...]``, a categorical dtype's categories, or False/True for a
         boolean column; they are never read from the data, and a key with no
         rows still gets a (then empty) part. Rows whose value is not a key
-        (missing values included) go to no part.
+        (missing values included) go to no part, or, with ``other=True``, to
+        one more part, under :data:`~dpframe.OTHER`.
 
         Each privacy unit is kept in one part only: a unit whose rows fall in
         several parts keeps its rows of one of them, chosen by a keyed hash
@@ -497,7 +498,7 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         >>> float(p.dp.budget.spent.epsilon), abs(n["north"] - 500) < 50
         (0.5, True)
         """
-        return split.partition_by(self._protected(), column, keys, epsilon, delta, rho)
+        return split.partition_by(self._protected(), column, keys, epsilon, delta, rho, other)
 
     def above_threshold(
         self, queries: Sequence[agg.Expr], *, threshold: float, epsilon: float, c: int = 1

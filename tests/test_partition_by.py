@@ -143,6 +143,7 @@ def test_row_level_protection_repeated_rows_of_one_unit_stay_in_one_part() -> No
     ({"column": "region", "keys": ["a"]}, ValueError),
     ({"column": "region", "keys": ["a"], "rho": 0.1}, ValueError),  # rho on an (epsilon, delta) budget
     ({"column": "region", "keys": ["a"], "epsilon": 1.0, "delta": 1.0}, ValueError),
+    ({"column": "region", "keys": ["a"], "epsilon": 1.0, "other": "yes"}, TypeError),
 ])
 def test_nothing_is_charged_on_argument_errors(arguments: dict[str, Any], error: type[Exception]) -> None:
     p = protect(regions())
@@ -236,3 +237,18 @@ def test_a_frame_filtered_to_no_rows_gives_empty_parts() -> None:
     p = protect(regions())
     parts = p[p["x"] > 1e9].dp.partition_by("region", keys=["north", "south"], epsilon=1.0)
     assert [len(part.dp.unprotected()) for part in parts.values()] == [0, 0]
+
+
+def test_other_collects_the_rows_of_no_key_as_one_more_part() -> None:
+    df = regions(400)
+    df.loc[::7, "region"] = None
+    p = protect(df)
+    parts = p.dp.partition_by("region", keys=["north", "east"], epsilon=1.0, other=True)
+    assert list(parts) == ["north", "east", dpframe.OTHER]
+    rest = parts[dpframe.OTHER].dp.unprotected().reset_index(drop=True)
+    pd.testing.assert_frame_equal(rest, df[~df["region"].isin(["north", "east"])].reset_index(drop=True))
+    assert p.dp.budget.ledger["rule"].iloc[0].startswith("parallel composition over 3 disjoint parts")
+    assert float(p.dp.budget.spent.epsilon) == 1.0
+    with pytest.raises(ValueError, match="labels the rest"):
+        p.dp.partition_by("region", keys=[dpframe.OTHER], epsilon=1.0, other=True)
+    assert float(p.dp.budget.spent.epsilon) == 1.0

@@ -32,14 +32,16 @@ from dpframe.protection.frame import ProtectedFrame
 from dpframe.protection.units import Protection, unit_codes, unit_ids
 from dpframe.queries.kernels import category_codes
 from dpframe.queries.plan import Target, public_keys
+from dpframe.results import OTHER
 
 RULE = "parallel composition over {n} disjoint parts; each unit's rows kept in one part"
 
 
 def partition_by(frame: ProtectedFrame, column: Any, keys: Sequence[Any] | None, epsilon: float | None,
-                 delta: float, rho: float | None) -> dict[Any, ProtectedFrame]:
-    """Split ``frame`` by the public ``keys`` of ``column``: one protected frame per key, each with a budget of
-    the amount, the parent charged that amount once (the module docstring; :meth:`DataFrameAccessor.partition_by`).
+                 delta: float, rho: float | None, other: bool = False) -> dict[Any, ProtectedFrame]:
+    """Split ``frame`` by the public ``keys`` of ``column``: one protected frame per key (and, with ``other``, one
+    under :data:`~dpframe.OTHER` for the rest), each with a budget of the amount, the parent charged that amount once
+    (the module docstring; :meth:`DataFrameAccessor.partition_by`).
     """
     target = Target.of(frame)
     if not isinstance(frame, ProtectedFrame):
@@ -51,22 +53,29 @@ def partition_by(frame: ProtectedFrame, column: Any, keys: Sequence[Any] | None,
                          "categorical dtype with its categories, or split on a boolean column")
     if found.hasnans:
         raise ValueError(f"the keys of {column!r} must not be missing values")
+    if not isinstance(other, bool):
+        raise TypeError(f"other must be True or False, got {other!r}")
+    if other and OTHER in found:
+        raise ValueError(f"with other=True, {OTHER!r} labels the rest: it cannot be one of the keys")
     kind, amount = totals(epsilon, delta, rho)
     parent = target.protection
     _check_parallel(parent, target, kind)
     # Charged before the data is read; the parts' budgets come after, so a failure in between over-charges.
     line = parent.budget._charge(amount, query=f"partition_by({column})", columns=(str(column),),
                                  mechanism="none: each part gets a budget of this amount", noise="none",
-                                 rule=RULE.format(n=len(found)), seeded=is_seeded())
+                                 rule=RULE.format(n=len(found) + other), seeded=is_seeded())
     label = parent.budget.name or parent.budget.id
-    names = [f"{label}/{column}={key} (line {line})" for key in found]
+    labels = [*found, *([OTHER] if other else [])]
+    names = [f"{label}/{column}={key} (line {line})" for key in labels]
     records = parent.budget.store.create_parts(parent.budget.id, kind, amount, names, f"partition_by({column})")
     data = target.obj
     codes = category_codes(series, found).astype(np.int64, copy=False)
+    if other:
+        codes = np.where(codes < 0, len(found), codes)  # the rest: missing and undeclared values
     kept = codes == _part_of_unit(unit_ids(data), codes)
     lineage = frame._lineage
     result = {}
-    for position, (key, record) in enumerate(zip(found, records)):
+    for position, (key, record) in enumerate(zip(labels, records)):
         budget = Budget._bind(parent.budget.store, record)
         protection = Protection(budget, parent.max_contributions, parent.privacy_unit)
         result[key] = frame._wrap(data[kept & (codes == position)], Rows(), protection, lineage=lineage)
