@@ -44,8 +44,6 @@ def partition_by(frame: ProtectedFrame, column: Any, keys: Sequence[Any] | None,
     (the module docstring; :meth:`DataFrameAccessor.partition_by`).
     """
     target = Target.of(frame)
-    if not isinstance(frame, ProtectedFrame):
-        raise TypeError("partition_by() splits a protected DataFrame; select the columns as a frame, p[[column]]")
     series = target.column(column)
     found = public_keys(series, keys)
     if found is None:
