@@ -236,6 +236,44 @@ def group_contribution_mask(
     if len(rows) == 0:
         return keep
     row_cells = cells[rows].astype(np.int64)
+    # Which rows share a unit (its numbering plays no part in the choice), and each unit's value hashed once.
+    codes, uniques = pd.factorize(units[rows], use_na_sentinel=False)
+    unit = np.asarray(codes, dtype=np.int64)
+    _, k1 = np.frombuffer(key, dtype=np.uint64)
+    pair = _mix(keyed_hashes(pd.Index(uniques), key)[unit] ^ _mix(cell_hashes[row_cells] ^ k1))
+    # Sort by unit, then its cells by keyed hash, ties between cells broken by cell: each (unit, cell) contiguous.
+    unit_bits = max(1, (len(uniques) - 1).bit_length())
+    cell_bits = max(1, (len(cell_hashes) - 1).bit_length())
+    if unit_bits + cell_bits <= 40:  # one 64-bit key, >= 24 bits of the hash in it
+        shift = np.uint64(unit_bits + cell_bits)
+        order = np.argsort((unit.astype(np.uint64) << np.uint64(64 - unit_bits))
+                           | ((pair >> shift) << np.uint64(cell_bits)) | row_cells.astype(np.uint64))
+    else:
+        order = np.lexsort((row_cells, pair, unit))
+    sorted_unit, sorted_cell = unit[order], row_cells[order]
+    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
+    starts = np.flatnonzero(new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    # The rank of each (unit, cell) among its unit's cells: numbers of cells, less the number of the unit's first.
+    number = np.arange(len(starts))
+    first_of_unit = np.maximum.accumulate(np.where(new_unit[starts], number, 0))
+    kept_cell = (number - first_of_unit) < max_groups
+    # Kept cells with at most max_rows_per_group rows keep them all; the others choose that many at random.
+    whole, over = kept_cell & (sizes <= max_rows_per_group), kept_cell & (sizes > max_rows_per_group)
+    keep[rows[order[np.repeat(whole, sizes)]]] = True
+    if over.any():
+        in_over = np.repeat(over, sizes)
+        # Priorities follow the rows' order in the data, so one unit's rows draw the same words wherever
+        # another unit's rows are; the choice ranks the rows of each cell by them.
+        positions = np.sort(order[in_over])
+        segment = np.repeat(np.cumsum(over) - 1, sizes)[in_over][np.argsort(order[in_over])]
+        priority = (words or current_source().words)(len(positions))
+        ranked = np.lexsort((priority, segment))
+        first = np.flatnonzero(np.r_[True, segment[ranked][1:] != segment[ranked][:-1]])
+        rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
+        keep[rows[positions[ranked[rank < max_rows_per_group]]]] = True
+    return keep
+    row_cells = cells[rows].astype(np.int64)
     _, k1 = np.frombuffer(key, dtype=np.uint64)
     pair = _mix(keyed_hashes(units[rows], key) ^ _mix(cell_hashes[row_cells] ^ k1))
     unit = unit_codes(units[rows])  # which rows share a unit; its numbering plays no part in the choice
