@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from timing import alternating_rounds, print_ratios
 
 import dpframe  # noqa: F401  (registers the .dp accessor)
-from timing import alternating_rounds, print_ratios
 
 
 def main(argv: list[str] | None = None) -> None:

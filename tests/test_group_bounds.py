@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -246,3 +247,33 @@ def test_bounded_dp_is_refused() -> None:
     p = visits().dp.protect(epsilon=1.0, neighbours="replace")
     with pytest.raises(RefusedError, match="bounded DP"):
         p.dp.groupby("g", keys=list(CELLS), max_groups=2, max_rows_per_group=2)
+
+
+def test_released_sums_on_the_release_grid_stay_within_the_stated_sensitivity() -> None:
+    # A coarse release grid (shift > 0): rounding moves each changed group by one more step, which the per-group
+    # Δ = grid.sensitivity includes, so the integer vector moves by at most L0·Δ (L1) and √L0·Δ (L2).
+    from dpframe.noise.mechanism import Privacy, SumGrid
+    from dpframe.queries import kernels
+
+    l0, linf = 3, 4
+    privacy = Privacy("approx", "laplace", Fraction(1, 1000), Fraction(0), Fraction(0))
+    grid = SumGrid.choose(-3.0, 5.0, linf, privacy)
+    assert grid.shift > 0
+    rng = np.random.default_rng(5)
+
+    def released(frame: pd.DataFrame, seed: int) -> np.ndarray[Any, Any]:
+        p = frame.dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=10**6)
+        target = Target.of(p)
+        with seeded_noise(seed):
+            exact, _ = BoundedCellReader(target, GroupBounds(l0, linf)).moments(
+                Partitioning.of(target, ["g"], list(CELLS)), "x", kernels.MomentKernel(0.0, grid))
+        return grid.to_release_grid(exact.sums).astype(float)
+
+    for trial in range(30):
+        n, m = int(rng.integers(50, 300)), int(rng.integers(1, 40))
+        others = pd.DataFrame({"uid": rng.integers(0, 20, n), "g": CELLS[rng.integers(0, 12, n)],
+                               "x": rng.normal(1, 6, n)})
+        person = pd.DataFrame({"uid": 999, "g": CELLS[rng.integers(0, 12, m)], "x": rng.normal(0, 20, m)})
+        change = released(pd.concat([others, person], ignore_index=True), trial) - released(others, trial)
+        assert np.abs(change).sum() <= l0 * grid.sensitivity
+        assert np.square(change).sum() <= l0 * grid.sensitivity**2
