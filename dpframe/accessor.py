@@ -28,7 +28,7 @@ from dpframe.queries import agg, local_sensitivity, partitioned, scalar, tempora
 from dpframe.queries import select as selection
 from dpframe.queries.covariance import covariance
 from dpframe.queries.partitioned import GroupBy, KeySpec, Partitioning
-from dpframe.queries.plan import Target
+from dpframe.queries.plan import GroupBounds, Target
 from dpframe.queries.select import DPChoice
 from dpframe.queries.temporal import TimeScale
 from dpframe.queries.preview import Preview
@@ -444,7 +444,8 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         privacy = target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not partitioning.public)
         return partitioned.value_counts(target, partitioning, privacy, normalize, sort, dropna=dropna)
 
-    def groupby(self, by: Any, *, keys: KeySpec = None) -> GroupBy:
+    def groupby(self, by: Any, keys: KeySpec = None, *, max_groups: int | None = None,
+                max_rows_per_group: int | None = None) -> GroupBy:
         """Group rows by one or more columns for private per-group aggregates (see :class:`GroupBy`).
 
         ``by`` names columns, or is a protected series of this frame such as
@@ -455,14 +456,30 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         categorical dtype's categories or booleans are used, or -- with delta on
         an (epsilon, delta) budget -- groups are selected privately.
 
+        ``max_groups`` and ``max_rows_per_group`` (both or neither) bound each
+        privacy unit in two dimensions instead of to ``max_contributions`` rows:
+        at most ``max_groups`` groups (L0; chosen by a hash keyed by the unit and
+        a secret of the protection, the same for every query) and at most
+        ``max_rows_per_group`` rows in each (L∞; chosen uniformly at random).
+        Laplace noise is then calibrated to L0·L∞ rows, Gaussian noise to
+        √L0·L∞ (docs/contribution-bounds.md). count, sum, mean, var and std
+        support them, on public groups (``keys=``).
+
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"k": ["a", "b"] * 200, "x": [1.0, 3.0] * 200}).dp.protect(epsilon=1.0)
         >>> counts = p.dp.groupby("k", keys=["a", "b", "c"]).count(epsilon=0.5)
         >>> list(counts.index)
         ['a', 'b', 'c']
+        >>> visits = pd.DataFrame({"uid": [1, 1, 1, 2, 2, 3] * 50, "day": ["mon", "tue", "wed"] * 100})
+        >>> u = visits.dp.protect(rho=100.0, privacy_unit="uid", max_contributions=300)
+        >>> per_day = u.dp.groupby("day", keys=["mon", "tue", "wed"], max_groups=2, max_rows_per_group=10)
+        >>> c = per_day.count(rho=50.0)  # uid 1 and 2 keep 2 days x 10 rows, uid 3 its 1 day: 50 rows
+        >>> int(c.sum()) in range(35, 66), "L0=2" in u.dp.budget.ledger["rule"].iloc[-1]
+        (True, True)
         """
+        bounds = GroupBounds.of(max_groups, max_rows_per_group)  # argument errors before anything is charged
         frame, names = self._keyed(by if isinstance(by, (list, tuple)) else [by])
-        return GroupBy(Target.of(frame), names if isinstance(by, (list, tuple)) else names[0], keys)
+        return GroupBy(Target.of(frame), names if isinstance(by, (list, tuple)) else names[0], keys, bounds=bounds)
 
     def partition_by(self, column: Any, *, keys: Sequence[Any] | None = None, epsilon: float | None = None,
                      delta: float = 0.0, rho: float | None = None, other: bool = False) -> dict[Any, ProtectedFrame]:

@@ -28,6 +28,7 @@ from dpframe.noise.random import current_source
 from dpframe.protection.lineage import Lineage
 
 UNIT_LEVEL = "_dp_unit"
+GROUP_BOUNDING = "group bounding"
 
 PandasObject = pd.DataFrame | pd.Series
 
@@ -51,6 +52,22 @@ class Protection:
     # rows protect() made (a Rows object of dpframe.protection.base) are then the ones whose count is public.
     neighbours: str = "add/remove"
     origin: Any = field(default=None, repr=False)
+    # Secret keys drawn on first use (see group_bounding_key), by purpose: kept with the protection so that every
+    # query of it makes the same keyed choices.
+    secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    def group_bounding_key(self) -> bytes:
+        """The 16-byte secret that keys which groups each unit keeps under ``max_groups`` (:func:`group_contribution_mask`).
+
+        Drawn from the secure source on first use, not at ``protect()``: a
+        protection that never bounds groups draws nothing (and seeded tests
+        draw the same noise as before). ``setdefault`` keeps the first key
+        stored if two threads draw at once, so every query sees one key.
+        """
+        key = self.secrets.get(GROUP_BOUNDING)
+        if key is None:
+            key = self.secrets.setdefault(GROUP_BOUNDING, current_source().words(2).tobytes())
+        return key
 
     @property
     def bounded(self) -> bool:
@@ -166,3 +183,109 @@ def unit_codes(units: pd.Index[Any]) -> NDArray[np.intp]:
             return shifted
     codes, _ = pd.factorize(units, use_na_sentinel=False)
     return np.asarray(codes, dtype=np.intp)
+
+
+# The splitmix64 finaliser: a bijection of 64-bit words that mixes every input bit into every output bit.
+_MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0x94D049BB133111EB), np.uint64(31))
+
+
+def _mix(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    a, b, c, d, e = _MIX
+    words = words ^ (words >> a)
+    words = words * b
+    words = words ^ (words >> c)
+    words = words * d
+    mixed: NDArray[np.uint64] = words ^ (words >> e)
+    return mixed
+
+
+def keyed_hashes(values: pd.Index[Any], key: bytes) -> NDArray[np.uint64]:
+    """A 64-bit hash of each value, keyed by the 16-byte ``key``: pandas' SipHash of the values (keyed for
+    strings and objects), then a keyed mix (numbers, which pandas hashes without the key)."""
+    text_key = "".join(chr(byte & 0x7F) for byte in key)  # pandas wants 16 ASCII characters
+    hashed = pd.util.hash_pandas_object(values, hash_key=text_key).to_numpy(dtype=np.uint64)
+    k0, _ = np.frombuffer(key, dtype=np.uint64)
+    return _mix(hashed ^ k0)
+
+
+def group_contribution_mask(
+    units: pd.Index[Any], cells: NDArray[np.integer[Any]], cell_hashes: NDArray[np.uint64], max_groups: int,
+    max_rows_per_group: int, key: bytes, words: Callable[[int], NDArray[np.uint64]] | None = None,
+) -> NDArray[np.bool_]:
+    """Which rows a group-by may use so that each unit touches at most ``max_groups`` cells with at most
+    ``max_rows_per_group`` rows in each (rows with cell -1, outside every group, are never used).
+
+    The cells a unit keeps are those of smallest keyed hash of (unit, cell):
+    a function of the unit's own value, the cell's (``cell_hashes[c]``: a hash
+    of cell ``c``'s key values, not of its position in the data) and the
+    protection's secret ``key`` only -- so adding or removing another unit
+    changes nothing of this unit's choice, and every query of one protection
+    keeps the same cells for a unit. Within a kept cell, the rows are chosen
+    uniformly at random (a random priority from the secure source, or
+    ``words``), like :func:`contribution_mask`.
+
+    >>> units = pd.Index(["ann"] * 5 + ["bob"])
+    >>> cells = np.array([0, 0, 0, 1, 2, 1])
+    >>> hashes = keyed_hashes(pd.Index(["x", "y", "z"]), bytes(16))
+    >>> keep = group_contribution_mask(units, cells, hashes, 2, 2, bytes(16))
+    >>> int(keep[:5].sum()) <= 4, bool(keep[5])
+    (True, True)
+    """
+    keep = np.zeros(len(cells), dtype=np.bool_)
+    rows = np.flatnonzero(cells >= 0)
+    if len(rows) == 0:
+        return keep
+    row_cells = cells[rows].astype(np.int64)
+    # Which rows share a unit (its numbering plays no part in the choice), and each unit's value hashed once.
+    codes, uniques = pd.factorize(units[rows], use_na_sentinel=False)
+    unit = np.asarray(codes, dtype=np.int64)
+    _, k1 = np.frombuffer(key, dtype=np.uint64)
+    pair = _mix(keyed_hashes(pd.Index(uniques), key)[unit] ^ _mix(cell_hashes[row_cells] ^ k1))
+    # Sort by unit, then its cells by keyed hash, ties between cells broken by cell: each (unit, cell) contiguous.
+    unit_bits = max(1, (len(uniques) - 1).bit_length())
+    cell_bits = max(1, (len(cell_hashes) - 1).bit_length())
+    if unit_bits + cell_bits <= 40:  # one 64-bit key, >= 24 bits of the hash in it
+        shift = np.uint64(unit_bits + cell_bits)
+        order = np.argsort((unit.astype(np.uint64) << np.uint64(64 - unit_bits))
+                           | ((pair >> shift) << np.uint64(cell_bits)) | row_cells.astype(np.uint64))
+    else:
+        order = np.lexsort((row_cells, pair, unit))
+    sorted_unit, sorted_cell = unit[order], row_cells[order]
+    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
+    starts = np.flatnonzero(new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    # The rank of each (unit, cell) among its unit's cells: numbers of cells, less the number of the unit's first.
+    number = np.arange(len(starts))
+    first_of_unit = np.maximum.accumulate(np.where(new_unit[starts], number, 0))
+    kept_cell = (number - first_of_unit) < max_groups
+    # Kept cells with at most max_rows_per_group rows keep them all; the others choose that many at random.
+    whole, over = kept_cell & (sizes <= max_rows_per_group), kept_cell & (sizes > max_rows_per_group)
+    keep[rows[order[np.repeat(whole, sizes)]]] = True
+    if over.any():
+        in_over = np.repeat(over, sizes)
+        # Priorities follow the rows' order in the data, so one unit's rows draw the same words wherever
+        # another unit's rows are; the choice ranks the rows of each cell by them.
+        positions = np.sort(order[in_over])
+        segment = np.repeat(np.cumsum(over) - 1, sizes)[in_over][np.argsort(order[in_over])]
+        priority = (words or current_source().words)(len(positions))
+        ranked = np.lexsort((priority, segment))
+        first = np.flatnonzero(np.r_[True, segment[ranked][1:] != segment[ranked][:-1]])
+        rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
+        keep[rows[positions[ranked[rank < max_rows_per_group]]]] = True
+    return keep
+    row_cells = cells[rows].astype(np.int64)
+    _, k1 = np.frombuffer(key, dtype=np.uint64)
+    pair = _mix(keyed_hashes(units[rows], key) ^ _mix(cell_hashes[row_cells] ^ k1))
+    unit = unit_codes(units[rows])  # which rows share a unit; its numbering plays no part in the choice
+    priority = (words or current_source().words)(len(rows))
+    # By unit, then its cells by keyed hash (ties between cells by cell), then rows by random priority.
+    order = np.lexsort((priority, row_cells, pair, unit))
+    sorted_unit, sorted_cell = unit[order], row_cells[order]
+    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
+    new_cell = new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]]
+    cell_number = np.cumsum(new_cell) - 1  # non-decreasing, so a running maximum carries each start forward
+    cell_rank = cell_number - np.maximum.accumulate(np.where(new_unit, cell_number, 0))
+    position = np.arange(len(order))
+    row_rank = position - np.maximum.accumulate(np.where(new_cell, position, 0))
+    keep[rows[order[(cell_rank < max_groups) & (row_rank < max_rows_per_group)]]] = True
+    return keep

@@ -119,6 +119,7 @@ def aggregate(
     statistic, else (column, statistic) pairs, like ``DataFrameGroupBy.agg``;
     ``names`` (named aggregation) names them instead.
     """
+    groupby._unbounded("agg")
     selecting = [part for part in parts if part[1] != "median"]
     if len(selecting) < len(parts) and (mechanism is not None or (delta is not None and not selecting)):
         raise ValueError("a median per group is pure DP (the exponential mechanism): with 'median' in agg, give "
@@ -270,6 +271,7 @@ class ColumnGroupBy(Generic[Result]):
         the budget split equally)."""
         groupby = self._groupby
         target = groupby._target
+        groupby._unbounded("count of a column's values")
         if isinstance(self._columns, list):
             return self._one("count", bounds=None, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
         # The rows with a value: a filter on each row's own value, stable like p[p[column].notna()].

@@ -27,7 +27,9 @@ from numpy.typing import NDArray
 
 from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
+from dpframe.errors import RefusedError
 from dpframe.protection.labels import index_of, product_index
+from dpframe.protection.units import group_contribution_mask, keyed_hashes, unit_ids
 from dpframe.queries import kernels
 from dpframe.queries.bounds import (
     BoundsReads,
@@ -38,7 +40,7 @@ from dpframe.queries.bounds import (
     schema_bounds,
 )
 from dpframe.queries.grouped import ColumnGroupBy, aggregate, named_parts, parts_of
-from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, public_keys
+from dpframe.queries.plan import GroupBounds, Plan, Target, check_bounds, check_numeric, public_keys
 from dpframe.queries.preview import Preview
 from dpframe.queries.preview import preview as preview_query
 from dpframe.queries.scalar import LEVEL, Moments, few_rows, moment_result, value_range, with_bounds
@@ -193,9 +195,13 @@ class CellReader:
     def __init__(self, target: Target):
         self.target = target
 
+    def rows_in_use(self, partitioning: Partitioning) -> NDArray[np.bool_] | None:
+        """After the charge: the rows a query over ``partitioning`` may use (None = all): contribution bounding."""
+        return self.target.rows_in_use()
+
     def counts(self, partitioning: Partitioning) -> tuple[NDArray[np.int64], pd.Index[Any]]:
         """Rows in use per cell, and the cells: the public ones, or the observed ones (see :meth:`Partitioning.codes`)."""
-        mask = self.target.rows_in_use()
+        mask = self.rows_in_use(partitioning)
         if partitioning.public:
             # Cells are combined and counted chunk by chunk: no full-length cell array.
             parts, sizes, _ = partitioning.column_codes(self.target)
@@ -208,7 +214,7 @@ class CellReader:
         self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel,
     ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
         """``exact(values, codes, n_cells)`` of ``column`` over the rows in use, and the cells (as :meth:`counts`)."""
-        codes, cells = partitioning.codes(self.target, self.target.rows_in_use())
+        codes, cells = partitioning.codes(self.target, self.rows_in_use(partitioning))
         # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
         return exact(kernels.as_float_array(self.target.column(column)), codes, len(cells)), cells
 
@@ -239,6 +245,22 @@ class CellReader:
         """Where the quantiles of ``column`` in each public group (by number) read its values (None: the rows of
         the target, in one pass)."""
         return None
+
+
+class BoundedCellReader(CellReader):
+    """A :class:`CellReader` whose rows in use are those :class:`GroupBounds` keeps (public cells only)."""
+
+    def __init__(self, target: Target, bounds: GroupBounds):
+        super().__init__(target)
+        self.bounds = bounds
+
+    def rows_in_use(self, partitioning: Partitioning) -> NDArray[np.bool_]:
+        """After the charge: each unit's rows in its kept groups (:func:`~dpframe.protection.units.group_contribution_mask`)."""
+        parts, sizes, _ = partitioning.column_codes(self.target)
+        key = self.target.protection.group_bounding_key()
+        return group_contribution_mask(
+            unit_ids(self.target.obj), kernels.combine_codes(parts, sizes), keyed_hashes(partitioning.index(), key),
+            self.bounds.max_groups, self.bounds.max_rows_per_group, key)
 
 
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
@@ -312,6 +334,7 @@ def release_counts(
     *,
     remainder: bool = False,
     read: CellReader | None = None,
+    bounds: GroupBounds | None = None,
 ) -> CountRelease:
     """Charge and release noisy counts per partition (selecting partitions privately if needed).
 
@@ -341,18 +364,23 @@ def release_counts(
     require_selection(partitioning, privacy)
     if not partitioning.public:
         target.refuse_unless_bounded_ok("private selection of categories")
+    if bounds is not None and not partitioning.public:
+        raise RefusedError("private selection of categories is calibrated for max_contributions rows per unit, "
+                           "not for max_groups and max_rows_per_group")
     k = target.count_sensitivity
     counting, rest = privacy, None
     read = CellReader(target) if read is None else read
-    if remainder and partitioning.public and any(partitioning.remembered):
+    if remainder and partitioning.public and any(partitioning.remembered) and bounds is None:
         return _counts_on_remembered(query, target, partitioning, privacy, columns, rule, read)
     if remainder and not partitioning.public:
         counting, rest = query_share(privacy, 1 - REMAINDER_SHARE), pure_share(privacy, REMAINDER_SHARE)
         rest_noise = rest.noise(k)  # argument errors before the reservation
-    noise = counting.noise(k)
+    noise = counting.noise(k) if bounds is None else bounds.noise(counting, bounds.max_rows_per_group)
     if rest is not None:
         target.reserve(counting.cost, rest.cost, query=f"{query} and its remainder")
-    if rule is None:
+    if rule is None and bounds is not None:
+        rule = bounds.rule()
+    elif rule is None:
         rule = "parallel composition over partitions" + ("" if partitioning.public else ", private partition selection")
     plan = Plan(query, columns, target, counting, {"count": noise}, rule=rule)
     plan.charge()
@@ -709,7 +737,7 @@ class GroupBy:
     """
 
     def __init__(self, target: Target, by: Any, keys: KeySpec, *, shared: Target | None = None,
-                 read: CellReader | None = None):
+                 read: CellReader | None = None, bounds: GroupBounds | None = None):
         self._target = target
         # Where the exact aggregates come from after the charge (None: the rows of the target; see CellReader).
         self._read = read
@@ -717,7 +745,24 @@ class GroupBy:
         self._keys = keys
         # The parts of one release (agg, several columns) run on one target, drawing from its reservation.
         self._shared = shared
-        Partitioning.of(target, self._by, keys)  # unknown columns and bad keys fail here
+        # Two-dimensional contribution bounds (groupby's max_groups, max_rows_per_group), or None: max_contributions.
+        self._bounds = bounds
+        partitioning = Partitioning.of(target, self._by, keys)  # unknown columns and bad keys fail here
+        if bounds is not None:
+            if not partitioning.public:
+                # Fail closed: private partition selection is calibrated for max_contributions rows per unit.
+                raise RefusedError(
+                    "max_groups and max_rows_per_group need public groups for now: declare them with keys= (or use "
+                    "a categorical column); private selection of groups under these bounds is not available yet")
+            if target.protection.bounded:
+                raise RefusedError("max_groups and max_rows_per_group are refused under bounded DP "
+                                   "(neighbours='replace'): their replace-one sensitivity is not derived")
+
+    def _unbounded(self, query: str) -> None:
+        """Refuse (before any charge) a query that does not support max_groups/max_rows_per_group yet."""
+        if self._bounds is not None:
+            raise RefusedError(f"groupby {query} does not support max_groups and max_rows_per_group yet (count, sum, "
+                               "mean, var and std do): group without them to bound each unit to max_contributions rows")
 
     @property
     def _partitioning(self) -> Partitioning:
@@ -728,6 +773,8 @@ class GroupBy:
         return self._target.fresh() if self._shared is None else self._shared
 
     def _reader(self, target: Target) -> CellReader:
+        if self._bounds is not None:
+            return BoundedCellReader(target, self._bounds)
         return CellReader(target) if self._read is None else self._read
 
     @overload
@@ -786,6 +833,7 @@ class GroupBy:
         """
         from dpframe.queries.select import check_quantiles, grouped_quantile  # select builds on this module
 
+        self._unbounded("quantile")
         if self._partitioning.public:
             return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
                                     rho=rho, read=self._read)
@@ -880,7 +928,7 @@ class GroupBy:
         privacy = self._privacy(epsilon, delta, rho, mechanism)
         target = self._fresh()
         counts = release_counts("groupby count", target, self._partitioning, privacy, tuple(map(str, self._by)),
-                                remainder=True, read=self._reader(target))
+                                remainder=True, read=self._reader(target), bounds=self._bounds)
         result, release = _counts_with_remainder(counts, "count")
         return with_release(result, release)  # type: ignore[no-any-return]
 
@@ -919,7 +967,8 @@ class GroupBy:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query(target, "sum", series, bounds, privacy)
         total, note = privacy, ""
-        k = target.contributions
+        # Rows one unit may add to one group.
+        k = target.contributions if self._bounds is None else self._bounds.max_rows_per_group
         bounds = schema_bounds(series) if bounds is None else bounds
         if bounds is None:
 
@@ -932,11 +981,14 @@ class GroupBy:
         if any(partitioning.remembered):
             note = "; ".join(filter(None, [note, REMEMBERED_GROUPS]))
         lo, hi = check_bounds(bounds)
-        grid = SumGrid.choose(lo, hi, target.contributions, privacy)
-        noise = privacy.noise(grid.sensitivity)
+        grid = SumGrid.choose(lo, hi, k, privacy)
+        # grid.sensitivity bounds the change of k rows in one group (its rounding to the release grid included).
+        if self._bounds is None:
+            noise, rule = privacy.noise(grid.sensitivity), "parallel composition over groups"
+        else:
+            noise, rule = self._bounds.noise(privacy, grid.sensitivity), self._bounds.rule()
         step = grid.release_step
-        plan = Plan("groupby sum", (str(column),), target, privacy, {"sum": noise}, {"sum": step},
-                    rule="parallel composition over groups")
+        plan = Plan("groupby sum", (str(column),), target, privacy, {"sum": noise}, {"sum": step}, rule=rule)
         plan.charge()
         exact, cells = self._reader(target).moments(partitioning, column, kernels.MomentKernel(0.0, grid))
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
@@ -1030,8 +1082,9 @@ class GroupBy:
         # Read once: another thread may make the groups public mid-query, and the selection below must not lapse.
         partitioning = self._partitioning
         rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
-        moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order, rule, ddof,
-                                       reads=self._reader(target).bounds_reads(series.name))
+        moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order,
+                                       rule if self._bounds is None else self._bounds.rule(), ddof,
+                                       reads=self._reader(target).bounds_reads(series.name), group_bounds=self._bounds)
         moments.plan.charge()
         exact, cells = self._reader(target).moments(partitioning, series.name, moments.kernel)
         measured = moments.noisy(exact)

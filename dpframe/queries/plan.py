@@ -253,6 +253,58 @@ class Target:
 
 
 @dataclass(frozen=True)
+class GroupBounds:
+    """Two-dimensional contribution bounds of a group-by: each unit keeps at most ``max_groups`` groups (L0) and
+    at most ``max_rows_per_group`` rows in each (L∞), instead of ``max_contributions`` rows in all.
+
+    One unit then changes at most L0 cells of a per-group aggregate, each by at
+    most the change of L∞ rows, Δ: the vector moves by at most L0·Δ in L1 norm
+    and √L0·Δ in L2 norm (docs/contribution-bounds.md). Laplace noise is
+    calibrated to the first, Gaussian noise to the second.
+
+    >>> from dpframe.noise.mechanism import Privacy
+    >>> bounds = GroupBounds.of(4, 3)
+    >>> laplace = Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0))
+    >>> bounds.noise(laplace, 3).param  # scale L0·L∞/ε
+    Fraction(12, 1)
+    >>> gaussian = Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), Fraction(1, 2))
+    >>> bounds.noise(gaussian, 3).param  # variance (√L0·L∞)²/(2ρ)
+    Fraction(36, 1)
+    >>> GroupBounds.of(None, None) is None
+    True
+    """
+
+    max_groups: int
+    max_rows_per_group: int
+
+    @classmethod
+    def of(cls, max_groups: Any, max_rows_per_group: Any) -> GroupBounds | None:
+        """Validate ``groupby``'s arguments (both or neither, integers >= 1); None for neither."""
+        if max_groups is None and max_rows_per_group is None:
+            return None
+        if max_groups is None or max_rows_per_group is None:
+            raise ValueError("give both max_groups and max_rows_per_group (each unit's groups, and its rows in each "
+                             "group), or neither (each unit bounded to max_contributions rows)")
+        for name, value in (("max_groups", max_groups), ("max_rows_per_group", max_rows_per_group)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        return cls(int(max_groups), int(max_rows_per_group))
+
+    def noise(self, privacy: Privacy, per_group: int) -> NoiseSpec:
+        """The noise of each cell when one unit's ``max_rows_per_group`` rows move a cell by at most ``per_group``."""
+        if privacy.mechanism == "gaussian":
+            return privacy.l2_noise(self.max_groups * per_group**2)
+        return privacy.noise(self.max_groups * per_group)
+
+    def rule(self) -> str:
+        """The ledger line's rule: the bounding and the sensitivities it gives."""
+        return (f"parallel composition over groups; each unit keeps at most L0={self.max_groups} groups (keyed "
+                f"hash) and L∞={self.max_rows_per_group} rows in each (uniform): sensitivity L0·Δ={self.max_groups}Δ "
+                f"(L1, Laplace), √L0·Δ=√{self.max_groups}·Δ (L2, Gaussian), Δ the change of L∞ rows in one group "
+                f"(a count: {self.max_rows_per_group})")
+
+
+@dataclass(frozen=True)
 class Plan:
     """The measurements of one query, their noise, and what the query costs."""
 

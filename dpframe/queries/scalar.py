@@ -35,7 +35,7 @@ from dpframe.queries import kernels
 from dpframe.queries.bounds import (
     BoundsReads, bounds_note, resolve_bounds, schema_bounds, split_privacy, warn_if_clipped, weak_bounds,
 )
-from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric, split
+from dpframe.queries.plan import GroupBounds, Plan, Target, check_bounds, check_numeric, split
 from dpframe.results import Clipping, DPFloat, DPInt, Release
 
 LEVEL = 0.95
@@ -258,6 +258,7 @@ class Moments:
         order: int,
         rule: str = "sequential composition",
         ddof: int = 1,
+        group_bounds: GroupBounds | None = None,
     ):
         check_numeric(series, query)
         self.lo, self.hi = check_bounds(bounds)
@@ -268,18 +269,23 @@ class Moments:
         self.half = (self.hi - self.lo) / 2
         names = ["count", "sum", "sum of squares"][: order + 1]
         shares = split(privacy, names)
-        k = target.contributions
+        # Rows one unit may add to one cell, and the noise for a cell that many rows move by at most Δ.
+        k = target.contributions if group_bounds is None else group_bounds.max_rows_per_group
+
+        def noise(share: Privacy, change: int) -> NoiseSpec:
+            return share.noise(change) if group_bounds is None else group_bounds.noise(share, change)
+
         self.grid = SumGrid.choose(-self.half, self.half, k, shares["sum"])
         self.square_grid = (
             SumGrid.choose(-self.half**2 / 2, self.half**2 / 2, k, shares["sum of squares"]) if order == 2 else None
         )
         self.noise: dict[str, NoiseSpec] = {
-            "count": shares["count"].noise(k),
-            "sum": shares["sum"].noise(self.grid.sensitivity),
+            "count": noise(shares["count"], k),
+            "sum": noise(shares["sum"], self.grid.sensitivity),
         }
         units = {"count": 1.0, "sum": self.grid.release_step}
         if self.square_grid is not None:
-            self.noise["sum of squares"] = shares["sum of squares"].noise(self.square_grid.sensitivity)
+            self.noise["sum of squares"] = noise(shares["sum of squares"], self.square_grid.sensitivity)
             units["sum of squares"] = self.square_grid.release_step
         self.units = units
         self.plan = Plan(query, (str(series.name),), target, privacy, self.noise, units, rule)
@@ -410,6 +416,7 @@ def with_bounds(
     clipping: bool = False,
     reads: BoundsReads | None = None,
     domain: tuple[float, float] | None = None,
+    group_bounds: GroupBounds | None = None,
 ) -> tuple[Moments, str, Clipping | None]:
     """The query's :class:`Moments` (bounds found privately when ``bounds`` is None, cut to a public ``domain``
     if given), a note, and the clipping.
@@ -430,7 +437,8 @@ def with_bounds(
     bounds = schema_bounds(series) if bounds is None else bounds
 
     def check(rest: Privacy) -> None:
-        Moments(target, series, (0.0, 1.0) if bounds is None else bounds, rest, query, order, rule, ddof)
+        Moments(target, series, (0.0, 1.0) if bounds is None else bounds, rest, query, order, rule, ddof,
+                group_bounds)
 
     (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping,
                                              reads=reads)
@@ -441,7 +449,7 @@ def with_bounds(
         cut = max(lo, domain[0]), min(hi, domain[1])
         lo, hi = cut if _summable(cut) else domain
     note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
-    return Moments(target, series, (lo, hi), rest, query, order, rule, ddof), note, clipped
+    return Moments(target, series, (lo, hi), rest, query, order, rule, ddof, group_bounds), note, clipped
 
 
 def _moment_query(

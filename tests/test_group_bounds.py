@@ -1,0 +1,279 @@
+"""Two-dimensional contribution bounds of a group-by: ``groupby(..., max_groups=L0, max_rows_per_group=Linf)``.
+
+The bounding itself (which rows each unit keeps), its stability (keyed by the
+unit: another unit's rows change nothing of its choice), the sensitivity of
+the exact aggregates it feeds (one unit added changes the per-group count
+and clipped-sum vectors by at most L0·L∞·M in L1 norm and √L0·L∞·M in L2),
+the noise each query is calibrated with, and the refusals. Random data comes
+from fixed numpy seeds; the bounding's randomness from ``seeded_noise`` or a
+fixed word stream, so every assertion is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpframe  # noqa: F401  (registers the .dp accessor)
+from dpframe.errors import RefusedError
+from dpframe.noise.random import SeededRandomSource
+from dpframe.protection.units import group_contribution_mask, keyed_hashes
+from dpframe.queries.partitioned import BoundedCellReader, Partitioning
+from dpframe.queries.plan import GroupBounds, Target
+from dpframe.results import current_release
+from dpframe.testing import seeded_noise
+
+KEY = bytes(range(16))
+CELLS = pd.Index([f"g{i}" for i in range(12)])
+CELL_HASHES = keyed_hashes(CELLS, KEY)
+
+
+def fixed_words(seed: int) -> Callable[[int], np.ndarray[Any, Any]]:
+    """The first ``n`` words of one fixed stream, whatever ``n``: rows appended later get the later words, so
+    the rows already there keep their random priorities (the bounding's randomness fixed for them)."""
+    stream = SeededRandomSource(seed).words(100_000)
+    return lambda n: stream[:n].copy()
+
+
+def random_rows(rng: np.random.Generator, units: int, rows: int) -> tuple[pd.Index[Any], np.ndarray[Any, Any]]:
+    """Units (strings, so some are heavy) and cells (-1 for a few rows outside every group)."""
+    unit = pd.Index([f"u{u}" for u in rng.zipf(1.5, rows) % units])
+    cells = rng.integers(-1, len(CELLS), rows)
+    return unit, cells
+
+
+def kept(units: pd.Index[Any], cells: np.ndarray[Any, Any], l0: int, linf: int,
+         words: Callable[[int], np.ndarray[Any, Any]]) -> np.ndarray[Any, Any]:
+    return group_contribution_mask(units, cells, CELL_HASHES, l0, linf, KEY, words)
+
+
+@pytest.mark.parametrize("l0, linf", [(1, 1), (2, 3), (5, 1), (3, 10)])
+def test_each_unit_keeps_at_most_l0_groups_and_linf_rows_in_each(l0: int, linf: int) -> None:
+    rng = np.random.default_rng(l0 * 100 + linf)
+    for trial in range(20):
+        units, cells = random_rows(rng, 30, 2000)
+        keep = kept(units, cells, l0, linf, fixed_words(trial))
+        frame = pd.DataFrame({"unit": units, "cell": cells})
+        assert not keep[cells < 0].any()  # rows outside every group are never used
+        used = frame[keep]
+        assert used.groupby("unit")["cell"].nunique().max() <= l0
+        assert used.groupby(["unit", "cell"]).size().max() <= linf
+        # As many rows as the bounds allow: a unit keeps min(its groups, L0) groups, min(its rows, L∞) in each.
+        available = frame[cells >= 0].groupby(["unit", "cell"]).size()
+        assert used.groupby("unit")["cell"].nunique().equals(available.groupby(level="unit").size().clip(upper=l0))
+        in_kept = used.groupby(["unit", "cell"]).size()
+        assert in_kept.equals(available.loc[in_kept.index].clip(upper=linf))
+
+
+def test_rows_within_a_group_are_uniform() -> None:
+    # One unit, 4 rows in one group, L∞ = 1: each row kept with probability 1/4 over independent draws.
+    units, cells = pd.Index(["u"] * 4), np.zeros(4, dtype=np.int64)
+    draws = 8000
+    source = SeededRandomSource(11)
+    hits = np.zeros(4)
+    for _ in range(draws):
+        hits += kept(units, cells, 1, 1, source.words)
+    # Binomial(8000, 1/4): sd 38.7; 6 sd gives a failure probability < 1e-8 per row.
+    assert np.all(np.abs(hits - draws / 4) < 6 * math.sqrt(draws * 0.25 * 0.75))
+
+
+def test_another_unit_changes_no_one_elses_choice_of_groups() -> None:
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        units, cells = random_rows(rng, 25, 1500)
+        extra_units = pd.Index([f"new{trial}"] * 40)
+        extra_cells = rng.integers(0, len(CELLS), 40)
+        words = fixed_words(trial)
+        before = kept(units, cells, 2, 3, words)
+        after = kept(units.append(extra_units), np.r_[cells, extra_cells], 2, 3, words)
+        # The same rows of every other unit: groups and (with the same priorities) rows.
+        assert np.array_equal(before, after[: len(units)])
+
+
+def test_a_unit_keeps_the_same_groups_in_every_query() -> None:
+    # Different row priorities (two queries) and a different row order: the same groups per unit.
+    rng = np.random.default_rng(3)
+    units, cells = random_rows(rng, 40, 3000)
+    order = rng.permutation(len(units))
+    first = kept(units, cells, 2, 1, fixed_words(1))
+    second = kept(units[order], cells[order], 2, 1, fixed_words(2))
+
+    def groups(units: pd.Index[Any], cells: np.ndarray[Any, Any], keep: np.ndarray[Any, Any]) -> set[Any]:
+        return set(zip(units[keep], cells[keep]))
+
+    assert groups(units, cells, first) == groups(units[order], cells[order], second)
+
+
+def test_the_choice_of_groups_depends_on_the_protections_key() -> None:
+    # A unit in all 12 groups keeps 3: another key, another choice (not always the same groups for everyone).
+    units, cells = pd.Index(["u"] * 12), np.arange(12)
+    choices = {tuple(np.flatnonzero(group_contribution_mask(units, cells, keyed_hashes(CELLS, key), 3, 1, key,
+                                                              fixed_words(0))))
+               for key in (bytes([i]) * 16 for i in range(20))}
+    assert len(choices) > 10
+
+
+def exact_aggregates(frame: pd.DataFrame, l0: int, linf: int, seed: int, bounds: tuple[float, float]
+                     ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The exact per-group counts (through the query's reader) and clipped sums (of the rows it keeps), before
+    noise, with the protection's key and the row priorities drawn from ``seeded_noise(seed)``."""
+    p = frame.dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=10**6)
+    target = Target.of(p)
+    reader = BoundedCellReader(target, GroupBounds(l0, linf))
+    partitioning = Partitioning.of(target, ["g"], list(CELLS))
+    with seeded_noise(seed):  # the key (first use), then the rows' priorities: the same for both frames
+        mask = reader.rows_in_use(partitioning)
+    counts, _ = reader.counts(partitioning)  # other rows maybe, but as many in each group
+    codes = CELLS.get_indexer(frame["g"])
+    used = mask & (codes >= 0)
+    sums = np.bincount(codes[used], weights=frame["x"].clip(*bounds).to_numpy()[used], minlength=len(CELLS))
+    assert np.array_equal(np.bincount(codes[used], minlength=len(CELLS)), counts)
+    return counts.astype(float), sums
+
+
+@pytest.mark.parametrize("l0, linf", [(1, 2), (3, 2), (4, 5)])
+def test_one_unit_changes_the_exact_aggregates_by_at_most_the_stated_sensitivity(l0: int, linf: int) -> None:
+    rng = np.random.default_rng(l0 * 10 + linf)
+    lo, hi = -3.0, 5.0
+    magnitude = max(abs(lo), abs(hi))
+    worst = np.zeros(4)
+    for trial in range(40):
+        n = int(rng.integers(50, 400))
+        others = pd.DataFrame({"uid": rng.integers(0, 30, n), "g": CELLS[rng.integers(0, 12, n)],
+                               "x": rng.normal(1, 6, n)})
+        # The added unit: any number of rows, in any groups (some outside them), any values.
+        m = int(rng.integers(1, 60))
+        person = pd.DataFrame({"uid": 1000 + trial, "g": np.r_[CELLS, ["elsewhere"]][rng.integers(0, 13, m)],
+                               "x": rng.normal(0, 20, m)})
+        counts, sums = exact_aggregates(others, l0, linf, trial, (lo, hi))
+        counts2, sums2 = exact_aggregates(pd.concat([others, person], ignore_index=True), l0, linf, trial, (lo, hi))
+        change = np.array([np.abs(counts2 - counts).sum(), np.linalg.norm(counts2 - counts),
+                           np.abs(sums2 - sums).sum(), np.linalg.norm(sums2 - sums)])
+        assert change[0] <= l0 * linf and change[1] <= math.sqrt(l0) * linf + 1e-9
+        assert change[2] <= l0 * linf * magnitude + 1e-9
+        assert change[3] <= math.sqrt(l0) * linf * magnitude + 1e-9
+        worst = np.maximum(worst, change)
+    # The bounds are reached (a unit with many rows in many groups): they are the sensitivities, not slack ones.
+    assert worst[0] == l0 * linf
+
+
+def visits(rows: int = 6000, people: int = 200, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"uid": rng.integers(0, people, rows), "g": CELLS[rng.integers(0, 12, rows)],
+                         "x": rng.uniform(0, 10, rows)})
+
+
+def test_laplace_count_is_calibrated_to_l0_times_linf() -> None:
+    p = visits().dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=50)
+    with seeded_noise(0):
+        counts = p.dp.groupby("g", keys=list(CELLS), max_groups=3, max_rows_per_group=2).count(epsilon=0.5)
+    release = current_release(counts)
+    assert release is not None
+    # Discrete Laplace of scale L0·L∞/ε = 12: std ≈ √2·12 (the discrete one slightly less).
+    assert 16.5 < float(release.std) <= math.sqrt(2) * 12
+    line = p.dp.budget.ledger.iloc[-1]
+    assert "L0=3" in line["rule"] and "L∞=2" in line["rule"] and "sensitivity" in line["rule"]
+
+
+def test_gaussian_count_is_calibrated_to_sqrt_l0_times_linf() -> None:
+    p = visits().dp.protect(rho=1.0, privacy_unit="uid", max_contributions=50)
+    with seeded_noise(0):
+        counts = p.dp.groupby("g", keys=list(CELLS), max_groups=4, max_rows_per_group=3).count(rho=0.5)
+    release = current_release(counts)
+    assert release is not None
+    # σ² = (√L0·L∞)²/(2ρ) = 36: σ = 6, not the L0·L∞ = 12 of Laplace's L1 sensitivity.
+    assert float(release.std) == pytest.approx(6.0, rel=1e-3)
+
+
+def test_bounded_aggregates_are_accurate() -> None:
+    frame = visits(rows=20000, people=100, seed=4)
+    p = frame.dp.protect(epsilon=100.0, privacy_unit="uid", max_contributions=10**6)
+    gb = p.dp.groupby("g", keys=list(CELLS), max_groups=12, max_rows_per_group=10**4)  # keeps every row
+    with seeded_noise(1):
+        counts = gb.count(epsilon=20.0)
+        sums = gb.sum("x", bounds=(0, 10), epsilon=20.0)
+        means = gb.mean("x", bounds=(0, 10), epsilon=20.0)
+    exact = frame.groupby("g")["x"]
+    # Noise scales: counts 12·10^4/20 = 6000 (sd ~8500), sums 10x that: within 6 sd.
+    assert np.all(np.abs(counts - exact.size().reindex(CELLS)) < 6 * 8500)
+    assert np.all(np.abs(sums - exact.sum().reindex(CELLS)) < 6 * 85000)
+    assert means.between(0, 10).all()
+
+
+def test_bounding_makes_the_released_aggregates_smaller() -> None:
+    # Every unit keeps 1 group x 1 row: the counts add up to the number of units in a group, not of rows.
+    frame = pd.DataFrame({"uid": np.repeat(np.arange(300), 20), "g": CELLS[np.arange(6000) % 3], "x": 1.0})
+    p = frame.dp.protect(epsilon=100.0, privacy_unit="uid", max_contributions=10**6)
+    with seeded_noise(2):
+        counts = p.dp.groupby("g", keys=list(CELLS), max_groups=1, max_rows_per_group=1).count(epsilon=50.0)
+    # Discrete Laplace of scale 1/50: every count exact but with probability ~e^-50.
+    assert int(counts.sum()) == 300
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"max_groups": 2}, "both"),
+    ({"max_rows_per_group": 2}, "both"),
+    ({"max_groups": 0, "max_rows_per_group": 1}, "integer >= 1"),
+    ({"max_groups": 1.5, "max_rows_per_group": 1}, "integer >= 1"),
+    ({"max_groups": True, "max_rows_per_group": 1}, "integer >= 1"),
+])
+def test_bad_bounds_are_refused(arguments: dict[str, Any], message: str) -> None:
+    p = visits().dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=5)
+    with pytest.raises(ValueError, match=message):
+        p.dp.groupby("g", keys=list(CELLS), **arguments)
+
+
+def test_unknown_groups_and_unsupported_queries_are_refused_before_any_charge() -> None:
+    p = visits().dp.protect(epsilon=1.0, delta=1e-6, privacy_unit="uid", max_contributions=5)
+    with pytest.raises(RefusedError, match="keys="):
+        p.dp.groupby("g", max_groups=2, max_rows_per_group=2)
+    gb = p.dp.groupby("g", keys=list(CELLS), max_groups=2, max_rows_per_group=2)
+    with pytest.raises(RefusedError, match="does not support"):
+        gb.quantile("x", 0.5, bounds=(0, 10), epsilon=0.5)
+    with pytest.raises(RefusedError, match="does not support"):
+        gb.agg({"x": "mean"}, bounds=(0, 10), epsilon=0.5)
+    with pytest.raises(RefusedError, match="does not support"):
+        gb["x"].count(epsilon=0.5)
+    assert p.dp.budget.spent.epsilon.exact == 0
+
+
+def test_bounded_dp_is_refused() -> None:
+    p = visits().dp.protect(epsilon=1.0, neighbours="replace")
+    with pytest.raises(RefusedError, match="bounded DP"):
+        p.dp.groupby("g", keys=list(CELLS), max_groups=2, max_rows_per_group=2)
+
+
+def test_released_sums_on_the_release_grid_stay_within_the_stated_sensitivity() -> None:
+    # A coarse release grid (shift > 0): rounding moves each changed group by one more step, which the per-group
+    # Δ = grid.sensitivity includes, so the integer vector moves by at most L0·Δ (L1) and √L0·Δ (L2).
+    from dpframe.noise.mechanism import Privacy, SumGrid
+    from dpframe.queries import kernels
+
+    l0, linf = 3, 4
+    privacy = Privacy("approx", "laplace", Fraction(1, 1000), Fraction(0), Fraction(0))
+    grid = SumGrid.choose(-3.0, 5.0, linf, privacy)
+    assert grid.shift > 0
+    rng = np.random.default_rng(5)
+
+    def released(frame: pd.DataFrame, seed: int) -> np.ndarray[Any, Any]:
+        p = frame.dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=10**6)
+        target = Target.of(p)
+        with seeded_noise(seed):
+            exact, _ = BoundedCellReader(target, GroupBounds(l0, linf)).moments(
+                Partitioning.of(target, ["g"], list(CELLS)), "x", kernels.MomentKernel(0.0, grid))
+        return grid.to_release_grid(exact.sums).astype(float)
+
+    for trial in range(30):
+        n, m = int(rng.integers(50, 300)), int(rng.integers(1, 40))
+        others = pd.DataFrame({"uid": rng.integers(0, 20, n), "g": CELLS[rng.integers(0, 12, n)],
+                               "x": rng.normal(1, 6, n)})
+        person = pd.DataFrame({"uid": 999, "g": CELLS[rng.integers(0, 12, m)], "x": rng.normal(0, 20, m)})
+        change = released(pd.concat([others, person], ignore_index=True), trial) - released(others, trial)
+        assert np.abs(change).sum() <= l0 * grid.sensitivity
+        assert np.square(change).sum() <= l0 * grid.sensitivity**2
