@@ -277,3 +277,19 @@ def test_released_sums_on_the_release_grid_stay_within_the_stated_sensitivity() 
         change = released(pd.concat([others, person], ignore_index=True), trial) - released(others, trial)
         assert np.abs(change).sum() <= l0 * grid.sensitivity
         assert np.square(change).sum() <= l0 * grid.sensitivity**2
+
+
+def test_k_rows_spread_over_k_groups_stay_within_the_charged_sum_sensitivity() -> None:
+    """A k-bounded group-by sum: one unit's k rows in k groups can round each group's sum one step further on the
+    release grid; the charged L1 sensitivity (SumGrid.spread_sensitivity) covers it, the single sum's did not."""
+    from dpframe.accounting.budget import Budget
+    from dpframe.noise.mechanism import SumGrid, resolve
+
+    grid = SumGrid.choose(-0.001, 0.001, 3, resolve(Budget(epsilon=1.0), 1.0, None, None, None))
+    step = 2**grid.shift
+    assert grid.shift and 0 < grid.data_bound % step < step / 2  # a bound off the release grid
+    bases = np.arange(step, dtype=np.int64)
+    # Each of 3 groups gets one row of the largest value, added to a sum at the worst position on the grid.
+    per_group = int(np.abs(grid.to_release_grid(bases + grid.data_bound) - grid.to_release_grid(bases)).max())
+    assert 3 * per_group > grid.sensitivity  # the one-sum sensitivity would under-charge
+    assert 3 * per_group <= grid.spread_sensitivity(3)

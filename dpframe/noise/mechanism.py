@@ -411,6 +411,17 @@ class SumGrid:
         """Real value of one unit of the released integer."""
         return float(self.data_step * 2**self.shift)
 
+    def spread_sensitivity(self, cells: int) -> int:
+        """The L1 change of the released sums of several cells (groups) when one unit's rows, ``contributions`` in
+        all, may fall in up to ``cells`` of them: each cell's rounding to the release grid can move it by one more
+        step (``sensitivity`` counts one), and ``⌊a⌋ + ⌊b⌋ <= ⌊a + b⌋`` bounds the rest.
+
+        >>> grid = SumGrid.choose(0, 100, 3, resolve(Budget(epsilon=1.0), 1.0, None, None, None))
+        >>> grid.spread_sensitivity(3) - grid.sensitivity == (2 if grid.shift else 0)
+        True
+        """
+        return self.sensitivity + (cells - 1 if self.shift else 0)
+
     @classmethod
     def choose(cls, lo: float, hi: float, contributions: int, privacy: Privacy, *,
                replace: Literal["", "present", "any"] = "") -> SumGrid:

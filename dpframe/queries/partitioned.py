@@ -982,9 +982,10 @@ class GroupBy:
             note = "; ".join(filter(None, [note, REMEMBERED_GROUPS]))
         lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, k, privacy)
-        # grid.sensitivity bounds the change of k rows in one group (its rounding to the release grid included).
+        # grid.sensitivity bounds the change of k rows in one group (its rounding to the release grid included);
+        # k rows spread over k groups round once in each.
         if self._bounds is None:
-            noise, rule = privacy.noise(grid.sensitivity), "parallel composition over groups"
+            noise, rule = privacy.noise(grid.spread_sensitivity(k)), "parallel composition over groups"
         else:
             noise, rule = self._bounds.noise(privacy, grid.sensitivity), self._bounds.rule()
         step = grid.release_step
@@ -1084,7 +1085,8 @@ class GroupBy:
         rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
         moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order,
                                        rule if self._bounds is None else self._bounds.rule(), ddof,
-                                       reads=self._reader(target).bounds_reads(series.name), group_bounds=self._bounds)
+                                       reads=self._reader(target).bounds_reads(series.name), group_bounds=self._bounds,
+                                       cells=target.contributions if self._bounds is None else 1)
         moments.plan.charge()
         exact, cells = self._reader(target).moments(partitioning, series.name, moments.kernel)
         measured = moments.noisy(exact)

@@ -259,6 +259,7 @@ class Moments:
         rule: str = "sequential composition",
         ddof: int = 1,
         group_bounds: GroupBounds | None = None,
+        cells: int = 1,
     ):
         check_numeric(series, query)
         self.lo, self.hi = check_bounds(bounds)
@@ -281,11 +282,11 @@ class Moments:
         )
         self.noise: dict[str, NoiseSpec] = {
             "count": noise(shares["count"], k),
-            "sum": noise(shares["sum"], self.grid.sensitivity),
+            "sum": noise(shares["sum"], self.grid.spread_sensitivity(cells)),
         }
         units = {"count": 1.0, "sum": self.grid.release_step}
         if self.square_grid is not None:
-            self.noise["sum of squares"] = noise(shares["sum of squares"], self.square_grid.sensitivity)
+            self.noise["sum of squares"] = noise(shares["sum of squares"], self.square_grid.spread_sensitivity(cells))
             units["sum of squares"] = self.square_grid.release_step
         self.units = units
         self.plan = Plan(query, (str(series.name),), target, privacy, self.noise, units, rule)
@@ -417,6 +418,7 @@ def with_bounds(
     reads: BoundsReads | None = None,
     domain: tuple[float, float] | None = None,
     group_bounds: GroupBounds | None = None,
+    cells: int = 1,
 ) -> tuple[Moments, str, Clipping | None]:
     """The query's :class:`Moments` (bounds found privately when ``bounds`` is None, cut to a public ``domain``
     if given), a note, and the clipping.
@@ -438,7 +440,7 @@ def with_bounds(
 
     def check(rest: Privacy) -> None:
         Moments(target, series, (0.0, 1.0) if bounds is None else bounds, rest, query, order, rule, ddof,
-                group_bounds)
+                group_bounds, cells)
 
     (lo, hi), rest, clipped = resolve_bounds(target, series, bounds, privacy, query, check, clipping=clipping,
                                              reads=reads)
@@ -449,7 +451,7 @@ def with_bounds(
         cut = max(lo, domain[0]), min(hi, domain[1])
         lo, hi = cut if _summable(cut) else domain
     note = "" if bounds is not None else "; " + bounds_note((lo, hi), privacy)
-    return Moments(target, series, (lo, hi), rest, query, order, rule, ddof, group_bounds), note, clipped
+    return Moments(target, series, (lo, hi), rest, query, order, rule, ddof, group_bounds, cells), note, clipped
 
 
 def _moment_query(
