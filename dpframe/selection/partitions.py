@@ -55,9 +55,10 @@ __all__ = [
     "weighted_gaussian_set_union",
 ]
 
-# Keep probabilities are multiples of 2**-63, compared with 63 uniform bits: an exact Bernoulli draw.
-_PROBABILITY_BITS = 63
-_ONE = 1 << _PROBABILITY_BITS
+# Keep probabilities are multiples of 2**-126, compared with 126 uniform bits (two 63-bit halves): an exact
+# Bernoulli draw, fine enough that rounding costs a relative 1 / (delta 2**126) of the keep probability.
+_HALF_BITS = 63
+_ONE = 1 << (2 * _HALF_BITS)
 # The longest keep-probability table built (it reaches 1 after about 2 log(1/delta) / epsilon users).
 _MAX_TABLE = 10**6
 # Set-union weights live on a grid of 2**-20 so that exact discrete Gaussian noise can be added.
@@ -90,8 +91,8 @@ def _exp_below(x: Fraction) -> Fraction:
 
 
 @functools.lru_cache(maxsize=64)
-def _keep_table(epsilon: float, delta: float, max_partitions: int) -> NDArray[np.uint64]:
-    """``pi(n) * 2**63`` for n = 0, 1, ... until it reaches 1 (the last entry), rounded down at each step.
+def _keep_table(epsilon: float, delta: float, max_partitions: int) -> tuple[int, ...]:
+    """``pi(n) * 2**126`` for n = 0, 1, ... until it reaches 1 (the last entry), rounded down at each step.
 
     The recursion of Desfontaines et al. (2022, Sec. 3), with e**eps replaced by a rational r <= e**eps
     and every pi(n) rounded down to the grid: both DP constraints then hold exactly for the
@@ -112,7 +113,7 @@ def _keep_table(epsilon: float, delta: float, max_partitions: int) -> NDArray[np
         slack = _ONE - previous - shift  # 1 - pi(n-1) <= e^eps (1 - pi(n)) + delta
         cap = _ONE - math.ceil(slack / ratio) if slack > 0 else _ONE
         table.append(min(grow, cap, _ONE))
-    return np.array(table, dtype=np.uint64)
+    return tuple(table)
 
 
 def truncated_geometric_keep_probability(
@@ -123,7 +124,7 @@ def truncated_geometric_keep_probability(
     pi is the largest function with pi(0) = 0 and, for every n >= 1,
     pi(n) <= e^eps pi(n-1) + delta and 1 - pi(n-1) <= e^eps (1 - pi(n)) + delta
     (Desfontaines et al. 2022, Theorem 1 and its closed form), at (eps, delta) =
-    (epsilon/L0, delta/L0), computed exactly and rounded down to multiples of 2**-63.
+    (epsilon/L0, delta/L0), computed exactly and rounded down to multiples of 2**-126.
 
     >>> p = truncated_geometric_keep_probability([0, 1, 2, 100], epsilon=1.0, delta=1e-5)
     >>> p[0], f"{p[1]:.3e}", f"{p[2]:.4e}", p[3]
@@ -132,7 +133,8 @@ def truncated_geometric_keep_probability(
     _check_budget(epsilon, delta, max_partitions)
     counts = _counts(users_per_partition)
     table = _keep_table(float(epsilon), float(delta), int(max_partitions))
-    return table[np.minimum(counts, table.size - 1)].astype(np.float64) / _ONE
+    probabilities = np.array([value / _ONE for value in table])  # int / int: correctly rounded
+    return probabilities[np.minimum(counts, len(table) - 1)]
 
 
 def truncated_geometric_selection(
@@ -147,7 +149,7 @@ def truncated_geometric_selection(
     partition is selected at (epsilon/L0, delta/L0) and basic composition over the user's L0
     partitions gives (epsilon, delta), as in PipelineDP. The counts must be numbers of distinct
     users after each user was bounded to L0 partitions (:func:`bound_user_partitions`). The draw
-    is exact: 63 secure uniform bits compared with pi(n) on a grid of 2**-63.
+    is exact: 126 secure uniform bits compared with pi(n) on a grid of 2**-126.
 
     >>> from dpframe.testing import seeded_noise
     >>> with seeded_noise(0):
@@ -157,9 +159,13 @@ def truncated_geometric_selection(
     _check_budget(epsilon, delta, max_partitions)
     counts = _counts(users_per_partition)
     table = _keep_table(float(epsilon), float(delta), int(max_partitions))
-    bars = table[np.minimum(counts, table.size - 1)]
-    draws = current_source().words(counts.size) >> np.uint64(64 - _PROBABILITY_BITS)
-    kept: NDArray[np.bool_] = draws < bars
+    index = np.minimum(counts, len(table) - 1)
+    high = np.array([value >> _HALF_BITS for value in table], dtype=np.uint64)[index]
+    low = np.array([value & ((1 << _HALF_BITS) - 1) for value in table], dtype=np.uint64)[index]
+    words = current_source().words(2 * counts.size) >> np.uint64(64 - _HALF_BITS)
+    draw_high, draw_low = words[: counts.size], words[counts.size :]
+    # U = draw_high 2**63 + draw_low is uniform below 2**126; keep when U < pi(n) 2**126.
+    kept: NDArray[np.bool_] = (draw_high < high) | ((draw_high == high) & (draw_low < low))
     return kept
 
 
