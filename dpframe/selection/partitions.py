@@ -39,7 +39,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
-from dpframe.noise.calibrate import _round_up_dyadic, laplace_scale, zcdp_rho_for
+from dpframe.noise.calibrate import (
+    _round_up_dyadic,
+    discrete_gaussian_sigma2,
+    laplace_scale,
+    zcdp_rho_for,
+)
 from dpframe.noise.discrete import sample_discrete_gaussian, sample_discrete_laplace
 from dpframe.noise.random import current_source
 
@@ -183,12 +188,21 @@ class ThresholdSelection:
 
 
 def _laplace_parameters(epsilon: float, delta: float, max_partitions: int) -> tuple[Fraction, int]:
-    """The discrete Laplace scale L0/eps and the threshold 1 + m with P[Z >= m] <= delta / L0."""
+    """The discrete Laplace scale L0/eps and the threshold 1 + m, m the least with P[Z >= m] <= delta / L0."""
     scale = laplace_scale(int(max_partitions), Fraction(epsilon))
     b = float(scale)
-    # P[Z >= m] = p^m / (1 + p) with p = e^(-1/b); the + 1: a margin for floating-point rounding.
-    m = math.ceil(b * (math.log(max_partitions / delta) - math.log1p(math.exp(-1.0 / b)))) + 1
-    return scale, 1 + max(m, 1)
+
+    def log_tail(m: int) -> float:  # log P[Z >= m] = log(p^m / (1 + p)), p = e^(-1/b), for m >= 1
+        return -m / b - math.log1p(math.exp(-1.0 / b))
+
+    # A relative margin of 1e-12 on the logarithm covers its floating-point rounding.
+    target = math.log(delta / max_partitions) - 1e-12 * abs(math.log(delta / max_partitions))
+    m = max(1, math.ceil(b * (-target - math.log1p(math.exp(-1.0 / b)))))
+    while m > 1 and log_tail(m - 1) <= target:
+        m -= 1
+    while log_tail(m) > target:
+        m += 1
+    return scale, 1 + m
 
 
 def laplace_thresholding(
@@ -208,7 +222,7 @@ def laplace_thresholding(
     >>> with seeded_noise(0):
     ...     chosen = laplace_thresholding([1, 50], epsilon=1.0, delta=1e-6)
     >>> chosen.threshold, chosen.keep.tolist()
-    (16, [False, True])
+    (15, [False, True])
     """
     _check_budget(epsilon, delta, max_partitions)
     counts = _counts(users_per_partition)
@@ -223,7 +237,7 @@ def laplace_thresholding_keep_probability(
     """P[n + Z >= T] for :func:`laplace_thresholding`: p^k / (1+p) with k = T - n >= 1, else 1 - p^(1-k) / (1+p).
 
     >>> f"{laplace_thresholding_keep_probability([1], epsilon=1.0, delta=1e-6)[0]:.2e}"
-    '2.24e-07'
+    '6.08e-07'
     """
     _check_budget(epsilon, delta, max_partitions)
     counts = _counts(users_per_partition)
@@ -256,9 +270,29 @@ def _gaussian_sigma2(epsilon: float, delta: float, sensitivity2: Fraction) -> Fr
     return _round_up_dyadic(sensitivity2 / (2 * rho), 40)
 
 
+def _discrete_gaussian_at_least(sigma2: Fraction) -> tuple[NDArray[np.float64], int]:
+    """P[X >= x] for X ~ N_Z(0, sigma2) and x = -reach, ..., reach + 1 (the last is 0), and reach = 40 sigma.
+
+    The normalised pmf summed from the far end, so small tails keep their relative precision; the
+    mass beyond 40 sigma (below e^-800) is neglected, as in :mod:`dpframe.noise.calibrate`.
+    """
+    reach = math.ceil(40 * math.sqrt(float(sigma2))) + 1
+    support = np.arange(-reach, reach + 1).astype(np.float64)
+    pmf = np.exp(-(support**2) / (2 * float(sigma2)))
+    return np.append(np.cumsum(pmf[::-1])[::-1] / pmf.sum(), 0.0), reach
+
+
+@functools.lru_cache(maxsize=64)
 def _gaussian_thresholding_parameters(epsilon: float, delta: float, max_partitions: int) -> tuple[Fraction, int]:
-    sigma2 = _gaussian_sigma2(epsilon, delta / 2, Fraction(max_partitions))
-    return sigma2, _gaussian_threshold(sigma2, 1, delta / 2 / max_partitions)
+    """sigma^2 for (epsilon, delta/2) and the least threshold T with P[1 + X >= T] <= delta / (2 L0)."""
+    if max_partitions == 1:  # one count moves by 1: the exact discrete Gaussian delta (CKS20, Theorem 7)
+        sigma2 = discrete_gaussian_sigma2(epsilon, delta / 2, 1)
+    else:
+        sigma2 = _gaussian_sigma2(epsilon, delta / 2, Fraction(max_partitions))
+    at_least, reach = _discrete_gaussian_at_least(sigma2)
+    # at_least is non-increasing; the relative margin covers the float sums.
+    m = int(np.argmax(at_least <= delta / 2 / max_partitions * (1 - 1e-9))) - reach
+    return sigma2, 1 + max(m, 1)
 
 
 def gaussian_thresholding(
@@ -268,9 +302,10 @@ def gaussian_thresholding(
 
     Privacy: (epsilon, delta)-DP for add/remove one user in at most L0 partitions, with delta
     split in halves as PipelineDP's ``GaussianThresholding`` does. The counts of partitions
-    present without the user move by at most 1 each, L2 sensitivity sqrt(L0); discrete
-    Gaussian noise with sigma^2 = L0 / (2 rho) is rho-zCDP (Canonne, Kamath & Steinke 2020,
-    Theorem 14), hence (epsilon, delta/2)-DP (their Corollary 13). Each of the user's at most
+    present without the user move by at most 1 each, L2 sensitivity sqrt(L0). For L0 = 1 sigma
+    is the least for which the discrete Gaussian is (epsilon, delta/2)-DP, computed exactly
+    (Canonne, Kamath & Steinke 2020, Theorem 7); for L0 > 1, sigma^2 = L0 / (2 rho) is
+    rho-zCDP (their Theorem 14), hence (epsilon, delta/2)-DP (their Corollary 13). Each of the user's at most
     L0 partitions absent without it has count 1 and is kept with probability at most
     delta / (2 L0), so the bad event has probability <= delta / 2.
 
@@ -278,7 +313,7 @@ def gaussian_thresholding(
     >>> with seeded_noise(0):
     ...     chosen = gaussian_thresholding([1, 50], epsilon=1.0, delta=1e-6)
     >>> chosen.threshold, chosen.keep.tolist()
-    (25, [False, True])
+    (23, [False, True])
     """
     _check_budget(epsilon, delta, max_partitions)
     counts = _counts(users_per_partition)
@@ -293,18 +328,13 @@ def gaussian_thresholding_keep_probability(
     """P[n + X >= T] for :func:`gaussian_thresholding`, summing the discrete Gaussian's pmf (float).
 
     >>> f"{gaussian_thresholding_keep_probability([1], epsilon=1.0, delta=1e-6)[0]:.2e}"
-    '2.29e-07'
+    '4.20e-07'
     """
     _check_budget(epsilon, delta, max_partitions)
     counts = _counts(users_per_partition)
     sigma2, threshold = _gaussian_thresholding_parameters(float(epsilon), float(delta), int(max_partitions))
-    sigma = math.sqrt(float(sigma2))
-    reach = math.ceil(40 * sigma) + 1
-    support = np.arange(-reach, reach + 1)
-    pmf = np.exp(-(support.astype(np.float64) ** 2) / (2 * float(sigma2)))
-    at_least = np.cumsum(pmf[::-1])[::-1] / pmf.sum()  # at_least[j] = P[X >= support[j]]
-    index = np.clip(threshold - counts + reach, 0, support.size)
-    return np.append(at_least, 0.0)[index]
+    at_least, reach = _discrete_gaussian_at_least(sigma2)
+    return at_least[np.clip(threshold - counts + reach, 0, at_least.size - 1)]
 
 
 def bound_user_partitions(
