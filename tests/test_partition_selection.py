@@ -165,3 +165,16 @@ def test_arguments_are_checked() -> None:
         ps.truncated_geometric_selection([-1], epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError, match="n_partitions"):
         ps.weighted_gaussian_set_union([0], [3], n_partitions=2, epsilon=1.0, delta=1e-6, max_partitions=1)
+
+
+def test_bound_user_partitions_takes_large_codes_and_empty_input() -> None:
+    users = np.array([2**62, 2**62, 2**62, 5, 5], dtype=np.int64)
+    parts = np.array([2**61, 3, 7, 2**61, 2**61], dtype=np.int64)  # pair keys would overflow int64: recoded
+    kept_users, kept_parts = ps.bound_user_partitions(users, parts, max_partitions=2)
+    assert np.all(np.diff(kept_users) >= 0)  # sorted by user
+    assert kept_users.tolist() == [5, 2**62, 2**62]
+    assert kept_parts[0] == 2**61 and set(kept_parts[1:].tolist()) <= {2**61, 3, 7}
+    empty = ps.bound_user_partitions(np.zeros(0, dtype=int), np.zeros(0, dtype=int), max_partitions=3)
+    assert empty[0].size == empty[1].size == 0
+    assert ps.weighted_gaussian_set_union([], [], n_partitions=0, epsilon=1.0, delta=1e-6, max_partitions=2).size == 0
+    assert ps.truncated_geometric_selection([], epsilon=1.0, delta=1e-6).size == 0

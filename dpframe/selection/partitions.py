@@ -342,7 +342,7 @@ def bound_user_partitions(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Distinct (user, partition) pairs, each user's cut to ``max_partitions`` chosen uniformly at random.
 
-    Returns the kept pairs as two arrays. ``np.bincount(partitions)`` then counts distinct
+    Returns the kept pairs as two arrays, sorted by user. ``np.bincount(partitions)`` then counts distinct
     users per partition, the input of the selection functions. A user's choice depends only on
     its own pairs and fresh secure randomness, so adding a user changes no one else's.
 
@@ -357,17 +357,40 @@ def bound_user_partitions(
     if users.shape != partitions.shape or users.ndim != 1:
         raise ValueError("user_codes and partition_codes must be one-dimensional arrays of the same length")
     for name, codes in (("user_codes", users), ("partition_codes", partitions)):
-        if codes.size and (codes.dtype.kind not in "iu" or int(codes.min()) < 0):
+        if codes.size and (codes.dtype.kind not in "iu" or int(codes.min()) < 0 or int(codes.max()) >= 2**63):
             raise ValueError(f"{name} must be non-negative integer codes (e.g. from pandas.factorize)")
-    pairs = np.unique(np.stack([users.astype(np.int64), partitions.astype(np.int64)]), axis=1)
-    # Random order within each user (63-bit priorities; ties have probability ~2**-63 and are harmless).
-    priority = current_source().words(pairs.shape[1]) >> np.uint64(1)
-    order = np.lexsort((priority, pairs[0]))
-    sorted_users = pairs[0][order]
-    starts = np.flatnonzero(np.r_[True, sorted_users[1:] != sorted_users[:-1]])
-    rank = np.arange(sorted_users.size) - np.repeat(starts, np.diff(np.r_[starts, sorted_users.size]))
-    kept = order[rank < max_partitions]
-    return pairs[0][kept], pairs[1][kept]
+    users, partitions = users.astype(np.int64), partitions.astype(np.int64)
+    if users.size == 0:
+        return users, partitions
+    user_values = partition_values = None
+    if (int(users.max()) + 1) * (int(partitions.max()) + 1) > 2**63 - 1:  # make the pair keys fit in int64
+        user_values, users = np.unique(users, return_inverse=True)
+        partition_values, partitions = np.unique(partitions, return_inverse=True)
+    width = int(partitions.max()) + 1
+    keys = np.sort(users * width + partitions)  # by user, then partition (np.unique is slower in numpy 2.4)
+    pairs = keys[np.r_[True, keys[1:] != keys[:-1]]]
+    pair_users, pair_partitions = pairs // width, pairs % width
+    starts = np.flatnonzero(np.r_[True, pair_users[1:] != pair_users[:-1]])
+    sizes = np.diff(np.r_[starts, pairs.size])
+    crowded = np.repeat(sizes > max_partitions, sizes)  # the pairs of users with more than L0 partitions
+    keep = ~crowded
+    if crowded.any():
+        # A random order within each such user: sort by (user, random bits) packed in one int64. Which
+        # partitions a user keeps depends only on its own pairs, so even ties (broken by position) are harmless.
+        where = np.flatnonzero(crowded)
+        crowded_users = pair_users[where]
+        dense = np.cumsum(np.r_[0, crowded_users[1:] != crowded_users[:-1]])  # 0, 1, ... by user: small
+        spare = 63 - int(dense[-1]).bit_length()
+        priority = (current_source().words(where.size) >> np.uint64(64 - spare)).astype(np.int64)
+        order = where[np.argsort((dense << np.int64(spare)) | priority)]
+        ordered_users = pair_users[order]
+        first = np.flatnonzero(np.r_[True, ordered_users[1:] != ordered_users[:-1]])
+        rank = np.arange(order.size) - np.repeat(first, np.diff(np.r_[first, order.size]))
+        keep[order[rank < max_partitions]] = True
+    kept_users, kept_partitions = pair_users[keep], pair_partitions[keep]
+    if user_values is None or partition_values is None:
+        return kept_users, kept_partitions
+    return user_values[kept_users], partition_values[kept_partitions]
 
 
 @functools.lru_cache(maxsize=64)
@@ -433,7 +456,9 @@ def weighted_gaussian_set_union(
     if partitions.size and int(partitions.max()) >= n_partitions:
         raise ValueError("partition_codes must be below n_partitions")
     sigma2, threshold = _set_union_parameters(float(epsilon), float(delta), int(max_partitions))
-    sizes = np.bincount(users)[users]
+    starts = np.flatnonzero(np.r_[True, users[1:] != users[:-1]])  # the pairs come sorted by user
+    runs = np.diff(np.r_[starts, users.size])
+    sizes = np.repeat(runs, runs)
     weights = np.array([0] + [_grid_weight(t) for t in range(1, max_partitions + 1)], dtype=np.int64)[sizes]
     histogram = np.bincount(partitions, weights=weights, minlength=n_partitions).astype(np.int64)
     present = np.flatnonzero(histogram > 0)
