@@ -233,6 +233,21 @@ def token(out: TextIO | None = None) -> int:
     return 0
 
 
+def _needs_server_extra(command: str, what: str, error: ImportError, err: TextIO) -> int:
+    """Say that ``what`` needs the server extra, naming the missing module; the exit code, 2.
+
+    >>> import io
+    >>> err = io.StringIO()
+    >>> _needs_server_extra("dpframe mock", "making mocks", ImportError(name="tomlkit"), err)
+    2
+    >>> print(err.getvalue().strip())
+    dpframe mock: error: making mocks needs the server extra: pip install 'dpframe[server]' (tomlkit is missing)
+    """
+    print(f"{command}: error: {what} needs the server extra: pip install 'dpframe[server]' ({error.name} is missing)",
+          file=err)
+    return 2
+
+
 def _is_local(host: str) -> bool:
     """Whether ``host`` is reached from this machine only (then plain HTTP is not on a network).
 
@@ -259,9 +274,7 @@ def serve(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | Non
         from dpframe.service.operations import check_service
         from dpframe.service.server import CONFIG_VARIABLE, SESSION_KEY_VARIABLE, Service
     except ImportError as error:
-        print(f"dpframe serve: error: the server needs the server extra: pip install 'dpframe[server]' "
-              f"({error.name} is missing)", file=err)
-        return 2
+        return _needs_server_extra("dpframe serve", "the server", error, err)
     if (args.ssl_keyfile is None) != (args.ssl_certfile is None):
         print("dpframe serve: error: give both --ssl-keyfile and --ssl-certfile, or neither", file=err)
         return 2
@@ -313,9 +326,7 @@ def make_mocks(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         from dpframe.service.mock import make_mock
         from dpframe.service.server import Service
     except ImportError as error:
-        print(f"dpframe mock: error: making mocks needs the server extra: pip install 'dpframe[server]' "
-              f"({error.name} is missing)", file=err)
-        return 2
+        return _needs_server_extra("dpframe mock", "making mocks", error, err)
     try:
         service = Service(Path(args.config).resolve())
     except ConfigError as error:
@@ -493,9 +504,7 @@ def operation(args: argparse.Namespace, out: TextIO | None = None, err: TextIO |
         from dpframe.service import operations
         from dpframe.service.config import ConfigError
     except ImportError as error:
-        print(f"{command}: error: editing the config needs the server extra: pip install 'dpframe[server]' "
-              f"({error.name} is missing)", file=err)
-        return 2
+        return _needs_server_extra(command, "editing the config", error, err)
     try:
         if args.command == "cap":
             operations.extend_cap(args.config, args.dataset, args.cap, args.epsilon, args.delta, args.rho, out, err)
@@ -523,9 +532,7 @@ def audit(args: argparse.Namespace, err: TextIO | None = None) -> int:
         from dpframe.service import curator
         from dpframe.service.config import ConfigError, load_config
     except ImportError as error:
-        print(f"dpframe audit: error: the report needs the server extra: pip install 'dpframe[server]' "
-              f"({error.name} is missing)", file=err)
-        return 2
+        return _needs_server_extra("dpframe audit", "the report", error, err)
     if not 1 <= args.limit <= curator.MAX_ROWS:
         print(f"dpframe audit: error: --limit must be from 1 to {curator.MAX_ROWS}", file=err)
         return 2
