@@ -22,6 +22,7 @@ import pytest
 
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.errors import RefusedError
+from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import SeededRandomSource
 from dpframe.protection.units import group_contribution_mask, keyed_hashes
 from dpframe.queries.partitioned import BoundedCellReader, Partitioning
@@ -189,6 +190,20 @@ def test_gaussian_count_is_calibrated_to_sqrt_l0_times_linf() -> None:
     assert release is not None
     # σ² = (√L0·L∞)²/(2ρ) = 36: σ = 6, not the L0·L∞ = 12 of Laplace's L1 sensitivity.
     assert float(release.std) == pytest.approx(6.0, rel=1e-3)
+
+
+def test_gaussian_with_one_group_per_unit_uses_the_exact_one_dimensional_calibration() -> None:
+    from dpframe.noise.calibrate import discrete_gaussian_delta
+
+    privacy = Privacy("approx", "gaussian", Fraction(1), Fraction(1, 10**6), Fraction(0))
+    one = GroupBounds(1, 10).noise(privacy, 10)
+    # Only one coordinate moves, by at most 10: the discrete Gaussian's exact privacy profile (CKS20 Thm 7) at
+    # shift 10 is within delta, and the noise is that of the scalar mechanism, below the zCDP route's.
+    assert discrete_gaussian_delta(one.param, 1.0, 10) <= 1e-6
+    assert one == privacy.noise(10)
+    assert one.std < privacy.l2_noise(100).std
+    # Several groups per unit keep the vector (zCDP) calibration at √L0·Δ.
+    assert GroupBounds(2, 10).noise(privacy, 10) == privacy.l2_noise(200)
 
 
 def test_bounded_aggregates_are_accurate() -> None:
