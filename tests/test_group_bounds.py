@@ -192,18 +192,42 @@ def test_gaussian_count_is_calibrated_to_sqrt_l0_times_linf() -> None:
     assert float(release.std) == pytest.approx(6.0, rel=1e-3)
 
 
-def test_gaussian_with_one_group_per_unit_uses_the_exact_one_dimensional_calibration() -> None:
-    from dpframe.noise.calibrate import discrete_gaussian_delta
+def test_gaussian_on_an_epsilon_delta_budget_is_calibrated_to_the_exact_vector_profile() -> None:
+    from dpframe.noise.calibrate import analytic_gaussian_sigma, discrete_gaussian_delta, discrete_gaussian_vector_delta
 
     privacy = Privacy("approx", "gaussian", Fraction(1), Fraction(1, 10**6), Fraction(0))
     one = GroupBounds(1, 10).noise(privacy, 10)
-    # Only one coordinate moves, by at most 10: the discrete Gaussian's exact privacy profile (CKS20 Thm 7) at
-    # shift 10 is within delta, and the noise is that of the scalar mechanism, below the zCDP route's.
-    assert discrete_gaussian_delta(one.param, 1.0, 10) <= 1e-6
+    # One group per unit: one coordinate moves by at most 10, the scalar discrete Gaussian's exact profile.
+    assert discrete_gaussian_delta(float(one.param), 1.0, 10) <= 1e-6
     assert one == privacy.noise(10)
-    assert one.std < privacy.l2_noise(100).std
-    # Several groups per unit keep the vector (zCDP) calibration at √L0·Δ.
-    assert GroupBounds(2, 10).noise(privacy, 10) == privacy.l2_noise(200)
+    # Four groups of 5 rows: L2 = 10 as well, and the same sigma as the analytic Gaussian's, where the zCDP
+    # conversion needs 7% more.
+    four = GroupBounds(4, 5).noise(privacy, 5)
+    assert discrete_gaussian_vector_delta(float(four.param), 1.0, 5, 4) <= 1e-6
+    assert float(four.param) ** 0.5 == pytest.approx(analytic_gaussian_sigma(1.0, 1e-6, 10.0), rel=1e-6)
+    assert four.std < privacy.l2_noise(100).std / 1.05
+
+
+def test_the_vector_delta_is_the_worst_case_over_shifts() -> None:
+    from dpframe.noise.calibrate import discrete_gaussian_vector_delta
+
+    # Shifting fewer coordinates, or by less, is never worse: the hockey-stick divergence computed directly
+    # over the product pmf for every integer shift (v1, v2) with |v| <= 3 stays below the (3, 3) value.
+    sigma2, epsilon = 9.0, 0.5
+    y = np.arange(-80, 81)
+    pmf = np.exp(-y * y / (2 * sigma2))
+    pmf /= pmf.sum()
+
+    def hockey(v1: int, v2: int) -> float:
+        shifted1, shifted2 = np.roll(pmf, v1), np.roll(pmf, v2)  # the window's ends carry no mass
+        joint = np.outer(pmf, pmf) - math.exp(epsilon) * np.outer(shifted1, shifted2)
+        return float(joint[joint > 0].sum())
+
+    worst = discrete_gaussian_vector_delta(sigma2, epsilon, 3, 2)
+    assert hockey(3, 3) == pytest.approx(worst, rel=1e-9)
+    for v1 in range(-3, 4):
+        for v2 in range(-3, 4):
+            assert hockey(v1, v2) <= worst * (1 + 1e-9)
 
 
 def test_bounded_aggregates_are_accurate() -> None:

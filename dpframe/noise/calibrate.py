@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -48,6 +49,8 @@ __all__ = [
     "discrete_gaussian_sigma",
     "discrete_gaussian_sigma2",
     "discrete_gaussian_variance",
+    "discrete_gaussian_vector_delta",
+    "discrete_gaussian_vector_sigma2",
     "discrete_laplace_halfwidth",
     "discrete_laplace_tail",
     "discrete_laplace_variance",
@@ -559,15 +562,26 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
     sens = _int_at_least(
         "sensitivity", sensitivity, 1, "pass the integer sensitivity of the query, e.g. 1"
     )
-    sigma0 = analytic_gaussian_sigma(eps, dlt, float(sens))
-    if sigma0 > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
-        rho = zcdp_rho_for(eps, dlt)
-        return max(sigma0, zcdp_sigma(rho, float(sens)))
+    return _verified_sigma(eps, dlt, float(sens), float(sens),
+                           lambda sigma2: _dg_delta_shift(sigma2, eps, sens), DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX)
+
+
+def _verified_sigma(
+    epsilon: float, delta: float, l2: float, zcdp_l2: float, delta_at: Callable[[float], float], sigma_max: float,
+) -> float:
+    """The smallest sigma near the analytic Gaussian's for L2 sensitivity ``l2`` whose exact discrete delta
+    (``delta_at(sigma**2)``) is at most ``delta``; beyond ``sigma_max`` the zCDP route's sigma (for an L2
+    sensitivity of ``zcdp_l2``), the larger of it and the analytic one (see :func:`discrete_gaussian_sigma`)."""
+    sigma0 = analytic_gaussian_sigma(epsilon, delta, l2)
+
+    def by_zcdp() -> float:
+        return max(sigma0, zcdp_sigma(zcdp_rho_for(epsilon, delta), zcdp_l2))
+
+    if sigma0 > sigma_max:
+        return by_zcdp()
 
     def ok(sig: float) -> bool:
-        if sig > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
-            return False
-        return _dg_delta_shift(sig * sig, eps, sens) <= dlt
+        return sig <= sigma_max and delta_at(sig * sig) <= delta
 
     if ok(sigma0):
         return sigma0
@@ -580,8 +594,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
             break
         bad = cand
     if math.isnan(good):  # pragma: no cover - needs sigma beyond the cap
-        rho = zcdp_rho_for(eps, dlt)
-        return max(sigma0, zcdp_sigma(rho, float(sens)))
+        return by_zcdp()
     # Tighten: bisection keeps `good` verified whatever the shape of the
     # discrete delta, so soundness never depends on monotonicity.
     for _ in range(40):
@@ -628,13 +641,21 @@ def discrete_gaussian_sigma2(
             f"bits must be an integer between 8 and 52, got {bits!r}; "
             "52 is the most for which float(sigma2) is exact"
         )
-    sigma = discrete_gaussian_sigma(eps, dlt, sens)
+    return _verified_sigma2(discrete_gaussian_sigma(eps, dlt, sens), bits,
+                            lambda sigma2: _dg_delta_shift(sigma2, eps, sens) <= dlt,
+                            DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX)
+
+
+def _verified_sigma2(sigma: float, bits: int, private_at: Callable[[float], bool], sigma_max: float) -> Fraction:
+    """``sigma**2`` rounded up to a dyadic rational of about ``bits`` bits, nudged up until ``private_at`` (the
+    exact check) holds at that very value; above ``sigma_max`` the sigma came from the monotone zCDP route, so
+    rounding up is enough."""
     s2 = _round_up_dyadic(Fraction(sigma) ** 2, bits)
-    if math.sqrt(float(s2)) > DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX:
+    if math.sqrt(float(s2)) > sigma_max:
         return s2
     step = Fraction(1, 2**bits)
     for _ in range(200):
-        if _dg_delta_shift(float(s2), eps, sens) <= dlt:
+        if private_at(float(s2)):
             return s2
         # Out of a saw-tooth: move up geometrically (relative 2**-bits, doubling).
         s2 = _round_up_dyadic(s2 * (1 + step), bits)
@@ -642,6 +663,97 @@ def discrete_gaussian_sigma2(
     raise ArithmeticError(  # pragma: no cover - the steps reach 2**200
         "could not find a verified sigma2; please report this"
     )
+
+
+# The vector check convolves the pmf window of every moved coordinate (direct, so that tails keep their relative
+# precision): its cost grows as (coordinates * window)**2, and beyond this total window the zCDP route is used.
+_VECTOR_WINDOW_MAX = 20_000
+
+
+def _vector_sigma_max(coordinates: int) -> float:
+    """The largest sigma whose vector check stays within :data:`_VECTOR_WINDOW_MAX`."""
+    return (_VECTOR_WINDOW_MAX / coordinates - 33) / (2 * _WINDOW_SIGMAS)
+
+
+def _dg_vector_delta(sigma2: float, epsilon: float, shift: int, coordinates: int) -> float:
+    """Hockey-stick divergence between independent N_Z(0, sigma2) noise on ``coordinates`` integers and the same
+    shifted by ``shift`` in each: the privacy loss is a function of the noises' sum S alone,
+    ``(shift (2 S + coordinates shift)) / (2 sigma2)``, so delta is a nonnegative series over the pmf of S,
+    the ``coordinates``-fold convolution of the discrete Gaussian's pmf (as :func:`_dg_delta_shift` for one)."""
+    sigma = math.sqrt(sigma2)
+    w = _window(sigma)
+    y = np.arange(-w, w + 1, dtype=np.float64)
+    one = np.exp(-(y * y) / (2.0 * sigma2) - _dg_log_norm(sigma))
+    pmf = one
+    for _ in range(coordinates - 1):
+        pmf = np.convolve(pmf, one)  # direct: every entry a sum of nonnegative products, no cancellation
+    total = np.arange(-coordinates * w, coordinates * w + 1, dtype=np.float64)
+    excess = (shift * (2.0 * total + coordinates * shift) - 2.0 * epsilon * sigma2) / (2.0 * sigma2)
+    positive = excess > 0.0
+    return float(np.sum(pmf[positive] * -np.expm1(-excess[positive])))
+
+
+def discrete_gaussian_vector_delta(sigma2: float, epsilon: float, sensitivity: int, coordinates: int) -> float:
+    """Exact delta of independent ``N_Z(0, sigma2)`` noise on an integer vector of which at most ``coordinates``
+    entries change, each by at most ``sensitivity``.
+
+    The worst neighbours move ``coordinates`` entries by exactly ``sensitivity``:
+    the discrete Gaussian location family has a monotone likelihood ratio, so the
+    trade-off function of N_Z(0) against N_Z(v) decreases as |v| grows (threshold
+    tests are most powerful for every shift: Neyman-Pearson, Karlin-Rubin), and the
+    trade-off function of independent coordinates, their tensor product, is
+    monotone in each (Dong, Roth & Su 2022, Gaussian DP, Lemma A.5 / Prop. D.1);
+    delta(epsilon) is a decreasing function of the trade-off function. For that
+    neighbour the privacy loss depends only on the sum of the noises, whose pmf is
+    the exact convolution of the coordinates' pmfs. With ``coordinates = 1`` this
+    is :func:`discrete_gaussian_delta` [CKS20 Thm 7].
+
+    >>> one = discrete_gaussian_delta(400.0, 1.0, 5)
+    >>> bool(abs(discrete_gaussian_vector_delta(400.0, 1.0, 5, 1) - one) < 1e-15)
+    True
+    >>> four = discrete_gaussian_vector_delta(1600.0, 1.0, 5, 4)  # sigma doubled for four coordinates
+    >>> f"{four:.4e}", f"{gaussian_delta(40.0, 1.0, 10.0):.4e}"  # and the continuous Gaussian at L2 = 2 * 5
+    ('2.9236e-06', '2.9243e-06')
+    """
+    s2 = _positive("sigma2", sigma2, _SIGMA2_HINT)
+    eps = _nonnegative("epsilon", epsilon, _EPS_HINT)
+    sens = _int_at_least("sensitivity", sensitivity, 1, "pass the integer sensitivity of each coordinate, e.g. 1")
+    count = _int_at_least("coordinates", coordinates, 1, "pass how many coordinates one person may move, e.g. 1")
+    if math.sqrt(s2) > _vector_sigma_max(count):
+        raise ValueError(
+            f"sigma2 = {s2!r} with {count} coordinates is above the exact convolution's limit (sigma <= "
+            f"{_vector_sigma_max(count):.4g}); use discrete_gaussian_vector_sigma2, which falls back to a zCDP bound"
+        )
+    return min(1.0, _dg_vector_delta(s2, eps, sens, count))
+
+
+def discrete_gaussian_vector_sigma2(
+    epsilon: float, delta: float, sensitivity: int, coordinates: int, bits: int = 40
+) -> Fraction:
+    """Exact dyadic ``sigma**2`` of discrete Gaussian noise on each coordinate of a vector of which one person
+    moves at most ``coordinates`` entries by at most ``sensitivity`` each: (epsilon, delta)-DP, verified by
+    :func:`discrete_gaussian_vector_delta` at that very value (as :func:`discrete_gaussian_sigma2` for one
+    coordinate, from the analytic Gaussian's sigma at L2 sensitivity ``sqrt(coordinates) * sensitivity``).
+    Beyond the convolution's limit, the zCDP route for that L2 sensitivity (CKS20 Thm 14, Cor 13).
+
+    >>> s2 = discrete_gaussian_vector_sigma2(1.0, 1e-6, 5, 4)
+    >>> discrete_gaussian_vector_delta(float(s2), 1.0, 5, 4) <= 1e-6
+    True
+    >>> round(float(s2) ** 0.5, 2), round(analytic_gaussian_sigma(1.0, 1e-6, 10.0), 2)  # as the continuous one
+    (42.25, 42.25)
+    """
+    eps = _positive("epsilon", epsilon, _EPS_HINT)
+    dlt = _open_unit("delta", delta, _DELTA_HINT)
+    sens = _int_at_least("sensitivity", sensitivity, 1, "pass the integer sensitivity of each coordinate, e.g. 1")
+    count = _int_at_least("coordinates", coordinates, 1, "pass how many coordinates one person may move, e.g. 1")
+    if count == 1:
+        return discrete_gaussian_sigma2(eps, dlt, sens, bits)
+    limit = _vector_sigma_max(count)
+    l2 = math.sqrt(count) * sens
+    # The zCDP route's sigma for the exact L2 norm: it rounds sqrt(count) * sens up to the next float at most.
+    sigma = _verified_sigma(eps, dlt, l2, math.nextafter(l2, math.inf),
+                            lambda sigma2: _dg_vector_delta(sigma2, eps, sens, count), limit)
+    return _verified_sigma2(sigma, bits, lambda sigma2: _dg_vector_delta(sigma2, eps, sens, count) <= dlt, limit)
 
 
 def _round_up_dyadic(value: Fraction, bits: int) -> Fraction:

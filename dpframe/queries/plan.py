@@ -292,10 +292,8 @@ class GroupBounds:
 
     def noise(self, privacy: Privacy, per_group: int) -> NoiseSpec:
         """The noise of each cell when one unit's ``max_rows_per_group`` rows move a cell by at most ``per_group``."""
-        if privacy.mechanism == "gaussian" and self.max_groups > 1:
-            return privacy.l2_noise(self.max_groups * per_group**2)
-        # One group per unit: one coordinate moves, by at most per_group, and the others' noise is the same on
-        # both sides, so the one-dimensional calibration (exact for the discrete Gaussian) holds for the vector.
+        if privacy.mechanism == "gaussian":
+            return privacy.vector_noise(self.max_groups, per_group)
         return privacy.noise(self.max_groups * per_group)
 
     def rule(self) -> str:

@@ -62,7 +62,7 @@ DEFAULT_BRANCHING = 16
 def _vector_noise(privacy: Privacy, m: int, k: int) -> tuple[NoiseSpec, str]:
     """The noise of each of ``m`` counts released together, and the rule, when a unit moves each by ``k``."""
     if privacy.mechanism == "gaussian":
-        return privacy.l2_noise(k * k * m), f"one vector Gaussian release, L2 sensitivity {k}·√{m}"
+        return privacy.vector_noise(m, k), f"one vector Gaussian release, L2 sensitivity {k}·√{m}"
     return privacy.noise(k * m), f"one Laplace release, L1 sensitivity {k}·{m}"
 
 
