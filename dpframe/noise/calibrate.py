@@ -698,12 +698,15 @@ def discrete_gaussian_vector_delta(sigma2: float, epsilon: float, sensitivity: i
     entries change, each by at most ``sensitivity``.
 
     The worst neighbours move ``coordinates`` entries by exactly ``sensitivity``:
-    the discrete Gaussian location family has a monotone likelihood ratio, so the
-    trade-off function of N_Z(0) against N_Z(v) decreases as |v| grows (threshold
-    tests are most powerful for every shift: Neyman-Pearson, Karlin-Rubin), and the
-    trade-off function of independent coordinates, their tensor product, is
-    monotone in each (Dong, Roth & Su 2022, Gaussian DP, Lemma A.5 / Prop. D.1);
-    delta(epsilon) is a decreasing function of the trade-off function. For that
+    the discrete Gaussian location family has a monotone likelihood ratio, so for
+    0 <= v <= v' the same (randomised) threshold tests are most powerful against
+    N_Z(v) and N_Z(v') (Neyman-Pearson), and N_Z(v') puts less mass below every
+    threshold: the trade-off function of N_Z(0) against N_Z(v') is below that
+    against N_Z(v) (and |v| is all that matters, by symmetry). A pair with the
+    lower trade-off function can be post-processed into the other (Blackwell's
+    theorem, as in Dong, Roth & Su 2022, Gaussian DP), coordinate by coordinate, so
+    the product is most distinguishable when every moved coordinate moves by
+    ``sensitivity``; delta(epsilon) can only grow with distinguishability. For that
     neighbour the privacy loss depends only on the sum of the noises, whose pmf is
     the exact convolution of the coordinates' pmfs. With ``coordinates = 1`` this
     is :func:`discrete_gaussian_delta` [CKS20 Thm 7].
