@@ -144,6 +144,16 @@ def test_a_pandas_query_without_a_dask_path_says_so_and_costs_nothing() -> None:
     assert p.dp.budget.ledger.empty
 
 
+
+def test_two_dimensional_group_bounds_are_refused_on_dask_before_any_charge() -> None:
+    p = dd.from_pandas(pd.DataFrame({"u": [1, 1, 2], "g": ["a", "b", "a"]}), npartitions=1).dp.protect(
+        epsilon=1.0, name="no L0 on dask", privacy_unit="u", max_contributions=2, ledger=dpframe.Ledger.in_memory())
+    with pytest.raises(ValueError, match="give both max_groups and max_rows_per_group"):
+        p.dp.groupby("g", keys=["a", "b"], max_groups=1)
+    with pytest.raises(RefusedError, match="not available on Dask frames yet"):
+        p.dp.groupby("g", keys=["a", "b"], max_groups=1, max_rows_per_group=1)
+    assert p.dp.budget.ledger.empty
+
 ROWWISE = {
     "and, invert": lambda p: p[(p["x"] > 40) & ~(p["g"] == "a")]["x"].dp.sum(bounds=(0, 100), epsilon=1),
     "or": lambda p: p[(p["x"] > 70) | (p["g"] == "a")].dp.count(epsilon=1),

@@ -16,7 +16,7 @@ from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check
 from dpframe.dask import moments, selection, tables, units
 from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.dask.shield import computed
-from dpframe.errors import AlreadyProtectedError
+from dpframe.errors import AlreadyProtectedError, RefusedError
 from dpframe.noise.mechanism import Privacy
 from dpframe.protection.base import Rows
 from dpframe.protection.indexing import column_key
@@ -27,7 +27,7 @@ from dpframe.protection.rules import attribute_refusal, refusal
 from dpframe.protection.units import Protection
 from dpframe.queries import scalar
 from dpframe.queries.hypothesis import ChiSquareResult
-from dpframe.queries.plan import Target
+from dpframe.queries.plan import GroupBounds, Target
 from dpframe.results import DPFloat, DPInt
 
 # What a protected Dask object lets through (as the pandas one): column selection, filters by a condition
@@ -361,10 +361,15 @@ class DaskQueries:
             lambda selects: target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects),
             normalize, margins)
 
-    def groupby(self, by: Any, *, keys: Any = None) -> Any:
+    def groupby(self, by: Any, keys: Any = None, *, max_groups: int | None = None,
+                max_rows_per_group: int | None = None) -> Any:
         """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared)."""
         if isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError("groupby is asked of a protected frame, e.g. p.dp.groupby('k')")
+        if GroupBounds.of(max_groups, max_rows_per_group) is not None:  # argument errors first, as on pandas
+            raise RefusedError("max_groups and max_rows_per_group are not available on Dask frames yet: group "
+                               "without them (each unit keeps max_contributions rows), or compute() the data "
+                               "into pandas and protect that")
         return tables.groupby(self._obj._target(), self._obj._rows_in_use, by, keys)
 
     def _frame(self, query: str) -> Any:
