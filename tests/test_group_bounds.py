@@ -230,6 +230,26 @@ def test_the_vector_delta_is_the_worst_case_over_shifts() -> None:
             assert hockey(v1, v2) <= worst * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("sigma2, epsilon, shift, coordinates", [(2.0, 1.0, 1, 3), (9.0, 0.5, 3, 2), (40.0, 1.0, 2, 5)])
+def test_the_vector_delta_through_the_theta_bound_matches_the_direct_convolution(
+        sigma2: float, epsilon: float, shift: int, coordinates: int) -> None:
+    from dpframe.noise.calibrate import discrete_gaussian_vector_delta
+
+    # The sum of the noises' pmf by direct convolution, and the series over it: the bound used is above it
+    # (it is an upper bound) and within its stated 1e-9.
+    y = np.arange(-400, 401)
+    one = np.exp(-y * y / (2 * sigma2))
+    one /= one.sum()
+    pmf = one
+    for _ in range(coordinates - 1):
+        pmf = np.convolve(pmf, one)
+    total = np.arange(-400 * coordinates, 400 * coordinates + 1)
+    excess = (shift * (2.0 * total + coordinates * shift) - 2 * epsilon * sigma2) / (2 * sigma2)
+    direct = float(np.sum(pmf[excess > 0] * -np.expm1(-excess[excess > 0])))
+    bound = discrete_gaussian_vector_delta(sigma2, epsilon, shift, coordinates)
+    assert direct * (1 - 1e-12) <= bound <= direct * (1 + 1e-9)
+
+
 def test_bounded_aggregates_are_accurate() -> None:
     frame = visits(rows=20000, people=100, seed=4)
     p = frame.dp.protect(epsilon=100.0, privacy_unit="uid", max_contributions=10**6)

@@ -665,28 +665,50 @@ def _verified_sigma2(sigma: float, bits: int, private_at: Callable[[float], bool
     )
 
 
-# The vector check convolves the pmf window of every moved coordinate (direct, so that tails keep their relative
-# precision): its cost grows as (coordinates * window)**2, and beyond this total window the zCDP route is used.
-_VECTOR_WINDOW_MAX = 20_000
+# Below this relative error the sum of discrete Gaussians is treated through its Gaussian bound (see
+# _dg_vector_delta); above it (sigma below about 1.2) the pmfs are convolved directly, which is cheap there.
+_THETA_ERROR_MAX = 1e-9
+
+
+def _theta_error(sigma2: float) -> float:
+    """eta = 2 sum_{n>=1} exp(-pi**2 sigma2 n**2): the relative error of Jacobi's theta identity at tau**2 >= sigma2/2."""
+    terms = [math.exp(-math.pi**2 * sigma2 * n * n) for n in range(1, 40)]
+    return 2.0 * math.fsum(terms) * (1.0 + 1e-12)  # the dropped terms are below exp(-1600 pi**2 sigma2)
 
 
 def _vector_sigma_max(coordinates: int) -> float:
-    """The largest sigma whose vector check stays within :data:`_VECTOR_WINDOW_MAX`."""
-    return (_VECTOR_WINDOW_MAX / coordinates - 33) / (2 * _WINDOW_SIGMAS)
+    """The largest sigma whose vector check stays exact: the scalar check's cap at sigma * sqrt(coordinates)."""
+    return DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX / math.sqrt(coordinates)
 
 
 def _dg_vector_delta(sigma2: float, epsilon: float, shift: int, coordinates: int) -> float:
-    """Hockey-stick divergence between independent N_Z(0, sigma2) noise on ``coordinates`` integers and the same
-    shifted by ``shift`` in each: the privacy loss is a function of the noises' sum S alone,
-    ``(shift (2 S + coordinates shift)) / (2 sigma2)``, so delta is a nonnegative series over the pmf of S,
-    the ``coordinates``-fold convolution of the discrete Gaussian's pmf (as :func:`_dg_delta_shift` for one)."""
+    """An upper bound, tight to ``_THETA_ERROR_MAX`` relative, on the hockey-stick divergence between independent
+    N_Z(0, sigma2) noise on ``coordinates`` integers and the same shifted by ``shift`` in each.
+
+    The privacy loss is a function of the noises' sum S alone, ``(shift (2 S + coordinates shift) - 2 epsilon
+    sigma2) / (2 sigma2)`` above epsilon, so delta is a nonnegative series over the pmf of S. That pmf is within
+    a factor ((1 + eta) / (1 - eta))**(coordinates - 1) of N_Z(0, coordinates sigma2)'s: convolving a
+    kernel exp(-y**2 / (2 k sigma2)) with N_Z(0, sigma2) gives exp(-s**2 / (2 (k+1) sigma2)) times
+    sum_y exp(-(y - mu)**2 / (2 tau**2)), tau**2 = k sigma2 / (k + 1) >= sigma2 / 2, which is
+    tau sqrt(2 pi) (1 + 2 sum_n exp(-2 pi**2 tau**2 n**2) cos(2 pi n mu)) by Jacobi's theta identity (Poisson
+    summation): within 1 +- eta of a constant, eta = :func:`_theta_error`; normalising costs the (1 - eta)
+    factor. And on that Gaussian the series is exactly the scalar one, :func:`_dg_delta_shift` at variance
+    coordinates * sigma2 and shift coordinates * shift. For small sigma (eta above ``_THETA_ERROR_MAX``) the
+    pmf of S is the direct convolution instead (every entry a sum of nonnegative products: no cancellation).
+    """
+    if coordinates == 1:
+        return _dg_delta_shift(sigma2, epsilon, shift)
+    eta = _theta_error(sigma2)
+    if eta <= _THETA_ERROR_MAX:
+        factor = math.exp((coordinates - 1) * (math.log1p(eta) - math.log1p(-eta)))
+        return factor * _dg_delta_shift(coordinates * sigma2, epsilon, coordinates * shift)
     sigma = math.sqrt(sigma2)
     w = _window(sigma)
     y = np.arange(-w, w + 1, dtype=np.float64)
     one = np.exp(-(y * y) / (2.0 * sigma2) - _dg_log_norm(sigma))
     pmf = one
     for _ in range(coordinates - 1):
-        pmf = np.convolve(pmf, one)  # direct: every entry a sum of nonnegative products, no cancellation
+        pmf = np.convolve(pmf, one)
     total = np.arange(-coordinates * w, coordinates * w + 1, dtype=np.float64)
     excess = (shift * (2.0 * total + coordinates * shift) - 2.0 * epsilon * sigma2) / (2.0 * sigma2)
     positive = excess > 0.0
@@ -694,8 +716,9 @@ def _dg_vector_delta(sigma2: float, epsilon: float, shift: int, coordinates: int
 
 
 def discrete_gaussian_vector_delta(sigma2: float, epsilon: float, sensitivity: int, coordinates: int) -> float:
-    """Exact delta of independent ``N_Z(0, sigma2)`` noise on an integer vector of which at most ``coordinates``
-    entries change, each by at most ``sensitivity``.
+    """Delta of independent ``N_Z(0, sigma2)`` noise on an integer vector of which at most ``coordinates``
+    entries change, each by at most ``sensitivity``: exact, or (sigma above about 1.2) an upper bound within a
+    relative 1e-9 of it.
 
     The worst neighbours move ``coordinates`` entries by exactly ``sensitivity``:
     the discrete Gaussian location family has a monotone likelihood ratio, so for
@@ -707,9 +730,13 @@ def discrete_gaussian_vector_delta(sigma2: float, epsilon: float, sensitivity: i
     theorem, as in Dong, Roth & Su 2022, Gaussian DP), coordinate by coordinate, so
     the product is most distinguishable when every moved coordinate moves by
     ``sensitivity``; delta(epsilon) can only grow with distinguishability. For that
-    neighbour the privacy loss depends only on the sum of the noises, whose pmf is
-    the exact convolution of the coordinates' pmfs. With ``coordinates = 1`` this
-    is :func:`discrete_gaussian_delta` [CKS20 Thm 7].
+    neighbour the privacy loss depends only on the sum of the noises, and delta is
+    a series of nonnegative terms over its pmf: the direct convolution of the
+    coordinates' pmfs for small sigma; above, the pmf of ``N_Z(0, coordinates *
+    sigma2)`` times a factor that Jacobi's theta identity bounds (see
+    ``_dg_vector_delta``), which makes it the scalar series at variance
+    ``coordinates * sigma2`` and shift ``coordinates * sensitivity``. With
+    ``coordinates = 1`` this is :func:`discrete_gaussian_delta` [CKS20 Thm 7].
 
     >>> one = discrete_gaussian_delta(400.0, 1.0, 5)
     >>> bool(abs(discrete_gaussian_vector_delta(400.0, 1.0, 5, 1) - one) < 1e-15)
@@ -724,7 +751,7 @@ def discrete_gaussian_vector_delta(sigma2: float, epsilon: float, sensitivity: i
     count = _int_at_least("coordinates", coordinates, 1, "pass how many coordinates one person may move, e.g. 1")
     if math.sqrt(s2) > _vector_sigma_max(count):
         raise ValueError(
-            f"sigma2 = {s2!r} with {count} coordinates is above the exact convolution's limit (sigma <= "
+            f"sigma2 = {s2!r} with {count} coordinates is above the exact summation's limit (sigma <= "
             f"{_vector_sigma_max(count):.4g}); use discrete_gaussian_vector_sigma2, which falls back to a zCDP bound"
         )
     return min(1.0, _dg_vector_delta(s2, eps, sens, count))
