@@ -170,6 +170,46 @@ def test_bounded_quantiles_on_zcdp_spend_rho_over_l0_per_group() -> None:
     assert float(line["rho"]) == pytest.approx(0.5) and "ρ/L0" in line["rule"]
 
 
+def bounded_median_releases(l0: int, linf: int, per_group: bool, seed: int) -> tuple[np.ndarray[Any, Any], ...]:
+    """The sum over a unit's L0 groups of their median candidates (a post-processing of the release), 400k draws
+    on neighbouring data: each group without and with the unit's L∞ rows (above the median), each group's
+    selection calibrated as the bounded group-by calibrates it (ε = 1 in all; ``per_group=False``: ε in each
+    group, the broken calibration the audit must catch)."""
+    from dpframe.noise.mechanism import Privacy
+    from dpframe.noise.random import _buffered, current_source
+    from dpframe.queries.select import RankSelections
+    from dpframe.selection.exponential import sample_permute_and_flip
+    from dpframe.selection.quantile import integer_quantile_deficits
+
+    privacy = Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0))
+    selections = RankSelections((0.5,), GroupBounds(l0, linf).per_group(privacy).epsilon if per_group
+                                else privacy.epsilon, linf)
+    grid = QuantileGrid.choose(0, 10, integer=True)
+    data = np.array([1, 3, 3, 4, 6, 6, 7, 9])
+    out = []
+    with seeded_noise(seed):
+        source = _buffered(current_source())
+        for values in (data, np.append(data, [8] * linf)):
+            deficits = integer_quantile_deficits(grid.positions(values.copy()), grid.cells, 0.5, selections.epsilon,
+                                                 selections.rows)
+            out.append(sum(sample_permute_and_flip(deficits, 400_000, source).astype(np.int64) for _ in range(l0)))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("l0, linf", [(2, 1), (3, 2)])
+def test_privacy_audit_of_the_bounded_median_over_a_units_groups(l0: int, linf: int) -> None:
+    from privacy_audit import epsilon_lower_bound
+
+    assert epsilon_lower_bound(*bounded_median_releases(l0, linf, True, 31)) <= 1.0
+
+
+def test_privacy_audit_of_the_bounded_median_has_power() -> None:
+    # Positive control: ε in each of 2 groups (not ε/L0) is flagged against the claim of ε = 1.
+    from privacy_audit import epsilon_lower_bound
+
+    assert epsilon_lower_bound(*bounded_median_releases(2, 1, False, 32)) > 1.0
+
+
 # --- agg and a column's count -----------------------------------------------------------------------------------
 
 

@@ -1034,10 +1034,14 @@ class GroupBy:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query(target, "sum", series, bounds, privacy)
         total, note = privacy, ""
-        # Rows one unit may add to one group.
+        # Rows one unit may add to one group; with unit_sum_bounds, one clipped sum per unit and group.
         k = target.contributions if self._bounds is None else self._bounds.max_rows_per_group
-        bounds = schema_bounds(series) if bounds is None and unit_sum_bounds is None else bounds
-        if bounds is None and unit_sum_bounds is None:
+        if unit_sum_bounds is not None:
+            bounds, k = unit_sum_bounds, 1
+            note = ("each unit's sum of its rows in each of its kept groups (all of them: max_rows_per_group does not "
+                    "apply) clipped to the bounds")
+        bounds = schema_bounds(series) if bounds is None else bounds
+        if bounds is None:
 
             def check(rest: Privacy) -> None:
                 rest.noise(SumGrid.choose(-1.0, 1.0, k, rest).sensitivity)
@@ -1045,14 +1049,10 @@ class GroupBy:
             bounds, privacy, _ = automatic_bounds(target, series, privacy, "groupby sum", check,
                                                   reads=self._reader(target).bounds_reads(column))
             note = bounds_note(bounds, total)
-        if unit_sum_bounds is not None:
-            note = ("each unit's sum of its rows in each of its kept groups (all of them: max_rows_per_group does not "
-                    "apply) clipped to the bounds")
         if any(partitioning.remembered):
             note = "; ".join(filter(None, [note, REMEMBERED_GROUPS]))
-        lo, hi = check_bounds(bounds if unit_sum_bounds is None else unit_sum_bounds)
-        # One clipped sum per unit and group for unit_sum_bounds, else up to k rows.
-        grid = SumGrid.choose(lo, hi, 1 if unit_sum_bounds is not None else k, privacy)
+        lo, hi = check_bounds(bounds)
+        grid = SumGrid.choose(lo, hi, k, privacy)
         # grid.sensitivity bounds the change of k rows in one group (its rounding to the release grid included);
         # k rows spread over k groups round once in each.
         if self._bounds is None:
