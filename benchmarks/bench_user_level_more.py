@@ -38,13 +38,14 @@ def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, 
     rows = list(zip(frame[unit], frame[group], frame[value]))
     kind = pipeline_dp.NoiseKind.GAUSSIAN if noise == "gaussian" else pipeline_dp.NoiseKind.LAPLACE
     queries = {
-        "sum (rows clipped)": dict(metrics=[pipeline_dp.Metrics.SUM], min_value=bounds[0], max_value=bounds[1]),
-        "sum (unit sums clipped)": dict(metrics=[pipeline_dp.Metrics.SUM], min_sum_per_partition=0.0,
-                                        max_sum_per_partition=unit_sum),
+        "sum (rows clipped)": {"metrics": [pipeline_dp.Metrics.SUM], "min_value": bounds[0],
+                               "max_value": bounds[1]},
+        "sum (unit sums clipped)": {"metrics": [pipeline_dp.Metrics.SUM], "min_sum_per_partition": 0.0,
+                                    "max_sum_per_partition": unit_sum},
     }
     if noise == "laplace":
-        queries["median"] = dict(metrics=[pipeline_dp.Metrics.PERCENTILE(50)], min_value=bounds[0],
-                                 max_value=bounds[1])
+        queries["median"] = {"metrics": [pipeline_dp.Metrics.PERCENTILE(50)], "min_value": bounds[0],
+                             "max_value": bounds[1]}
     answers = {}
     for name, options in queries.items():
         accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=EPSILON, total_delta=DELTA)
