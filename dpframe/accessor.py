@@ -462,8 +462,10 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         a secret of the protection, the same for every query) and at most
         ``max_rows_per_group`` rows in each (L∞; chosen uniformly at random).
         Laplace noise is then calibrated to L0·L∞ rows, Gaussian noise to
-        √L0·L∞ (docs/contribution-bounds.md). count, sum, mean, var and std
-        support them, on public groups (``keys=``).
+        √L0·L∞ (docs/contribution-bounds.md); quantiles per group spend ε/L0
+        in each group. Every statistic of the group-by supports them, on
+        public groups (``keys=``), and ``sum(column, unit_sum_bounds=(lo, hi))``
+        clips each unit's sum in a group instead of each row.
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"k": ["a", "b"] * 200, "x": [1.0, 3.0] * 200}).dp.protect(epsilon=1.0)

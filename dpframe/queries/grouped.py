@@ -119,7 +119,6 @@ def aggregate(
     statistic, else (column, statistic) pairs, like ``DataFrameGroupBy.agg``;
     ``names`` (named aggregation) names them instead.
     """
-    groupby._unbounded("agg")
     selecting = [part for part in parts if part[1] != "median"]
     if len(selecting) < len(parts) and (mechanism is not None or (delta is not None and not selecting)):
         raise ValueError("a median per group is pure DP (the exponential mechanism): with 'median' in agg, give "
@@ -191,11 +190,12 @@ def _delta(chosen: pd.Index[Any] | None, delta: float | None, mechanism: str | N
 
 
 def _on(groupby: GroupBy, keys: Any, shared: Target, values_in: Any = None) -> GroupBy:
-    """The group-by of one part of a release: its keys, drawing from the reservation of ``shared``, reading the
-    rows (with a value in ``values_in``) where the group-by reads."""
+    """The group-by of one part of a release: its keys and contribution bounds, drawing from the reservation of
+    ``shared``, reading the rows (with a value in ``values_in``) where the group-by reads."""
     read = groupby._reader(shared)
     return type(groupby)(groupby._target, groupby._by, keys, shared=shared,
-                         read=read.with_values_in(values_in) if values_in is not None else groupby._read)
+                         read=read.with_values_in(values_in) if values_in is not None else groupby._read,
+                         bounds=groupby._bounds)
 
 
 def _combined(released: dict[Any, pd.Series[Any]], labels: dict[Any, Any], n: int, target: Target,
@@ -271,12 +271,11 @@ class ColumnGroupBy(Generic[Result]):
         the budget split equally)."""
         groupby = self._groupby
         target = groupby._target
-        groupby._unbounded("count of a column's values")
         if isinstance(self._columns, list):
             return self._one("count", bounds=None, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
         # The rows with a value: a filter on each row's own value, stable like p[p[column].notna()].
         read = groupby._reader(target).with_values_in(self._columns)
-        counts = type(groupby)(read.target, groupby._by, groupby._keys, read=read).count(
+        counts = type(groupby)(read.target, groupby._by, groupby._keys, read=read, bounds=groupby._bounds).count(
             epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
         return cast(Result, counts.rename(self._columns))  # named by the column, as pandas'; the release holds
 

@@ -248,19 +248,56 @@ class CellReader:
 
 
 class BoundedCellReader(CellReader):
-    """A :class:`CellReader` whose rows in use are those :class:`GroupBounds` keeps (public cells only)."""
+    """A :class:`CellReader` whose rows in use are those :class:`GroupBounds` keeps (public cells only), and of
+    those the ones with a value in every column of ``present_in`` (:meth:`with_values_in`)."""
 
-    def __init__(self, target: Target, bounds: GroupBounds):
+    def __init__(self, target: Target, bounds: GroupBounds, present_in: tuple[Any, ...] = ()):
         super().__init__(target)
         self.bounds = bounds
+        self.present_in = present_in
 
     def rows_in_use(self, partitioning: Partitioning) -> NDArray[np.bool_]:
         """After the charge: each unit's rows in its kept groups (:func:`~dpframe.protection.units.group_contribution_mask`)."""
+        return self._kept(partitioning, self.bounds.max_rows_per_group)[0]
+
+    def _kept(self, partitioning: Partitioning, rows_per_group: int) -> tuple[NDArray[np.bool_], kernels.Codes]:
+        """The rows each unit keeps in its (at most L0) kept groups, at most ``rows_per_group`` in each, that have a
+        value in the columns of ``present_in``; and every row's cell."""
         parts, sizes, _ = partitioning.column_codes(self.target)
+        cells = kernels.combine_codes(parts, sizes)
         key = self.target.protection.group_bounding_key()
-        return group_contribution_mask(
-            unit_ids(self.target.obj), kernels.combine_codes(parts, sizes), keyed_hashes(partitioning.index(), key),
-            self.bounds.max_groups, self.bounds.max_rows_per_group, key)
+        keep = group_contribution_mask(unit_ids(self.target.obj), cells, keyed_hashes(partitioning.index(), key),
+                                       self.bounds.max_groups, rows_per_group, key)
+        for column in self.present_in:
+            keep &= kernels.present(self.target.column(column))
+        return keep, cells
+
+    def with_values_in(self, column: Any) -> BoundedCellReader:
+        """The reader of the rows it keeps that have a value in ``column`` (``gb[column].count()``): a filter on
+        each kept row's own value, so each unit keeps no more groups, nor rows in each."""
+        return BoundedCellReader(self.target, self.bounds, (*self.present_in, column))
+
+    def unit_sums(self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel
+                  ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
+        """After the charge: ``exact`` of each unit's sum of ``column`` in each of its kept groups (all its rows
+        there: the clipping of the sum bounds it, whatever their number), per group; and the public cells.
+
+        Missing values add nothing to a unit's sum; a sum that is not a number (rows of +inf and -inf) is not
+        counted. One sort by (unit, cell) of the kept rows, then ``np.add.reduceat``.
+        """
+        keep, cells = self._kept(partitioning, max(len(self.target.obj), 1))
+        rows = np.flatnonzero(keep)
+        units = np.asarray(pd.factorize(unit_ids(self.target.obj)[rows], use_na_sentinel=False)[0], dtype=np.int64)
+        row_cells = cells[rows].astype(np.int64)
+        order = np.lexsort((row_cells, units))
+        units, row_cells = units[order], row_cells[order]
+        first = np.ones(len(rows), dtype=np.bool_)  # the first row of each (unit, cell)
+        first[1:] = (units[1:] != units[:-1]) | (row_cells[1:] != row_cells[:-1])
+        starts = np.flatnonzero(first)
+        values = kernels.as_float_array(self.target.column(column))[rows[order]]
+        sums = np.add.reduceat(np.where(np.isnan(values), 0.0, values), starts)
+        index = partitioning.index()
+        return exact(sums, row_cells[starts], len(index)), index
 
 
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
@@ -758,11 +795,18 @@ class GroupBy:
                 raise RefusedError("max_groups and max_rows_per_group are refused under bounded DP "
                                    "(neighbours='replace'): their replace-one sensitivity is not derived")
 
-    def _unbounded(self, query: str) -> None:
-        """Refuse (before any charge) a query that does not support max_groups/max_rows_per_group yet."""
-        if self._bounds is not None:
-            raise RefusedError(f"groupby {query} does not support max_groups and max_rows_per_group yet (count, sum, "
-                               "mean, var and std do): group without them to bound each unit to max_contributions rows")
+    def _check_unit_sums(self, partitioning: Partitioning, bounds: Any, unit_sum_bounds: Any) -> None:
+        """``sum(..., unit_sum_bounds=...)``'s arguments, before any charge."""
+        if bounds is not None:
+            raise ValueError("give bounds= (each row clipped) or unit_sum_bounds= (each unit's sum in a group "
+                             "clipped), not both")
+        if self._bounds is None:
+            raise ValueError("unit_sum_bounds clips each unit's sum in each of its groups: group with max_groups and "
+                             "max_rows_per_group (groupby(..., max_groups=, max_rows_per_group=)) to use it")
+        if not partitioning.public:
+            raise RefusedError("unit_sum_bounds needs public groups: declare them with keys= (or use a categorical "
+                               "column)")
+        check_bounds(unit_sum_bounds)
 
     @property
     def _partitioning(self) -> Partitioning:
@@ -774,6 +818,11 @@ class GroupBy:
 
     def _reader(self, target: Target) -> CellReader:
         if self._bounds is not None:
+            # Under the bounds every read is bounded: the reader given (the kept rows with a value in a column,
+            # BoundedCellReader.with_values_in) if it keeps these bounds, else the kept rows of target.
+            read = self._read
+            if isinstance(read, BoundedCellReader) and read.bounds == self._bounds:
+                return read
             return BoundedCellReader(target, self._bounds)
         return CellReader(target) if self._read is None else self._read
 
@@ -829,14 +878,16 @@ class GroupBy:
 
         Groups that are not public are selected first by a private count (:data:`GROUP_SELECTION_SHARE` of the
         budget and the selection's delta, its own ledger line; the whole cost reserved before anything is
-        read): a quantile is pure DP and cannot select them itself.
+        read): a quantile is pure DP and cannot select them itself. Under ``max_groups`` and
+        ``max_rows_per_group`` each group's selections spend ε/L0 (ρ/L0 on zCDP) with a rank utility of
+        sensitivity L∞·max(q, 1 − q), on the rows the bounds keep.
         """
         from dpframe.queries.select import check_quantiles, grouped_quantile  # select builds on this module
 
-        self._unbounded("quantile")
         if self._partitioning.public:
-            return grouped_quantile(self._fresh(), self._partitioning, column, q, bounds=bounds, epsilon=epsilon,
-                                    rho=rho, read=self._read)
+            target = self._fresh()
+            return grouped_quantile(target, self._partitioning, column, q, bounds=bounds, epsilon=epsilon, rho=rho,
+                                    read=self._reader(target), group_bounds=self._bounds)
         levels, scalar = check_quantiles(q)  # every argument error before the charge
         check_numeric(self._target.column(column), "groupby quantile")
         if bounds is not None:
@@ -852,12 +903,12 @@ class GroupBy:
         shared.reserve(self._privacy(chosen[0], None, chosen[1], None).cost,
                        self._target.privacy(rest[0], None, rest[1], None).cost,
                        query="groupby quantile with group selection")
-        on_shared = type(self)(self._target, self._by, self._keys, shared=shared, read=self._read)
+        on_shared = type(self)(self._target, self._by, self._keys, shared=shared, read=self._read, bounds=self._bounds)
         on_shared.count(epsilon=chosen[0], rho=chosen[1])  # selects the groups; they are remembered
         partitioning = self._partitioning
         if partitioning.public:
             answer = grouped_quantile(shared, partitioning, column, q, bounds=bounds, epsilon=rest[0], rho=rest[1],
-                                      read=self._read)
+                                      read=self._reader(shared), group_bounds=self._bounds)
             release = current_release(answer)
             assert release is not None
             selected = (f"groups selected privately first by a noisy count ({GROUP_SELECTION_SHARE} of the budget "
@@ -933,25 +984,39 @@ class GroupBy:
         return with_release(result, release)  # type: ignore[no-any-return]
 
     @overload
-    def sum(self, column: list[Any], *, bounds: Any = ..., epsilon: float | None = ...,
+    def sum(self, column: list[Any], *, bounds: Any = ..., unit_sum_bounds: Any = ..., epsilon: float | None = ...,
             delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.DataFrame: ...
 
     @overload
-    def sum(self, column: Hashable, *, bounds: Any = ..., epsilon: float | None = ...,
+    def sum(self, column: Hashable, *, bounds: Any = ..., unit_sum_bounds: Any = ..., epsilon: float | None = ...,
             delta: float | None = ..., rho: float | None = ..., mechanism: str | None = ...) -> pd.Series[Any]: ...
 
     def sum(
-        self, column: Any, *, bounds: Any = None, epsilon: float | None = None, delta: float | None = None,
-        rho: float | None = None, mechanism: str | None = None,
+        self, column: Any, *, bounds: Any = None, unit_sum_bounds: Any = None, epsilon: float | None = None,
+        delta: float | None = None, rho: float | None = None, mechanism: str | None = None,
     ) -> pd.Series[Any] | pd.DataFrame:
         """Noisy sum per group of ``column`` clipped to ``bounds``.
+
+        ``unit_sum_bounds=(lower, upper)`` instead (with ``max_groups`` and ``max_rows_per_group``, public groups):
+        each unit's sum of its rows in each of its kept groups -- all of them there -- is clipped to the bounds
+        (PipelineDP's ``min_sum_per_partition``/``max_sum_per_partition``), and the clipped sums are added up per
+        group: one unit moves a group by at most max(|lower|, |upper|) (docs/contribution-bounds.md).
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 500), "x": [1.0, 2.0] * 500}).dp.protect(epsilon=1.0)
         >>> s = p.dp.groupby("k").sum("x", bounds=(0, 5), epsilon=0.5)
         >>> bool(abs(s["b"] - 1000) < 100)
         True
+        >>> visits = pd.DataFrame({"uid": [1, 2, 3, 4] * 100, "day": ["mon"] * 200 + ["tue"] * 200, "spend": 3.0})
+        >>> u = visits.dp.protect(epsilon=100.0, privacy_unit="uid", max_contributions=100)
+        >>> per_day = u.dp.groupby("day", keys=["mon", "tue"], max_groups=1, max_rows_per_group=1)
+        >>> spend = per_day.sum("spend", unit_sum_bounds=(0, 100), epsilon=50.0)  # a uid's 50 visits a day: 150
+        >>> int(round(spend.sum(), -2))  # each uid keeps one day, clipped to 100
+        400
         """
+        if unit_sum_bounds is not None and isinstance(column, list):
+            raise TypeError("unit_sum_bounds clips the sums of one column: ask sum(column, unit_sum_bounds=...) for "
+                            "each column")
         several = self._columns_or_one("sum", column, dict(bounds=bounds, epsilon=epsilon, delta=delta, rho=rho,
                                                              mechanism=mechanism))
         if several is not None:
@@ -962,13 +1027,19 @@ class GroupBy:
         if bounds is not None:
             check_bounds(bounds)
         partitioning = self._partitioning  # read once (see _moment_query)
+        if unit_sum_bounds is not None:
+            self._check_unit_sums(partitioning, bounds, unit_sum_bounds)
         privacy = self._privacy(epsilon, delta, rho, mechanism)
         if not partitioning.public:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query(target, "sum", series, bounds, privacy)
         total, note = privacy, ""
-        # Rows one unit may add to one group.
+        # Rows one unit may add to one group; with unit_sum_bounds, one clipped sum per unit and group.
         k = target.contributions if self._bounds is None else self._bounds.max_rows_per_group
+        if unit_sum_bounds is not None:
+            bounds, k = unit_sum_bounds, 1
+            note = ("each unit's sum of its rows in each of its kept groups (all of them: max_rows_per_group does not "
+                    "apply) clipped to the bounds")
         bounds = schema_bounds(series) if bounds is None else bounds
         if bounds is None:
 
@@ -987,11 +1058,16 @@ class GroupBy:
         if self._bounds is None:
             noise, rule = privacy.noise(grid.spread_sensitivity(k)), "parallel composition over groups"
         else:
-            noise, rule = self._bounds.noise(privacy, grid.sensitivity), self._bounds.rule()
+            noise = self._bounds.noise(privacy, grid.sensitivity)
+            rule = self._bounds.rule() if unit_sum_bounds is None else self._bounds.unit_sum_rule(lo, hi)
         step = grid.release_step
         plan = Plan("groupby sum", (str(column),), target, privacy, {"sum": noise}, {"sum": step}, rule=rule)
         plan.charge()
-        exact, cells = self._reader(target).moments(partitioning, column, kernels.MomentKernel(0.0, grid))
+        kernel = kernels.MomentKernel(0.0, grid)
+        if unit_sum_bounds is not None and self._bounds is not None:
+            exact, cells = BoundedCellReader(target, self._bounds).unit_sums(partitioning, column, kernel)
+        else:
+            exact, cells = self._reader(target).moments(partitioning, column, kernel)
         noisy = (grid.to_release_grid(exact.sums) + noise.sample(len(cells))).astype(np.float64) * step
         result = pd.Series(noisy, index=cells, name=column)
         half = noise.halfwidth(LEVEL) * step

@@ -303,6 +303,33 @@ class GroupBounds:
                 f"(L1, Laplace), √L0·Δ=√{self.max_groups}·Δ (L2, Gaussian), Δ the change of L∞ rows in one group "
                 f"(a count: {self.max_rows_per_group})")
 
+    def per_group(self, privacy: Privacy) -> Privacy:
+        """What each group's selections may spend so that a unit's (at most L0) groups spend ``privacy`` together:
+        ε/L0 (basic composition of pure DP), ρ/L0 on a zCDP budget (zCDP adds up; ε = √(2ρ/L0) for the selection).
+
+        >>> laplace = Privacy("approx", "laplace", Fraction(1), Fraction(0), Fraction(0))
+        >>> GroupBounds.of(4, 3).per_group(laplace).epsilon
+        Fraction(1, 4)
+        >>> GroupBounds.of(4, 3).per_group(Privacy("zcdp", "laplace", Fraction(2), Fraction(0), Fraction(2))).epsilon
+        Fraction(1, 1)
+        """
+        return privacy.share(Fraction(1, self.max_groups))
+
+    def selection_rule(self, privacy: Privacy) -> str:
+        """The ledger line's rule of a selection per group (quantiles): the bounding and each group's share."""
+        share = "ρ/L0 (zCDP adds up over a unit's L0 groups)" if privacy.kind == "zcdp" else (
+            "ε/L0 (basic composition over a unit's L0 groups)")
+        return (f"parallel composition over groups; each unit keeps at most L0={self.max_groups} groups (keyed hash) "
+                f"and L∞={self.max_rows_per_group} rows in each (uniform): each group's selection has rank utility "
+                f"sensitivity L∞·max(q, 1−q) and spends {share}")
+
+    def unit_sum_rule(self, lo: float, hi: float) -> str:
+        """The ledger line's rule of a sum whose units' sums per group are clipped to ``[lo, hi]``."""
+        return (f"parallel composition over groups; each unit keeps at most L0={self.max_groups} groups (keyed hash) "
+                f"and all its rows in each, its sum in a group clipped to [{lo:g}, {hi:g}]: sensitivity "
+                f"L0·Δ={self.max_groups}Δ (L1, Laplace), √L0·Δ=√{self.max_groups}·Δ (L2, Gaussian), "
+                f"Δ = max(|lo|, |hi|) on the summation grid")
+
 
 @dataclass(frozen=True)
 class Plan:

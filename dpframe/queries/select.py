@@ -43,7 +43,7 @@ from dpframe.protection.frame import ProtectedFrame
 from dpframe.queries import agg, kernels
 from dpframe.queries.bounds import BoundsReads, automatic_bounds, bounds_note
 from dpframe.queries.partitioned import CellReader, Partitioning, release_counts, require_selection
-from dpframe.queries.plan import Plan, Target, check_bounds, check_numeric
+from dpframe.queries.plan import GroupBounds, Plan, Target, check_bounds, check_numeric
 from dpframe.results import DPFloat, Release, _Released, with_release
 from dpframe.selection import exponential as em
 from dpframe.selection.svt import SparseVector, SVTNoise
@@ -512,35 +512,55 @@ class QuantileReads:
     bounds: BoundsReads | None = None
 
 
-def _sample_quantiles(
-    grid: QuantileGrid, values: NDArray[Any], levels: list[float], rates: list[float], privacy: Privacy,
-    contributions: int,
-) -> list[float]:
-    """The released quantiles of ``values`` (a fresh array, overwritten), each level with ε/len(levels)."""
+@dataclass(frozen=True)
+class RankSelections:
+    """The exponential-mechanism selections made from one set of values (a column, or one group's values): one per
+    level, each at ``epsilon``, with a rank utility of sensitivity ``rows`` · max(q, 1 − q), ``rows`` the values one
+    unit may add to the set (:mod:`dpframe.selection.quantile`: a unit adding j <= rows values costs each selection
+    j/rows of its ε at most).
+
+    >>> [round(rate, 6) for rate in RankSelections((0.5, 0.9), Fraction(1, 2), 2).rates]  # ε_q / (2Δ_q)
+    [0.25, 0.138889]
+    """
+
+    levels: tuple[float, ...]
+    epsilon: Fraction
+    rows: int
+
+    @property
+    def rates(self) -> list[float]:
+        """Each level's rate ε_q / (2Δ_q), rounded down a little so floating point cannot raise it."""
+        return [float(self.epsilon) / (2 * self.rows * max(level, 1 - level)) * (1 - 2**-40) for level in self.levels]
+
+
+def _sample_quantiles(grid: QuantileGrid, values: NDArray[Any], selections: RankSelections) -> list[float]:
+    """The released quantiles of ``values`` (a fresh array, overwritten)."""
     reads = QuantileReads(lambda g: position_counts(g.positions(values), g.cells),
                           lambda g: (int(values.size), array_windows(g.to_cells(values))))
-    return _sample_read_quantiles(grid, reads, levels, rates, privacy, contributions)
+    return _sample_read_quantiles(grid, reads, selections)
 
 
-def _sample_read_quantiles(
-    grid: QuantileGrid, reads: QuantileReads, levels: list[float], rates: list[float], privacy: Privacy,
-    contributions: int,
-) -> list[float]:
-    """The released quantiles of the values ``reads`` reads, each level with ε/len(levels)."""
+def _sample_read_quantiles(grid: QuantileGrid, reads: QuantileReads, selections: RankSelections) -> list[float]:
+    """The released quantiles of the values ``reads`` reads."""
+    levels = list(selections.levels)
     if grid.integer:
-        share = privacy.epsilon / len(levels)
-        cells = sample_counted_quantiles(reads.counts(grid), grid.cells, levels, share, contributions)
+        cells = sample_counted_quantiles(reads.counts(grid), grid.cells, levels, selections.epsilon, selections.rows)
     else:
         n, windows = reads.ranked(grid)
-        cells = sample_quantile_windows(n, grid.cells, levels, rates, windows)
+        cells = sample_quantile_windows(n, grid.cells, levels, selections.rates, windows)
     return [grid.value(cell) for cell in cells]
 
 
 def _quantile_plan(
     target: Target, series: pd.Series[Any], bounds: Any, epsilon: float | None, rho: float | None,
-    levels: list[float], query: str, bounds_reads: BoundsReads | None = None,
-) -> tuple[Privacy, tuple[float, float], QuantileGrid, list[float], str]:
-    """The quantiles' privacy, bounds (found privately first if None), grid, rates and bounds note."""
+    levels: list[float], query: str, bounds_reads: BoundsReads | None = None, group_bounds: GroupBounds | None = None,
+) -> tuple[Privacy, tuple[float, float], QuantileGrid, RankSelections, str]:
+    """The quantiles' privacy, bounds (found privately first if None), grid, selections and bounds note.
+
+    Without ``group_bounds`` each set of values is selected from with the whole ε (after the bounds), a unit adding
+    up to max_contributions values; with them, each group's with its :meth:`GroupBounds.per_group` share, a unit
+    adding up to max_rows_per_group values to each of at most max_groups groups.
+    """
     privacy = pure_privacy(target, epsilon, None, rho, query)
     bounds_text = ""
     if bounds is None:
@@ -552,10 +572,12 @@ def _quantile_plan(
     else:
         lo, hi = check_bounds(bounds)
     integer = integer_valued(series.dtype)
-    share = privacy.epsilon / len(levels)
-    # ε_q / (2Δ_q), rounded down a little so floating point cannot raise it.
-    rates = [float(share) / (2 * target.contributions * max(level, 1 - level)) * (1 - 2**-40) for level in levels]
-    return privacy, (lo, hi), QuantileGrid.choose(lo, hi, integer), rates, bounds_text
+    if group_bounds is None:
+        per_values, rows = privacy, target.contributions
+    else:
+        per_values, rows = group_bounds.per_group(privacy), group_bounds.max_rows_per_group
+    selections = RankSelections(tuple(levels), per_values.epsilon / len(levels), rows)
+    return privacy, (lo, hi), QuantileGrid.choose(lo, hi, integer), selections, bounds_text
 
 
 def grouped_quantile(
@@ -568,6 +590,7 @@ def grouped_quantile(
     epsilon: float | None = None,
     rho: float | None = None,
     read: CellReader | None = None,
+    group_bounds: GroupBounds | None = None,
 ) -> pd.Series[Any] | pd.DataFrame:
     """Private quantile(s) of ``column`` in each (public) group: :func:`quantile` per group.
 
@@ -575,8 +598,15 @@ def grouped_quantile(
     composition): a unit whose k rows fall in several groups changes each
     group's rank utility by its rows there, and the losses add up to at most
     ε. A number ``q`` gives a Series by group; a list, a frame with one column
-    per level. ``read`` (:mod:`dpframe.dask.tables`) reads the values elsewhere than in ``target``: the automatic
-    bounds (:meth:`CellReader.bounds_reads`) and each group's values (:meth:`CellReader.group_quantiles`).
+    per level. ``read`` reads the values elsewhere than in ``target``: the automatic bounds
+    (:meth:`CellReader.bounds_reads`) and each group's values (:meth:`CellReader.group_quantiles`, as
+    :mod:`dpframe.dask.tables` does), or the rows in use (:meth:`CellReader.rows_in_use`).
+
+    With ``group_bounds`` (``groupby(..., max_groups=L0, max_rows_per_group=L∞)``, read through a
+    :class:`~dpframe.queries.partitioned.BoundedCellReader`) a unit adds at most L∞ rows to each of at most L0
+    groups: each group's selections run at :meth:`GroupBounds.per_group` of the budget (ε/L0; ρ/L0 on zCDP) with
+    a rank utility of sensitivity L∞·max(q, 1 − q), and a unit's losses over its groups add up to at most the
+    whole (docs/contribution-bounds.md).
 
     >>> import pandas as pd, dpframe
     >>> from dpframe.queries.partitioned import Partitioning
@@ -595,13 +625,16 @@ def grouped_quantile(
     levels, scalar = check_quantiles(q)
     series = target.column(column)
     check_numeric(series, query)
-    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query,
-                                                                 None if read is None else read.bounds_reads(column))
+    privacy, (lo, hi), grid, selections, bounds_text = _quantile_plan(
+        target, series, bounds, epsilon, rho, levels, query, None if read is None else read.bounds_reads(column),
+        group_bounds)
+    rule = "parallel composition over groups" if group_bounds is None else group_bounds.selection_rule(privacy)
+    share = "ε" if group_bounds is None else f"ε_g={float(selections.epsilon * len(levels)):.4g}"
     plan = Plan(
         query, (str(column),), target, privacy, mechanism_name=_MECHANISMS[grid.integer],
-        detail=f"{len(levels)} quantile(s) per group at ε/{len(levels)} each, rank utility, grid of {grid.cells} "
-        "cells",
-        rule="parallel composition over groups" + (", sequential over quantiles" if len(levels) > 1 else ""),
+        detail=f"{len(levels)} quantile(s) per group at {share}/{len(levels)} each, rank utility, sensitivity "
+        f"{selections.rows}·max(q, 1-q), grid of {grid.cells} cells",
+        rule=rule + (", sequential over quantiles" if len(levels) > 1 else ""),
     )
     plan.charge()
     group_reads = None if read is None else read.group_quantiles(partitioning, column)
@@ -609,9 +642,9 @@ def grouped_quantile(
     if group_reads is not None:
         cells = partitioning.index()
         for g in range(len(cells)):  # one selection per group, in the order of the pandas loop below
-            answers.append(_sample_read_quantiles(grid, group_reads(g), levels, rates, privacy, target.contributions))
+            answers.append(_sample_read_quantiles(grid, group_reads(g), selections))
     else:
-        mask = target.rows_in_use()
+        mask = (CellReader(target) if read is None else read).rows_in_use(partitioning)
         codes, cells = partitioning.codes(target, mask)
         present = kernels.present(series) & (codes >= 0)
         values = quantile_values(series, present, grid.integer)
@@ -621,8 +654,8 @@ def grouped_quantile(
         ordered = values[order]
         for g in range(len(cells)):  # one selection per group (a loop over groups, not rows)
             in_group = ordered[starts[g]:starts[g + 1]].copy()
-            answers.append(_sample_quantiles(grid, in_group, levels, rates, privacy, target.contributions))
-    reaches = [rank_reach(grid.cells, rate, LEVEL) for rate in rates]
+            answers.append(_sample_quantiles(grid, in_group, selections))
+    reaches = [rank_reach(grid.cells, rate, LEVEL) for rate in selections.rates]
     note = (f"rank intervals, no value interval: with probability {LEVEL:.0%} each answer's rank is within "
             f"{max(reaches):.3g} of q·n of its group (of the clipped values; release.rank_reach per cell); a group "
             "without values gets a point chosen uniformly" + bounds_text)
@@ -677,8 +710,8 @@ def quantile(
     if not isinstance(series, pd.Series):
         raise TypeError(f"{query} is a question about one column: call it on a Series")
     check_numeric(series, query)
-    privacy, (lo, hi), grid, rates, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels, query,
-                                                                 None if read is None else read.bounds)
+    privacy, (lo, hi), grid, selections, bounds_text = _quantile_plan(target, series, bounds, epsilon, rho, levels,
+                                                                      query, None if read is None else read.bounds)
     contributions = target.contributions
     grid_text = ("integers" if grid.step == 1 else f"every {grid.step:.0f}th integer") if grid.integer else f"step {grid.step:.3g}"
     plan = Plan(
@@ -689,11 +722,10 @@ def quantile(
     )
     plan.charge()
     if read is None:
-        answers = _sample_quantiles(grid, quantile_values(series, target.rows_in_use(), grid.integer), levels, rates,
-                                    privacy, contributions)
+        answers = _sample_quantiles(grid, quantile_values(series, target.rows_in_use(), grid.integer), selections)
     else:
-        answers = _sample_read_quantiles(grid, read, levels, rates, privacy, contributions)
-    reaches = [rank_reach(grid.cells, rate, rank_level) for rate in rates]
+        answers = _sample_read_quantiles(grid, read, selections)
+    reaches = [rank_reach(grid.cells, rate, rank_level) for rate in selections.rates]
     note = (
         f"rank interval, no value interval: with probability {rank_level:.0%} the answer's rank is within "
         f"{max(reaches):.3g} of q·n (of the clipped values; release.rank_reach){_SAMPLING[grid.integer]}" + bounds_text
