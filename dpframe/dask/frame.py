@@ -16,7 +16,7 @@ from dpframe.accounting.budget import Budget, LedgerLike, budget_for_data, check
 from dpframe.dask import moments, selection, tables, units
 from dpframe.dask.describe import describe_frame, describe_series
 from dpframe.dask.shield import computed
-from dpframe.errors import AlreadyProtectedError
+from dpframe.errors import AlreadyProtectedError, RefusedError
 from dpframe.noise.mechanism import Privacy
 from dpframe.protection.base import Rows
 from dpframe.protection.indexing import column_key
@@ -361,10 +361,19 @@ class DaskQueries:
             lambda selects: target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects),
             normalize, margins)
 
-    def groupby(self, by: Any, *, keys: Any = None) -> Any:
-        """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared)."""
+    def groupby(self, by: Any, *, keys: Any = None, max_groups: int | None = None,
+                max_rows_per_group: int | None = None) -> Any:
+        """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared).
+
+        ``max_groups`` and ``max_rows_per_group`` are refused (before anything is charged): the two-dimensional
+        bounding reads each unit's rows together, which the partitions of a Dask frame do not hold yet.
+        """
         if isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError("groupby is asked of a protected frame, e.g. p.dp.groupby('k')")
+        if max_groups is not None or max_rows_per_group is not None:
+            raise RefusedError("max_groups and max_rows_per_group are not supported on Dask frames yet: group "
+                               "without them (each unit bounded to max_contributions rows), or compute() a sample "
+                               "small enough for pandas and protect that")
         return tables.groupby(self._obj._target(), self._obj._rows_in_use, by, keys)
 
     def _frame(self, query: str) -> Any:

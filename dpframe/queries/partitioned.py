@@ -523,7 +523,7 @@ def select_bounded_groups(
     keys = tuple(known if known is not None else pd.Index(level.unique(), dtype=level.dtype, tupleize_cols=False)
                  for known, level in zip(partitioning.keys, levels))
     note = (f"groups selected privately first ({mechanism}, {float(BOUNDED_SELECTION_SHARE):.0%} of epsilon and "
-            f"δ={float(selection.delta):.3g}, its own ledger line); rows of the others are not shown")
+            f"δ={float(selection.delta):.3g}, its own ledger line)")
     return BoundedSelection(Partitioning(partitioning.columns, keys), note, outside)
 
 
@@ -1119,6 +1119,9 @@ class GroupBy:
             check_bounds(bounds)
         partitioning = self._partitioning  # read once (see _moment_query)
         privacy = self._privacy(epsilon, delta, rho, mechanism)
+        selected = ""
+        if self._bounds is not None and not partitioning.public:
+            partitioning, privacy, selected = self._select_bounded(target, partitioning, "sum", series, bounds, privacy)
         if not partitioning.public:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query(target, "sum", series, bounds, privacy)
@@ -1136,6 +1139,7 @@ class GroupBy:
             note = bounds_note(bounds, total)
         if any(partitioning.remembered):
             note = "; ".join(filter(None, [note, REMEMBERED_GROUPS]))
+        note = "; ".join(filter(None, [note, selected]))
         lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, k, privacy)
         # grid.sensitivity bounds the change of k rows in one group (its rounding to the release grid included);
@@ -1234,23 +1238,28 @@ class GroupBy:
 
     def _select_bounded(
         self, target: Target, partitioning: Partitioning, query: str, series: pd.Series[Any], bounds: Any,
-        privacy: Privacy, order: int, ddof: int,
+        privacy: Privacy, order: int = 1, ddof: int = 1,
     ) -> tuple[Partitioning, Privacy, str]:
         """Under max_groups/max_rows_per_group over unknown groups: validate, reserve the selection and the
         measurement together, select the groups (:func:`select_bounded_groups`); return them as public groups,
-        the measurement's privacy and the selection's note."""
+        the measurement's privacy and the selection's note. ``query``: sum (one measurement per group) or the
+        moment statistic of ``order`` (:class:`~dpframe.queries.scalar.Moments`)."""
         assert self._bounds is not None
         selection, measurement, _ = bounded_selection_shares(privacy, remainder=False)
         check_bounded_selection(self._bounds, selection)
         # Every argument error of the measurement before the reservation (bounds found privately take a share).
         found = bounds is None and schema_bounds(series) is None
-        Moments(target, series, (0.0, 1.0) if bounds is None else bounds,
-                split_privacy(measurement)[2] if found else measurement, f"groupby {query}", order, ddof=ddof,
-                group_bounds=self._bounds)
+        declared = (0.0, 1.0) if found else schema_bounds(series) if bounds is None else bounds
+        rest = split_privacy(measurement)[2] if found else measurement
+        if query == "sum":
+            lo, hi = check_bounds(declared)
+            self._bounds.noise(rest, SumGrid.choose(lo, hi, self._bounds.max_rows_per_group, rest).sensitivity)
+        else:
+            Moments(target, series, declared, rest, f"groupby {query}", order, ddof=ddof, group_bounds=self._bounds)
         target.reserve(selection.cost, measurement.cost, query=f"groupby {query} with group selection")
         chosen = select_bounded_groups(f"groupby {query}", target, partitioning, self._bounds, selection,
                                        (str(series.name),))
-        return chosen.partitioning, measurement, chosen.note
+        return chosen.partitioning, measurement, f"{chosen.note}; the others are not shown"
 
     def _moment_query(
         self, target: Target, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
