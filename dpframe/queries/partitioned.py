@@ -408,10 +408,6 @@ def release_counts(
     return CountRelease(noisy[order], cells[order], noise, plan, other, threshold)
 
 
-# Under max_groups/max_rows_per_group, the share of a group-by's epsilon that selects the groups over unknown keys
-# (with all of a Laplace query's delta, half of a Gaussian one's), before the groups selected are measured
-# (docs/contribution-bounds.md: why this share).
-BOUNDED_SELECTION_SHARE = Fraction(2, 5)
 # The L0 from which the groups are selected by weighted Gaussian set union rather than the truncated geometric
 # (benchmarks/bench_partition_selection.py: the truncated geometric keeps more for L0 <= 2, set union from 3).
 SET_UNION_FROM = 3
@@ -454,22 +450,30 @@ class BoundedSelection:
     outside: int
 
 
-def bounded_selection_shares(privacy: Privacy, remainder: bool) -> tuple[Privacy, Privacy, Privacy | None]:
-    """The selection's, the measurement's and (``remainder``) the other entry's parts of an (epsilon, delta) query.
+def bounded_selection_shares(privacy: Privacy, measurements: int, remainder: bool
+                             ) -> tuple[Privacy, Privacy, Privacy | None]:
+    """The selection's, the measurement's and (``remainder``) the other entry's parts of an (epsilon, delta) query
+    under max_groups/max_rows_per_group over unknown groups.
 
-    The selection takes :data:`BOUNDED_SELECTION_SHARE` of epsilon and the
-    delta (half of it when the measurement is Gaussian, which needs the other
-    half); the remainder :data:`REMAINDER_SHARE` of epsilon, pure; the
-    measurement the rest. The costs add up to ``privacy.cost`` exactly.
+    As PipelineDP's default accountant: the selection and each of the
+    measurement's noisy ``measurements`` (1 for a count or sum, 2 for a mean:
+    count and sum, 3 for var/std) take equal shares of epsilon, so the
+    measurement's noise is PipelineDP's; a count's other entry takes
+    :data:`REMAINDER_SHARE` of epsilon (pure) from the selection's share. The
+    selection takes the delta, half of it when the measurement is Gaussian
+    (which takes the other half). The costs add up to ``privacy.cost`` exactly.
 
     >>> laplace = Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0))
-    >>> [(part.epsilon, part.delta) for part in bounded_selection_shares(laplace, True)]
+    >>> [(part.epsilon, part.delta) for part in bounded_selection_shares(laplace, 1, True)]
     [(Fraction(2, 5), Fraction(1, 1000000)), (Fraction(1, 2), Fraction(0, 1)), (Fraction(1, 10), Fraction(0, 1))]
+    >>> [part.epsilon for part in bounded_selection_shares(laplace, 2, False)[:2]]  # a mean
+    [Fraction(1, 3), Fraction(2, 3)]
     """
     rest = pure_share(privacy, REMAINDER_SHARE) if remainder else None
-    measured = 1 - BOUNDED_SELECTION_SHARE - (REMAINDER_SHARE if remainder else 0)
+    chosen = Fraction(1, measurements + 1) - (REMAINDER_SHARE if remainder else 0)
     delta = privacy.delta / 2 if privacy.mechanism == "gaussian" else privacy.delta
-    selection = Privacy("approx", "laplace", privacy.epsilon * BOUNDED_SELECTION_SHARE, delta, Fraction(0))
+    selection = Privacy("approx", "laplace", privacy.epsilon * chosen, delta, Fraction(0))
+    measured = Fraction(measurements, measurements + 1)
     measurement = Privacy("approx", privacy.mechanism, privacy.epsilon * measured, privacy.delta - delta, Fraction(0))
     return selection, measurement, rest
 
@@ -490,10 +494,12 @@ def select_bounded_groups(
     :func:`~dpframe.protection.units.group_contribution_mask` (a function of
     its own rows and the protection's secret), and is counted once in each:
     adding a unit adds one to at most L0 groups' numbers of units, and changes
-    no other unit's choice. The observed groups are numbered in
-    :func:`public_order` (by value), so that even the mask's tie-break between
-    two groups of a unit depends on their values only. The selected groups
-    are remembered (public from now on) and returned as public keys.
+    no other unit's choice. The observed groups are numbered in the order of
+    their keyed hashes (not of first appearance, which other units decide),
+    so that even the mask's tie-break between two groups of a unit depends on
+    their values and the key only (but for a 64-bit collision of two groups'
+    keyed hashes, broken by value). The selected groups are remembered
+    (public from now on) and returned as public keys.
     """
     mechanism = _bounded_selection_mechanism(bounds.max_groups)
     paper = ("Desfontaines et al. 2022, at (ε/L0, δ/L0) per group" if mechanism == "truncated geometric"
@@ -504,26 +510,29 @@ def select_bounded_groups(
                "(keyed hash); the groups selected are public, and the measurement that follows is DP for any "
                "fixed selection: adaptive sequential composition")).charge()
     codes, observed = partitioning.codes(target, None)
-    order = public_order(observed)
+    key = target.protection.group_bounding_key()
+    hashes = keyed_hashes(observed, key)
+    by_value = np.empty(len(observed), dtype=np.int64)
+    by_value[public_order(observed)] = np.arange(len(observed))
+    order = np.lexsort((by_value, hashes))  # by keyed hash, a 64-bit collision by value
     rank = np.empty(len(order) + 1, dtype=np.int64)
     rank[order], rank[-1] = np.arange(len(order)), -1  # rank[-1]: a row outside every group stays -1
     codes, observed = rank[codes], observed[order]
-    key = target.protection.group_bounding_key()
     units = unit_ids(target.obj)
-    in_use = group_contribution_mask(units, codes, keyed_hashes(observed, key), bounds.max_groups,
-                                     bounds.max_rows_per_group, key)
+    in_use = group_contribution_mask(units, codes, hashes[order], bounds.max_groups, bounds.max_rows_per_group, key)
     rows = np.flatnonzero(in_use)
     unit_codes, _ = pd.factorize(units[rows], use_na_sentinel=False)
     keep = _select_units_groups(np.asarray(unit_codes, dtype=np.int64), codes[rows], len(observed), bounds.max_groups,
                                 selection)
     selected = observed[keep]
+    selected = selected[public_order(selected)]
     outside = int(np.count_nonzero(~keep[codes[rows]]))
     partitioning.remember(target, selected)
     levels = [selected if selected.nlevels == 1 else selected.get_level_values(i) for i in range(selected.nlevels)]
     keys = tuple(known if known is not None else pd.Index(level.unique(), dtype=level.dtype, tupleize_cols=False)
                  for known, level in zip(partitioning.keys, levels))
-    note = (f"groups selected privately first ({mechanism}, {float(BOUNDED_SELECTION_SHARE):.0%} of epsilon and "
-            f"δ={float(selection.delta):.3g}, its own ledger line)")
+    note = (f"groups selected privately first ({mechanism}, ε={float(selection.epsilon):.3g} and "
+            f"δ={float(selection.delta):.3g} of the query's, its own ledger line)")
     return BoundedSelection(Partitioning(partitioning.columns, keys), note, outside)
 
 
@@ -539,7 +548,7 @@ def _bounded_counts_with_selection(
     L0·L∞ per unit) outside the released groups, a public set by then: its
     sensitivity is L0·L∞ rows, and it composes sequentially.
     """
-    selection, counting, rest = bounded_selection_shares(privacy, remainder)
+    selection, counting, rest = bounded_selection_shares(privacy, 1, remainder)
     check_bounded_selection(bounds, selection)  # argument errors before the reservation
     bounds.noise(counting, bounds.max_rows_per_group)
     most = bounds.max_groups * bounds.max_rows_per_group
@@ -1245,7 +1254,9 @@ class GroupBy:
         the measurement's privacy and the selection's note. ``query``: sum (one measurement per group) or the
         moment statistic of ``order`` (:class:`~dpframe.queries.scalar.Moments`)."""
         assert self._bounds is not None
-        selection, measurement, _ = bounded_selection_shares(privacy, remainder=False)
+        # Measured: a sum, or the count and sums of the moments (order 1: mean, 2: var, std).
+        selection, measurement, _ = bounded_selection_shares(privacy, 1 if query == "sum" else order + 1,
+                                                             remainder=False)
         check_bounded_selection(self._bounds, selection)
         # Every argument error of the measurement before the reservation (bounds found privately take a share).
         found = bounds is None and schema_bounds(series) is None
