@@ -16,7 +16,8 @@ median over ``--runs`` runs. Each query spends the whole epsilon (and delta) on 
 With ``--private-partitions`` the partitions are not declared: PipelineDP selects them privately (its default
 truncated geometric strategy, its default accountant giving the selection and the metric equal shares) and dpframe
 groups without ``keys=`` (``groupby(..., max_groups=L0, max_rows_per_group=Linf)``: its own selection, truncated
-geometric for L0 <= 2 and weighted Gaussian set union from 3, 2/5 of epsilon). Each query runs on a fresh protection
+geometric for L0 <= 2 and weighted Gaussian set union from 3, an equal share of epsilon with each noisy
+measurement, as PipelineDP). Each query runs on a fresh protection
 (a later query would reuse the groups an earlier one released). Reported per query: the mean number of partitions
 kept, and the relative error per partition on the partitions both libraries kept in the same run::
 
