@@ -463,7 +463,9 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         ``max_rows_per_group`` rows in each (L∞; chosen uniformly at random).
         Laplace noise is then calibrated to L0·L∞ rows, Gaussian noise to
         √L0·L∞ (docs/contribution-bounds.md). count, sum, mean, var and std
-        support them, on public groups (``keys=``).
+        support them, on public groups (``keys=``) or, with delta, on groups
+        selected privately first (truncated geometric or weighted Gaussian set
+        union over each unit's L0 observed groups; its own ledger line).
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"k": ["a", "b"] * 200, "x": [1.0, 3.0] * 200}).dp.protect(epsilon=1.0)
