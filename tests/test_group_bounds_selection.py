@@ -134,8 +134,8 @@ def test_count_charges_the_selection_the_counts_and_the_other_entry_in_three_lin
     ledger = p.dp.budget.ledger
     assert ledger["query"].tolist() == ["groups selected for groupby count", "groupby count",
                                         "rows in groups not released by groupby count"]
-    # PipelineDP's equal shares for the selection and the counts, the other entry's tenth from the selection's.
-    assert ledger["epsilon"].tolist() == pytest.approx([0.4, 0.5, 0.1])
+    # PipelineDP's equal shares for the selection and the counts, the other entry's tenth from the counts'.
+    assert ledger["epsilon"].tolist() == pytest.approx([0.5, 0.4, 0.1])
     assert ledger["delta"].tolist() == pytest.approx([1e-6, 0.0, 0.0])
     selection, measurement, other = (ledger.iloc[i] for i in range(3))
     assert selection["mechanism"] == mechanism and f"L0={l0}" in selection["rule"]

@@ -458,22 +458,21 @@ def bounded_selection_shares(privacy: Privacy, measurements: int, remainder: boo
     As PipelineDP's default accountant: the selection and each of the
     measurement's noisy ``measurements`` (1 for a count or sum, 2 for a mean:
     count and sum, 3 for var/std) take equal shares of epsilon, so the
-    measurement's noise is PipelineDP's; a count's other entry takes
-    :data:`REMAINDER_SHARE` of epsilon (pure) from the selection's share. The
+    selection is PipelineDP's; a count's other entry takes
+    :data:`REMAINDER_SHARE` of epsilon (pure) from the counts' share. The
     selection takes the delta, half of it when the measurement is Gaussian
     (which takes the other half). The costs add up to ``privacy.cost`` exactly.
 
     >>> laplace = Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0))
     >>> [(part.epsilon, part.delta) for part in bounded_selection_shares(laplace, 1, True)]
-    [(Fraction(2, 5), Fraction(1, 1000000)), (Fraction(1, 2), Fraction(0, 1)), (Fraction(1, 10), Fraction(0, 1))]
+    [(Fraction(1, 2), Fraction(1, 1000000)), (Fraction(2, 5), Fraction(0, 1)), (Fraction(1, 10), Fraction(0, 1))]
     >>> [part.epsilon for part in bounded_selection_shares(laplace, 2, False)[:2]]  # a mean
     [Fraction(1, 3), Fraction(2, 3)]
     """
     rest = pure_share(privacy, REMAINDER_SHARE) if remainder else None
-    chosen = Fraction(1, measurements + 1) - (REMAINDER_SHARE if remainder else 0)
     delta = privacy.delta / 2 if privacy.mechanism == "gaussian" else privacy.delta
-    selection = Privacy("approx", "laplace", privacy.epsilon * chosen, delta, Fraction(0))
-    measured = Fraction(measurements, measurements + 1)
+    selection = Privacy("approx", "laplace", privacy.epsilon / (measurements + 1), delta, Fraction(0))
+    measured = Fraction(measurements, measurements + 1) - (REMAINDER_SHARE if remainder else 0)
     measurement = Privacy("approx", privacy.mechanism, privacy.epsilon * measured, privacy.delta - delta, Fraction(0))
     return selection, measurement, rest
 
