@@ -142,6 +142,8 @@ class Partitioning:
             combined = np.where(mask, combined, -1)
         if self.public:
             return combined, self.index()
+        if len(parts) == 1 and mask is None:  # one column's observed values: compact already (every code occurs)
+            return combined, index_of(observed, list(self.columns))
         # Compact the observed combinations; these keys are private until selected.
         used, compact = np.unique(combined[combined >= 0], return_inverse=True)
         out = np.full(len(combined), -1, dtype=np.int64)
