@@ -270,3 +270,24 @@ def test_exact_aggregates_on_the_selected_groups_follow_the_bounded_mask(query: 
         reach = 20 * np.asarray(release.std, dtype=float)
         assert np.all(np.abs(answer.to_numpy() - (total if query == "sum" else total / count)) <= reach)
         assert np.all(reach < (2.0 if query == "sum" else 1e-2))  # of sums in the thousands
+
+
+def test_the_measurement_bounds_each_unit_among_the_released_groups() -> None:
+    # 40 units hold a big group and a group of their own, L0 = 1: over the observed groups about half of them keep
+    # their own group (keyed hash), which is not released; the measurement bounds among the released groups, so
+    # every unit's rows in the big groups count (all of them: L∞ above any unit's rows), and the other entry
+    # counts the rows the selection's bounding kept in the groups of one unit. At ε = 10^4 the counts are exact
+    # (discrete Laplace draws all 0 but with probability < e^-40); the other entry is positive but with
+    # probability 2^-40 (no unit choosing its own group).
+    rng = np.random.default_rng(5)
+    crowd = pd.DataFrame({"uid": np.repeat(np.arange(300), 3), "g": np.repeat(rng.choice(BIG, 300), 3)})
+    both = pd.DataFrame({"uid": np.repeat(np.arange(1000, 1040), 6),
+                         "g": np.concatenate([[big] * 3 + [f"own{i}"] * 3
+                                              for i, big in enumerate(rng.choice(BIG, 40))])})
+    frame = pd.concat([crowd, both], ignore_index=True)
+    p = frame.dp.protect(epsilon=10**5, delta=1e-3, privacy_unit="uid", max_contributions=100,
+                         ledger=dpframe.Ledger.in_memory())
+    counts = p.dp.groupby("g", max_groups=1, max_rows_per_group=10).count(epsilon=10**4, delta=1e-12)
+    in_big = frame[frame["g"].isin(BIG)].groupby("g").size()
+    assert counts.drop(OTHER).equals(in_big.rename("count").rename_axis("g"))
+    assert counts[OTHER] % 3 == 0 and 0 < counts[OTHER] < 40 * 3
