@@ -108,17 +108,19 @@ def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys
     """dpframe's answers; ``keys=None``: groups selected privately (each query on a fresh protection)."""
     two_d = noise != "k-bound"
 
-    def grouped() -> Any:
+    def protected_groups() -> Any:
         p = frame.dp.protect(epsilon=100 * EPSILON, delta=1e-3, privacy_unit=unit,
                              max_contributions=l0 * linf, ledger=dpframe.Ledger.in_memory())
         return (p.dp.groupby(group, keys=keys, max_groups=l0, max_rows_per_group=linf) if two_d
                 else p.dp.groupby(group, keys=keys))
 
+    shared = protected_groups() if keys is not None else None  # declared keys: one protection for the three
+
+    def grouped() -> Any:
+        return protected_groups() if shared is None else shared
+
     amounts: dict[str, Any] = ({"epsilon": EPSILON, "delta": DELTA, "mechanism": "gaussian"} if noise == "gaussian"
                                else {"epsilon": EPSILON} if keys is not None else {"epsilon": EPSILON, "delta": DELTA})
-    if keys is not None:
-        shared = grouped()
-        grouped = lambda: shared  # noqa: E731 -- declared keys: one protection for the three queries, as before
     answers = {"count": grouped().count(**amounts).astype(float),
                "sum": grouped().sum(value, bounds=bounds, **amounts).astype(float),
                "mean": grouped().mean(value, bounds=bounds, **amounts).astype(float)}
