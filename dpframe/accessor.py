@@ -465,7 +465,10 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         √L0·L∞ (docs/contribution-bounds.md); quantiles per group spend ε/L0
         in each group. Every statistic of the group-by supports them, on
         public groups (``keys=``), and ``sum(column, unit_sum_bounds=(lo, hi))``
-        clips each unit's sum in a group instead of each row.
+        clips each unit's sum in a group instead of each row. count, sum, mean,
+        var and std also run, with delta, on groups selected privately first
+        (truncated geometric or weighted Gaussian set union over each unit's L0
+        observed groups; its own ledger line).
 
         >>> import pandas as pd, dpframe
         >>> p = pd.DataFrame({"k": ["a", "b"] * 200, "x": [1.0, 3.0] * 200}).dp.protect(epsilon=1.0)

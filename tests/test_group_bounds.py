@@ -288,13 +288,6 @@ def test_bad_bounds_are_refused(arguments: dict[str, Any], message: str) -> None
         p.dp.groupby("g", keys=list(CELLS), **arguments)
 
 
-def test_unknown_groups_are_refused_before_any_charge() -> None:
-    p = visits().dp.protect(epsilon=1.0, delta=1e-6, privacy_unit="uid", max_contributions=5)
-    with pytest.raises(RefusedError, match="keys="):
-        p.dp.groupby("g", max_groups=2, max_rows_per_group=2)
-    assert p.dp.budget.spent.epsilon.exact == 0
-
-
 def test_bounded_dp_is_refused() -> None:
     p = visits().dp.protect(epsilon=1.0, neighbours="replace")
     with pytest.raises(RefusedError, match="bounded DP"):

@@ -363,7 +363,11 @@ class DaskQueries:
 
     def groupby(self, by: Any, keys: Any = None, *, max_groups: int | None = None,
                 max_rows_per_group: int | None = None) -> Any:
-        """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared)."""
+        """Private per-group aggregates, as the pandas ``p.dp.groupby`` (column names; bounds declared).
+
+        ``max_groups`` and ``max_rows_per_group`` are refused (before anything is charged): the two-dimensional
+        bounding is not implemented over the partitions of a Dask frame yet.
+        """
         if isinstance(self._obj, ProtectedDaskSeries):
             raise TypeError("groupby is asked of a protected frame, e.g. p.dp.groupby('k')")
         if GroupBounds.of(max_groups, max_rows_per_group) is not None:  # argument errors first, as on pandas

@@ -208,6 +208,11 @@ def keyed_hashes(values: pd.Index[Any], key: bytes) -> NDArray[np.uint64]:
     return _mix(hashed ^ k0)
 
 
+# How many leading bits of the keyed hash of (unit, cell) rank a unit's cells (ties, ~ cells² 2^-25 per unit,
+# go to the lower cell number).
+_RANK_BITS = 24
+
+
 def group_contribution_mask(
     units: pd.Index[Any], cells: NDArray[np.integer[Any]], cell_hashes: NDArray[np.uint64], max_groups: int,
     max_rows_per_group: int, key: bytes, words: Callable[[int], NDArray[np.uint64]] | None = None,
@@ -215,7 +220,9 @@ def group_contribution_mask(
     """Which rows a group-by may use so that each unit touches at most ``max_groups`` cells with at most
     ``max_rows_per_group`` rows in each (rows with cell -1, outside every group, are never used).
 
-    The cells a unit keeps are those of smallest keyed hash of (unit, cell):
+    The cells a unit keeps are those of smallest keyed hash of (unit, cell)
+    (its leading 24 bits; ties to the lower cell number, so number the cells
+    in an order of their values, as public keys are):
     a function of the unit's own value, the cell's (``cell_hashes[c]``: a hash
     of cell ``c``'s key values, not of its position in the data) and the
     protection's secret ``key`` only -- so adding or removing another unit
@@ -240,16 +247,18 @@ def group_contribution_mask(
     codes, uniques = pd.factorize(units[rows], use_na_sentinel=False)
     unit = np.asarray(codes, dtype=np.int64)
     _, k1 = np.frombuffer(key, dtype=np.uint64)
-    pair = _mix(keyed_hashes(pd.Index(uniques), key)[unit] ^ _mix(cell_hashes[row_cells] ^ k1))
-    # Sort by unit, then its cells by keyed hash, ties between cells broken by cell: each (unit, cell) contiguous.
+    # A unit's cells are ranked by the leading _RANK_BITS bits of the keyed hash, ties by cell: always those bits,
+    # whatever the numbers of units and cells (which another unit changes), so no unit's rank depends on them.
+    hash_rank = _mix(keyed_hashes(pd.Index(uniques), key)[unit] ^ _mix(cell_hashes[row_cells] ^ k1)) >> np.uint64(
+        64 - _RANK_BITS)
+    # Sort by unit, then its cells by rank, then by cell: each (unit, cell) contiguous.
     unit_bits = max(1, (len(uniques) - 1).bit_length())
     cell_bits = max(1, (len(cell_hashes) - 1).bit_length())
-    if unit_bits + cell_bits <= 40:  # one 64-bit key, >= 24 bits of the hash in it
-        shift = np.uint64(unit_bits + cell_bits)
+    if unit_bits + _RANK_BITS + cell_bits <= 64:  # one 64-bit key
         order = np.argsort((unit.astype(np.uint64) << np.uint64(64 - unit_bits))
-                           | ((pair >> shift) << np.uint64(cell_bits)) | row_cells.astype(np.uint64))
+                           | (hash_rank << np.uint64(cell_bits)) | row_cells.astype(np.uint64))
     else:
-        order = np.lexsort((row_cells, pair, unit))
+        order = np.lexsort((row_cells, hash_rank, unit))
     sorted_unit, sorted_cell = unit[order], row_cells[order]
     new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
     starts = np.flatnonzero(new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
@@ -272,20 +281,4 @@ def group_contribution_mask(
         first = np.flatnonzero(np.r_[True, segment[ranked][1:] != segment[ranked][:-1]])
         rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
         keep[rows[positions[ranked[rank < max_rows_per_group]]]] = True
-    return keep
-    row_cells = cells[rows].astype(np.int64)
-    _, k1 = np.frombuffer(key, dtype=np.uint64)
-    pair = _mix(keyed_hashes(units[rows], key) ^ _mix(cell_hashes[row_cells] ^ k1))
-    unit = unit_codes(units[rows])  # which rows share a unit; its numbering plays no part in the choice
-    priority = (words or current_source().words)(len(rows))
-    # By unit, then its cells by keyed hash (ties between cells by cell), then rows by random priority.
-    order = np.lexsort((priority, row_cells, pair, unit))
-    sorted_unit, sorted_cell = unit[order], row_cells[order]
-    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
-    new_cell = new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]]
-    cell_number = np.cumsum(new_cell) - 1  # non-decreasing, so a running maximum carries each start forward
-    cell_rank = cell_number - np.maximum.accumulate(np.where(new_unit, cell_number, 0))
-    position = np.arange(len(order))
-    row_rank = position - np.maximum.accumulate(np.where(new_cell, position, 0))
-    keep[rows[order[(cell_rank < max_groups) & (row_rank < max_rows_per_group)]]] = True
     return keep

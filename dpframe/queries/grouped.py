@@ -123,6 +123,7 @@ def aggregate(
     if len(selecting) < len(parts) and (mechanism is not None or (delta is not None and not selecting)):
         raise ValueError("a median per group is pure DP (the exponential mechanism): with 'median' in agg, give "
                          "epsilon or rho, not mechanism (delta only for the other statistics)")
+    groupby._needs_public_groups("agg")
     target = groupby._target
     if not groupby._partitioning.public and not selecting:
         raise ValueError(
@@ -273,6 +274,7 @@ class ColumnGroupBy(Generic[Result]):
         target = groupby._target
         if isinstance(self._columns, list):
             return self._one("count", bounds=None, epsilon=epsilon, delta=delta, rho=rho, mechanism=mechanism)
+        groupby._needs_public_groups(f"[{self._columns!r}].count")
         # The rows with a value: a filter on each row's own value, stable like p[p[column].notna()].
         read = groupby._reader(target).with_values_in(self._columns)
         counts = type(groupby)(read.target, groupby._by, groupby._keys, read=read, bounds=groupby._bounds).count(

@@ -38,6 +38,7 @@ from dpframe.queries.bounds import (
     pure_share,
     query_share,
     schema_bounds,
+    split_privacy,
 )
 from dpframe.queries.grouped import ColumnGroupBy, aggregate, named_parts, parts_of
 from dpframe.queries.plan import GroupBounds, Plan, Target, check_bounds, check_numeric, public_keys
@@ -141,6 +142,8 @@ class Partitioning:
             combined = np.where(mask, combined, -1)
         if self.public:
             return combined, self.index()
+        if len(parts) == 1 and mask is None:  # one column's observed values: compact already (every code occurs)
+            return combined, index_of(observed, list(self.columns))
         # Compact the observed combinations; these keys are private until selected.
         used, compact = np.unique(combined[combined >= 0], return_inverse=True)
         out = np.full(len(combined), -1, dtype=np.int64)
@@ -359,6 +362,13 @@ class CountRelease:
     remainder: Remainder | None = None
     # The smallest noisy count a privately selected cell needed to be released (None for public cells).
     threshold: int | None = None
+    # How the cells were selected privately, when not by a threshold on these counts (None: by it, or public).
+    selection: str | None = None
+
+    @property
+    def selected_privately(self) -> bool:
+        """True when this release chose its cells privately (rather than on public or remembered keys)."""
+        return self.threshold is not None or self.selection is not None
 
 
 def release_counts(
@@ -402,8 +412,7 @@ def release_counts(
     if not partitioning.public:
         target.refuse_unless_bounded_ok("private selection of categories")
     if bounds is not None and not partitioning.public:
-        raise RefusedError("private selection of categories is calibrated for max_contributions rows per unit, "
-                           "not for max_groups and max_rows_per_group")
+        return _bounded_counts_with_selection(query, target, partitioning, privacy, columns, bounds, remainder)
     k = target.count_sensitivity
     counting, rest = privacy, None
     read = CellReader(target) if read is None else read
@@ -436,6 +445,164 @@ def release_counts(
     order = public_order(cells)
     partitioning.remember(target, cells[order])
     return CountRelease(noisy[order], cells[order], noise, plan, other, threshold)
+
+
+# The L0 from which the groups are selected by weighted Gaussian set union rather than the truncated geometric
+# (benchmarks/bench_partition_selection.py: the truncated geometric keeps more for L0 <= 2, set union from 3).
+SET_UNION_FROM = 3
+
+
+def _float_below(value: Fraction) -> float:
+    """The largest float <= ``value``: a mechanism run at it never spends more than the exact amount charged."""
+    near = float(value)
+    return near if Fraction(near) <= value else math.nextafter(near, 0.0)
+
+
+def _bounded_selection_mechanism(max_groups: int) -> str:
+    """The partition selection used for L0 = ``max_groups``: a function of the argument only, never of the data."""
+    return "truncated geometric" if max_groups < SET_UNION_FROM else "weighted Gaussian set union"
+
+
+def _select_units_groups(
+    units: NDArray[np.int64], cells: NDArray[np.int64], n_cells: int, max_groups: int, privacy: Privacy,
+) -> NDArray[np.bool_]:
+    """Which of ``n_cells`` cells to release, from the (unit, cell) pairs of the rows in use (each unit in at most
+    ``max_groups`` cells): :mod:`dpframe.selection.partitions` at ``privacy``'s (epsilon, delta), rounded down."""
+    from dpframe.selection import partitions as selection  # only this path uses it
+
+    epsilon, delta = _float_below(privacy.epsilon), _float_below(privacy.delta)
+    if _bounded_selection_mechanism(max_groups) == "truncated geometric":
+        pairs = np.unique(units * n_cells + cells)  # distinct (unit, cell)
+        users = np.bincount(pairs % n_cells, minlength=n_cells) if n_cells else np.zeros(0, dtype=np.int64)
+        return selection.truncated_geometric_selection(users, epsilon=epsilon, delta=delta, max_partitions=max_groups)
+    return selection.weighted_gaussian_set_union(units, cells, n_partitions=n_cells, epsilon=epsilon, delta=delta,
+                                                 max_partitions=max_groups)
+
+
+@dataclass(frozen=True)
+class BoundedSelection:
+    """Groups selected privately under :class:`GroupBounds`: the public partitioning to measure them on, what the
+    selection's note says, and (private, for the remainder's noisy count only) the rows in use outside them."""
+
+    partitioning: Partitioning
+    note: str
+    outside: int
+
+
+def bounded_selection_shares(privacy: Privacy, measurements: int, remainder: bool
+                             ) -> tuple[Privacy, Privacy, Privacy | None]:
+    """The selection's, the measurement's and (``remainder``) the other entry's parts of an (epsilon, delta) query
+    under max_groups/max_rows_per_group over unknown groups.
+
+    As PipelineDP's default accountant: the selection and each of the
+    measurement's noisy ``measurements`` (1 for a count or sum, 2 for a mean:
+    count and sum, 3 for var/std) take equal shares of epsilon, so the
+    selection is PipelineDP's; a count's other entry takes
+    :data:`REMAINDER_SHARE` of epsilon (pure) from the counts' share. The
+    selection takes the delta, half of it when the measurement is Gaussian
+    (which takes the other half). The costs add up to ``privacy.cost`` exactly.
+
+    >>> laplace = Privacy("approx", "laplace", Fraction(1), Fraction(1, 10**6), Fraction(0))
+    >>> [(part.epsilon, part.delta) for part in bounded_selection_shares(laplace, 1, True)]
+    [(Fraction(1, 2), Fraction(1, 1000000)), (Fraction(2, 5), Fraction(0, 1)), (Fraction(1, 10), Fraction(0, 1))]
+    >>> [part.epsilon for part in bounded_selection_shares(laplace, 2, False)[:2]]  # a mean
+    [Fraction(1, 3), Fraction(2, 3)]
+    """
+    rest = pure_share(privacy, REMAINDER_SHARE) if remainder else None
+    delta = privacy.delta / 2 if privacy.mechanism == "gaussian" else privacy.delta
+    selection = Privacy("approx", "laplace", privacy.epsilon / (measurements + 1), delta, Fraction(0))
+    measured = Fraction(measurements, measurements + 1) - (REMAINDER_SHARE if remainder else 0)
+    measurement = Privacy("approx", privacy.mechanism, privacy.epsilon * measured, privacy.delta - delta, Fraction(0))
+    return selection, measurement, rest
+
+
+def check_bounded_selection(bounds: GroupBounds, selection: Privacy) -> None:
+    """Argument errors of the selection (an epsilon too small for the truncated geometric), before any charge."""
+    none = np.zeros(0, dtype=np.int64)
+    _select_units_groups(none, none, 0, bounds.max_groups, selection)
+
+
+def select_bounded_groups(
+    query: str, target: Target, partitioning: Partitioning, bounds: GroupBounds, selection: Privacy,
+    columns: tuple[str, ...],
+) -> BoundedSelection:
+    """Charge ``selection`` (drawn from the query's reservation), then select the groups privately.
+
+    Each unit keeps at most L0 of its *observed* groups, by the keyed hash of
+    :func:`~dpframe.protection.units.group_contribution_mask` (a function of
+    its own rows and the protection's secret), and is counted once in each:
+    adding a unit adds one to at most L0 groups' numbers of units, and changes
+    no other unit's choice. The observed groups are numbered in the order of
+    their keyed hashes (not of first appearance, which other units decide),
+    so that even the mask's tie-break between two groups of a unit depends on
+    their values and the key only (but for a 64-bit collision of two groups'
+    keyed hashes, broken by value). The selected groups are remembered
+    (public from now on) and returned as public keys.
+    """
+    mechanism = _bounded_selection_mechanism(bounds.max_groups)
+    paper = ("Desfontaines et al. 2022, at (ε/L0, δ/L0) per group" if mechanism == "truncated geometric"
+             else "Gopi et al. 2020, L2 norm of a unit's weights <= 1")
+    Plan(f"groups selected for {query}", columns, target, selection, mechanism_name=mechanism,
+         detail=f"ε={float(selection.epsilon):.6g}, δ={float(selection.delta):.3g} on the distinct units per group",
+         rule=(f"private partition selection ({paper}); each unit in at most L0={bounds.max_groups} observed groups "
+               "(keyed hash); the groups selected are public, and the measurement that follows is DP for any "
+               "fixed selection: adaptive sequential composition")).charge()
+    codes, observed = partitioning.codes(target, None)
+    key = target.protection.group_bounding_key()
+    hashes = keyed_hashes(observed, key)
+    by_value = np.empty(len(observed), dtype=np.int64)
+    by_value[public_order(observed)] = np.arange(len(observed))
+    order = np.lexsort((by_value, hashes))  # by keyed hash, a 64-bit collision by value
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order], rank[-1] = np.arange(len(order)), -1  # rank[-1]: a row outside every group stays -1
+    codes, observed = rank[codes], observed[order]
+    units = unit_ids(target.obj)
+    in_use = group_contribution_mask(units, codes, hashes[order], bounds.max_groups, bounds.max_rows_per_group, key)
+    rows = np.flatnonzero(in_use)
+    unit_codes, _ = pd.factorize(units[rows], use_na_sentinel=False)
+    keep = _select_units_groups(np.asarray(unit_codes, dtype=np.int64), codes[rows], len(observed), bounds.max_groups,
+                                selection)
+    selected = observed[keep]
+    selected = selected[public_order(selected)]
+    outside = int(np.count_nonzero(~keep[codes[rows]]))
+    partitioning.remember(target, selected)
+    levels = [selected if selected.nlevels == 1 else selected.get_level_values(i) for i in range(selected.nlevels)]
+    keys = tuple(known if known is not None else pd.Index(level.unique(), dtype=level.dtype, tupleize_cols=False)
+                 for known, level in zip(partitioning.keys, levels))
+    note = (f"groups selected privately first ({mechanism}, ε={float(selection.epsilon):.3g} and "
+            f"δ={float(selection.delta):.3g} of the query's, its own ledger line)")
+    return BoundedSelection(Partitioning(partitioning.columns, keys), note, outside)
+
+
+def _bounded_counts_with_selection(
+    query: str, target: Target, partitioning: Partitioning, privacy: Privacy, columns: tuple[str, ...],
+    bounds: GroupBounds, remainder: bool,
+) -> CountRelease:
+    """Counts per group under ``bounds`` over unknown keys: the groups selected first (:func:`select_bounded_groups`),
+    then counted as public groups, and (``remainder``) the rows in use outside them counted once more.
+
+    The three parts are reserved together before anything is read. The
+    remainder is a count over the rows the selection's bounding keeps (at most
+    L0·L∞ per unit) outside the released groups, a public set by then: its
+    sensitivity is L0·L∞ rows, and it composes sequentially.
+    """
+    selection, counting, rest = bounded_selection_shares(privacy, 1, remainder)
+    check_bounded_selection(bounds, selection)  # argument errors before the reservation
+    bounds.noise(counting, bounds.max_rows_per_group)
+    most = bounds.max_groups * bounds.max_rows_per_group
+    rest_noise = None if rest is None else rest.noise(most)
+    target.reserve(selection.cost, counting.cost, *([] if rest is None else [rest.cost]),
+                   query=f"{query} with group selection")
+    chosen = select_bounded_groups(query, target, partitioning, bounds, selection, columns)
+    counts = release_counts(query, target, chosen.partitioning, counting, columns,
+                            read=BoundedCellReader(target, bounds), bounds=bounds)
+    other = None
+    if rest is not None and rest_noise is not None:
+        Plan(f"rows in groups not released by {query}", columns, target, rest, {"count": rest_noise},
+             rule=(f"sequential composition: counts the rows outside the released groups, each unit's at most "
+                   f"L0·L∞={most} rows kept by the bounding over the observed groups: sensitivity {most}")).charge()
+        other = Remainder(float(chosen.outside + rest_noise.sample(1)[0]), rest_noise)
+    return replace(counts, remainder=other, selection=chosen.note)
 
 
 def _counts_on_remembered(
@@ -547,6 +714,8 @@ def histogram(
 
 def _selection_note(counts: CountRelease) -> str:
     """What a private selection released and what it spent: delta is never taken without a word."""
+    if counts.selection is not None:
+        return counts.selection
     return (f"categories released by private partition selection (noisy count >= {counts.threshold}; it spent "
             f"δ={float(counts.plan.privacy.delta):.3g})")
 
@@ -557,7 +726,7 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
     stds, halves = np.full(len(values), counts.noise.std), np.full(len(values), counts.noise.halfwidth(LEVEL))
     note = ""
     selected = _selection_note(counts)
-    if counts.threshold is not None:
+    if counts.selected_privately:
         note = f"{selected}; the others are not shown"
     if counts.remainder is not None:
         cells = index_of([cells.get_level_values(i).append(pd.Index([OTHER], dtype=object))
@@ -565,7 +734,7 @@ def _counts_with_remainder(counts: CountRelease, name: str) -> tuple[pd.Series[A
         values = np.r_[values, counts.remainder.count]
         stds = np.r_[stds, counts.remainder.noise.std]
         halves = np.r_[halves, counts.remainder.noise.halfwidth(LEVEL)]
-        if counts.threshold is None:
+        if not counts.selected_privately:
             note = (f"categories released by an earlier private selection (public since); {OTHER!r} counts the "
                     "rows with any other value, in the same measurement")
         else:
@@ -785,15 +954,9 @@ class GroupBy:
         # Two-dimensional contribution bounds (groupby's max_groups, max_rows_per_group), or None: max_contributions.
         self._bounds = bounds
         partitioning = Partitioning.of(target, self._by, keys)  # unknown columns and bad keys fail here
-        if bounds is not None:
-            if not partitioning.public:
-                # Fail closed: private partition selection is calibrated for max_contributions rows per unit.
-                raise RefusedError(
-                    "max_groups and max_rows_per_group need public groups for now: declare them with keys= (or use "
-                    "a categorical column); private selection of groups under these bounds is not available yet")
-            if target.protection.bounded:
-                raise RefusedError("max_groups and max_rows_per_group are refused under bounded DP "
-                                   "(neighbours='replace'): their replace-one sensitivity is not derived")
+        if bounds is not None and target.protection.bounded:
+            raise RefusedError("max_groups and max_rows_per_group are refused under bounded DP "
+                               "(neighbours='replace'): their replace-one sensitivity is not derived")
 
     def _check_unit_sums(self, partitioning: Partitioning, bounds: Any, unit_sum_bounds: Any) -> None:
         """``sum(..., unit_sum_bounds=...)``'s arguments, before any charge."""
@@ -807,6 +970,14 @@ class GroupBy:
             raise RefusedError("unit_sum_bounds needs public groups: declare them with keys= (or use a categorical "
                                "column)")
         check_bounds(unit_sum_bounds)
+
+    def _needs_public_groups(self, query: str) -> None:
+        """Refuse (before any charge) a query that selects no groups itself under max_groups/max_rows_per_group."""
+        if self._bounds is not None and not self._partitioning.public:
+            raise RefusedError(
+                f"groupby {query} with max_groups and max_rows_per_group needs public groups: declare them with "
+                "keys= (or use a categorical column), or ask groupby(...).count(...) first: the groups it releases "
+                "are public from then on")
 
     @property
     def _partitioning(self) -> Partitioning:
@@ -884,6 +1055,7 @@ class GroupBy:
         """
         from dpframe.queries.select import check_quantiles, grouped_quantile  # select builds on this module
 
+        self._needs_public_groups("quantile")
         if self._partitioning.public:
             target = self._fresh()
             return grouped_quantile(target, self._partitioning, column, q, bounds=bounds, epsilon=epsilon, rho=rho,
@@ -960,7 +1132,10 @@ class GroupBy:
         return preview_query(lambda: method(*args, **arguments))
 
     def _privacy(self, epsilon: float | None, delta: float | None, rho: float | None, mechanism: str | None) -> Privacy:
-        privacy = self._target.privacy(epsilon, delta, rho, mechanism, selects_partitions=not self._partitioning.public)
+        # Under max_groups/max_rows_per_group, the groups are selected apart from the measurement, which may then
+        # be Gaussian (the delta shared: bounded_selection_shares).
+        selects = not self._partitioning.public and not (self._bounds is not None and mechanism == "gaussian")
+        privacy = self._target.privacy(epsilon, delta, rho, mechanism, selects_partitions=selects)
         require_selection(self._partitioning, privacy)
         return privacy
 
@@ -1030,6 +1205,9 @@ class GroupBy:
         if unit_sum_bounds is not None:
             self._check_unit_sums(partitioning, bounds, unit_sum_bounds)
         privacy = self._privacy(epsilon, delta, rho, mechanism)
+        selected = ""
+        if self._bounds is not None and not partitioning.public:
+            partitioning, privacy, selected = self._select_bounded(target, partitioning, "sum", series, bounds, privacy)
         if not partitioning.public:
             # Groups must be selected with a count; the mean machinery measures both.
             return self._moment_query(target, "sum", series, bounds, privacy)
@@ -1051,6 +1229,7 @@ class GroupBy:
             note = bounds_note(bounds, total)
         if any(partitioning.remembered):
             note = "; ".join(filter(None, [note, REMEMBERED_GROUPS]))
+        note = "; ".join(filter(None, [note, selected]))
         lo, hi = check_bounds(bounds)
         grid = SumGrid.choose(lo, hi, k, privacy)
         # grid.sensitivity bounds the change of k rows in one group (its rounding to the release grid included);
@@ -1152,12 +1331,43 @@ class GroupBy:
         return self._moment_query(target, "std", target.column(column), bounds,
                                   self._privacy(epsilon, delta, rho, mechanism), ddof)
 
+    def _select_bounded(
+        self, target: Target, partitioning: Partitioning, query: str, series: pd.Series[Any], bounds: Any,
+        privacy: Privacy, order: int = 1, ddof: int = 1,
+    ) -> tuple[Partitioning, Privacy, str]:
+        """Under max_groups/max_rows_per_group over unknown groups: validate, reserve the selection and the
+        measurement together, select the groups (:func:`select_bounded_groups`); return them as public groups,
+        the measurement's privacy and the selection's note. ``query``: sum (one measurement per group) or the
+        moment statistic of ``order`` (:class:`~dpframe.queries.scalar.Moments`)."""
+        assert self._bounds is not None
+        # Measured: a sum, or the count and sums of the moments (order 1: mean, 2: var, std).
+        selection, measurement, _ = bounded_selection_shares(privacy, 1 if query == "sum" else order + 1,
+                                                             remainder=False)
+        check_bounded_selection(self._bounds, selection)
+        # Every argument error of the measurement before the reservation (bounds found privately take a share).
+        found = bounds is None and schema_bounds(series) is None
+        declared = (0.0, 1.0) if found else schema_bounds(series) if bounds is None else bounds
+        rest = split_privacy(measurement)[2] if found else measurement
+        if query == "sum":
+            lo, hi = check_bounds(declared)
+            self._bounds.noise(rest, SumGrid.choose(lo, hi, self._bounds.max_rows_per_group, rest).sensitivity)
+        else:
+            Moments(target, series, declared, rest, f"groupby {query}", order, ddof=ddof, group_bounds=self._bounds)
+        target.reserve(selection.cost, measurement.cost, query=f"groupby {query} with group selection")
+        chosen = select_bounded_groups(f"groupby {query}", target, partitioning, self._bounds, selection,
+                                       (str(series.name),))
+        return chosen.partitioning, measurement, f"{chosen.note}; the others are not shown"
+
     def _moment_query(
         self, target: Target, query: str, series: pd.Series[Any], bounds: Any, privacy: Privacy, ddof: int = 1
     ) -> pd.Series[Any]:
         order = 2 if query in ("var", "std") else 1
         # Read once: another thread may make the groups public mid-query, and the selection below must not lapse.
         partitioning = self._partitioning
+        selected = ""
+        if self._bounds is not None and not partitioning.public:
+            partitioning, privacy, selected = self._select_bounded(target, partitioning, query, series, bounds,
+                                                                   privacy, order, ddof)
         rule = "parallel composition over groups" + ("" if partitioning.public else ", private group selection")
         moments, note, _ = with_bounds(f"groupby {query}", target, series, bounds, privacy, order,
                                        rule if self._bounds is None else self._bounds.rule(), ddof,
@@ -1179,6 +1389,8 @@ class GroupBy:
                      "are not shown (groupby(...).count() counts their rows together)")
         elif any(partitioning.remembered):
             note += f"; {REMEMBERED_GROUPS}"
+        elif selected:
+            note += f"; {selected}"
         if query == "sum":
             # Selected groups: the sum of deviations plus the noisy count times the centre.
             ones = np.ones(len(cells))

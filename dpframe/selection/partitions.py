@@ -90,8 +90,9 @@ def _counts(users_per_partition: ArrayLike) -> NDArray[np.int64]:
 
 
 def _exp_below(x: Fraction) -> Fraction:
-    """A rational at most e**x (x >= 0), within a few ulps: floats rounded down, then two ulps off."""
-    lower = math.nextafter(float(x), 0.0)
+    """A rational at most e**x (x >= 0), within a few ulps: floats rounded down, then two ulps off (e**700 for
+    larger x, beyond the floats: a smaller ratio only makes the keep probabilities smaller)."""
+    lower = min(math.nextafter(float(x), 0.0), 700.0)
     return max(Fraction(1), Fraction(math.nextafter(math.nextafter(math.exp(lower), 0.0), 0.0)))
 
 
