@@ -175,14 +175,21 @@ def unit_codes(units: pd.Index[Any]) -> NDArray[np.intp]:
     Integer units in a compact range are used as they are, shifted to start at 0;
     others are factorized (a hash pass).
     """
+    codes, _ = numbered_units(units)
+    return codes
+
+
+def numbered_units(units: pd.Index[Any]) -> tuple[NDArray[np.intp], Callable[[NDArray[np.intp]], pd.Index[Any]]]:
+    """:func:`unit_codes`, and a function giving the units (values, as in ``units``) of some of those numbers."""
     values = units.to_numpy()
     if values.dtype.kind in "iu" and len(values) > 0:
         lo, hi = int(values.min()), int(values.max())
         if hi - lo < 4 * len(values):
-            shifted: NDArray[np.intp] = (values - values.dtype.type(lo)).astype(np.intp, copy=False)
-            return shifted
-    codes, _ = pd.factorize(units, use_na_sentinel=False)
-    return np.asarray(codes, dtype=np.intp)
+            first = values.dtype.type(lo)
+            shifted: NDArray[np.intp] = (values - first).astype(np.intp, copy=False)
+            return shifted, lambda numbers: pd.Index(numbers.astype(values.dtype) + first)
+    codes, uniques = pd.factorize(units, use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.intp), pd.Index(uniques).take
 
 
 # The splitmix64 finaliser: a bijection of 64-bit words that mixes every input bit into every output bit.
@@ -191,11 +198,11 @@ _MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0
 
 def _mix(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
     a, b, c, d, e = _MIX
-    words = words ^ (words >> a)
-    words = words * b
-    words = words ^ (words >> c)
-    words = words * d
-    mixed: NDArray[np.uint64] = words ^ (words >> e)
+    mixed = words ^ (words >> a)  # a new array, then mixed in place (no temporary of each step)
+    mixed *= b
+    mixed ^= mixed >> c
+    mixed *= d
+    mixed ^= mixed >> e
     return mixed
 
 
@@ -231,61 +238,80 @@ def group_contribution_mask(
     >>> int(keep[:5].sum()) <= 4, bool(keep[5])
     (True, True)
     """
-    keep = np.zeros(len(cells), dtype=np.bool_)
-    rows = np.flatnonzero(cells >= 0)
+    in_group = cells >= 0
+    if not in_group.any():
+        return in_group
+    unit, units_numbered = numbered_units(units)
+    every_row = bool(in_group.all())
+    rows_per_unit = np.bincount(unit if every_row else unit[in_group], minlength=int(unit.max()) + 1)
+    # A unit with at most min(L0, L∞) rows has at most L0 cells and L∞ rows in each: its rows are kept as they
+    # are, and only the other units' rows are sorted.
+    large_unit = rows_per_unit > min(max_groups, max_rows_per_group)
+    large = large_unit[unit]
+    keep = ~large if every_row else in_group & ~large
+    rows = np.flatnonzero(large if every_row else large & in_group)
     if len(rows) == 0:
         return keep
-    row_cells = cells[rows].astype(np.int64)
-    # Which rows share a unit (its numbering plays no part in the choice), and each unit's value hashed once.
-    codes, uniques = pd.factorize(units[rows], use_na_sentinel=False)
-    unit = np.asarray(codes, dtype=np.int64)
+    if len(rows) < len(cells):
+        unit, cells = unit[rows], cells[rows]
+    row_cells = cells.astype(np.int64, copy=False)
+    # Each unit's value hashed once (its numbering plays no part in the choice), each cell's hash mixed once.
+    hashed_units = np.flatnonzero(large_unit)
+    unit_hashes = np.zeros(len(rows_per_unit), dtype=np.uint64)
+    unit_hashes[hashed_units] = keyed_hashes(units_numbered(hashed_units), key)
     _, k1 = np.frombuffer(key, dtype=np.uint64)
-    pair = _mix(keyed_hashes(pd.Index(uniques), key)[unit] ^ _mix(cell_hashes[row_cells] ^ k1))
-    # Sort by unit, then its cells by keyed hash, ties between cells broken by cell: each (unit, cell) contiguous.
-    unit_bits = max(1, (len(uniques) - 1).bit_length())
+    pair = _mix(unit_hashes[unit] ^ _mix(cell_hashes ^ k1)[row_cells])
+    # A key per row ordering its (unit, cell) by unit, then the unit's cells by keyed hash, ties between cells
+    # broken by cell: equal for the rows of one (unit, cell), and the (unit, cell) pairs in order once sorted.
+    unit_bits = max(1, (len(rows_per_unit) - 1).bit_length())
     cell_bits = max(1, (len(cell_hashes) - 1).bit_length())
-    if unit_bits + cell_bits <= 40:  # one 64-bit key, >= 24 bits of the hash in it
+    row_keys: NDArray[np.uint64]
+    pair_keys: NDArray[np.uint64]
+    if unit_bits + cell_bits <= 40:  # one 64-bit word, >= 24 bits of the hash in it: sort the words themselves
         shift = np.uint64(unit_bits + cell_bits)
-        order = np.argsort((unit.astype(np.uint64) << np.uint64(64 - unit_bits))
-                           | ((pair >> shift) << np.uint64(cell_bits)) | row_cells.astype(np.uint64))
-    else:
+        row_keys = unit.astype(np.uint64) << np.uint64(64 - unit_bits)
+        row_keys |= (pair >> shift) << np.uint64(cell_bits)
+        row_keys |= row_cells.astype(np.uint64)
+        sorted_keys = np.sort(row_keys)
+        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+        pair_keys = sorted_keys[starts]
+        pair_units = (pair_keys >> np.uint64(64 - unit_bits)).astype(np.intp)
+    else:  # the pairs' ranks in a lexicographic sort as keys
         order = np.lexsort((row_cells, pair, unit))
-    sorted_unit, sorted_cell = unit[order], row_cells[order]
-    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
-    starts = np.flatnonzero(new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
-    sizes = np.diff(np.r_[starts, len(order)])
-    # The rank of each (unit, cell) among its unit's cells: numbers of cells, less the number of the unit's first.
-    number = np.arange(len(starts))
-    first_of_unit = np.maximum.accumulate(np.where(new_unit[starts], number, 0))
-    kept_cell = (number - first_of_unit) < max_groups
-    # Kept cells with at most max_rows_per_group rows keep them all; the others choose that many at random.
-    whole, over = kept_cell & (sizes <= max_rows_per_group), kept_cell & (sizes > max_rows_per_group)
-    keep[rows[order[np.repeat(whole, sizes)]]] = True
-    if over.any():
-        in_over = np.repeat(over, sizes)
-        # Priorities follow the rows' order in the data, so one unit's rows draw the same words wherever
-        # another unit's rows are; the choice ranks the rows of each cell by them.
-        positions = np.sort(order[in_over])
-        segment = np.repeat(np.cumsum(over) - 1, sizes)[in_over][np.argsort(order[in_over])]
+        sorted_unit, sorted_cell = unit[order], row_cells[order]
+        new_pair = np.r_[True, (sorted_unit[1:] != sorted_unit[:-1]) | (sorted_cell[1:] != sorted_cell[:-1])]
+        starts = np.flatnonzero(new_pair)
+        row_keys = np.empty(len(rows), dtype=np.uint64)
+        row_keys[order] = np.cumsum(new_pair) - 1
+        pair_keys = np.arange(len(starts), dtype=np.uint64)
+        pair_units = sorted_unit[starts]
+    sizes = np.diff(np.r_[starts, len(rows)])
+    # A unit's rows in its kept cells are those whose key is at most that of its max_groups-th cell, if it has one
+    # (all its rows otherwise). Its cells are a run of the sorted pairs, from its first.
+    unit_firsts = np.flatnonzero(np.r_[True, pair_units[1:] != pair_units[:-1]])
+    bound = unit_firsts + (max_groups - 1)
+    has_bound = bound < np.r_[unit_firsts[1:], len(starts)]
+    last_kept = np.full(len(rows_per_unit), np.iinfo(np.uint64).max, dtype=np.uint64)
+    last_kept[pair_units[unit_firsts[has_bound]]] = pair_keys[bound[has_bound]]
+    in_kept = row_keys <= last_kept[unit]
+    # Kept cells with more than max_rows_per_group rows choose that many at random.
+    over = np.flatnonzero(sizes > max_rows_per_group)
+    over = over[pair_keys[over] <= last_kept[pair_units[over]]]
+    if len(over):
+        over_keys = pair_keys[over]
+        unit_over = np.zeros(len(rows_per_unit), dtype=np.bool_)
+        unit_over[pair_units[over]] = True
+        candidates = np.flatnonzero(in_kept & unit_over[unit])
+        segment = np.searchsorted(over_keys, row_keys[candidates])
+        found = over_keys[np.minimum(segment, len(over_keys) - 1)] == row_keys[candidates]
+        # In the rows' order in the data, so one unit's rows draw the same words wherever another unit's rows
+        # are; the choice ranks the rows of each cell by them.
+        positions, segment = candidates[found], segment[found]
+        in_kept[positions] = False
         priority = (words or current_source().words)(len(positions))
         ranked = np.lexsort((priority, segment))
         first = np.flatnonzero(np.r_[True, segment[ranked][1:] != segment[ranked][:-1]])
-        rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
-        keep[rows[positions[ranked[rank < max_rows_per_group]]]] = True
-    return keep
-    row_cells = cells[rows].astype(np.int64)
-    _, k1 = np.frombuffer(key, dtype=np.uint64)
-    pair = _mix(keyed_hashes(units[rows], key) ^ _mix(cell_hashes[row_cells] ^ k1))
-    unit = unit_codes(units[rows])  # which rows share a unit; its numbering plays no part in the choice
-    priority = (words or current_source().words)(len(rows))
-    # By unit, then its cells by keyed hash (ties between cells by cell), then rows by random priority.
-    order = np.lexsort((priority, row_cells, pair, unit))
-    sorted_unit, sorted_cell = unit[order], row_cells[order]
-    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
-    new_cell = new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]]
-    cell_number = np.cumsum(new_cell) - 1  # non-decreasing, so a running maximum carries each start forward
-    cell_rank = cell_number - np.maximum.accumulate(np.where(new_unit, cell_number, 0))
-    position = np.arange(len(order))
-    row_rank = position - np.maximum.accumulate(np.where(new_cell, position, 0))
-    keep[rows[order[(cell_rank < max_groups) & (row_rank < max_rows_per_group)]]] = True
+        row_rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
+        in_kept[positions[ranked[row_rank < max_rows_per_group]]] = True
+    keep[rows] = in_kept
     return keep
