@@ -29,7 +29,7 @@ from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.errors import RefusedError
 from dpframe.protection.labels import index_of, product_index
-from dpframe.protection.units import group_contribution_mask, keyed_hashes, unit_ids
+from dpframe.protection.units import remembered_group_choice
 from dpframe.queries import kernels
 from dpframe.queries.bounds import (
     BoundsReads,
@@ -255,12 +255,17 @@ class BoundedCellReader(CellReader):
         self.bounds = bounds
 
     def rows_in_use(self, partitioning: Partitioning) -> NDArray[np.bool_]:
-        """After the charge: each unit's rows in its kept groups (:func:`~dpframe.protection.units.group_contribution_mask`)."""
-        parts, sizes, _ = partitioning.column_codes(self.target)
-        key = self.target.protection.group_bounding_key()
-        return group_contribution_mask(
-            unit_ids(self.target.obj), kernels.combine_codes(parts, sizes), keyed_hashes(partitioning.index(), key),
-            self.bounds.max_groups, self.bounds.max_rows_per_group, key)
+        """After the charge: each unit's rows in its kept groups (:class:`~dpframe.protection.units.GroupChoice`:
+        the groups chosen once per data and grouping, the rows in them drawn at each query)."""
+
+        def cell_codes() -> kernels.Codes:
+            parts, sizes, _ = partitioning.column_codes(self.target)
+            return kernels.combine_codes(parts, sizes)
+
+        choice = remembered_group_choice(self.target.obj, partitioning.columns, partitioning.index(), cell_codes,
+                                         self.bounds.max_groups, self.bounds.max_rows_per_group,
+                                         self.target.protection.group_bounding_key())
+        return choice.rows()
 
 
 def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> int:
