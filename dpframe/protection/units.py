@@ -197,13 +197,15 @@ def numbered_units(units: pd.Index[Any]) -> tuple[NDArray[np.intp], Callable[[ND
 _MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0x94D049BB133111EB), np.uint64(31))
 
 
-def _mix(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
+def _mix(words: NDArray[np.uint64], *, in_place: bool = False) -> NDArray[np.uint64]:
     a, b, c, d, e = _MIX
-    mixed = words ^ (words >> a)  # a new array, then mixed in place (no temporary of each step)
+    mixed = words if in_place else words.copy()
+    shifted = np.empty_like(mixed)  # one scratch array for the three shifts (a fresh array per step costs page faults)
+    mixed ^= np.right_shift(mixed, a, out=shifted)
     mixed *= b
-    mixed ^= mixed >> c
+    mixed ^= np.right_shift(mixed, c, out=shifted)
     mixed *= d
-    mixed ^= mixed >> e
+    mixed ^= np.right_shift(mixed, e, out=shifted)
     return mixed
 
 
@@ -267,18 +269,21 @@ class GroupChoice:
         large_unit = rows_per_unit > min(max_groups, max_rows_per_group)
         large = large_unit[unit]
         keep = ~large if every_row else in_group & ~large
-        rows = np.flatnonzero(large if every_row else large & in_group)
-        if len(rows) == 0:
+        chosen = large if every_row else large & in_group
+        if not chosen.any():
             return cls(keep, nothing, nothing, max_rows_per_group)
-        if len(rows) < len(cells):
-            unit, cells = unit[rows], cells[rows]
-        row_cells = cells.astype(np.int64, copy=False)
+        rows = None if chosen.all() else np.flatnonzero(chosen)  # None: all rows (not gathered)
+        row_cells = cells if rows is None else cells[rows]
+        if rows is not None:
+            unit = unit[rows]
         # Each unit's value hashed once (its numbering plays no part in the choice), each cell's hash mixed once.
         hashed_units = np.flatnonzero(large_unit)
         unit_hashes = np.zeros(len(rows_per_unit), dtype=np.uint64)
         unit_hashes[hashed_units] = keyed_hashes(units_numbered(hashed_units), key)
         _, k1 = np.frombuffer(key, dtype=np.uint64)
-        pair = _mix(unit_hashes[unit] ^ _mix(cell_hashes ^ k1)[row_cells])
+        pair = unit_hashes[unit]
+        pair ^= _mix(cell_hashes ^ k1)[row_cells]
+        pair = _mix(pair, in_place=True)
         # A key per row ordering its (unit, cell) by unit, then the unit's cells by keyed hash, ties between cells
         # broken by cell: equal for the rows of one (unit, cell), and the (unit, cell) pairs in order once sorted.
         unit_bits = max(1, (len(rows_per_unit) - 1).bit_length())
@@ -286,24 +291,25 @@ class GroupChoice:
         row_keys: NDArray[np.uint64]
         pair_keys: NDArray[np.uint64]
         if unit_bits + cell_bits <= 40:  # one 64-bit word, >= 24 bits of the hash in it: sort the words themselves
-            shift = np.uint64(unit_bits + cell_bits)
-            row_keys = unit.astype(np.uint64) << np.uint64(64 - unit_bits)
-            row_keys |= (pair >> shift) << np.uint64(cell_bits)
+            row_keys = pair  # made in place: the hash's top bits moved down, the cell and unit put in
+            row_keys >>= np.uint64(unit_bits + cell_bits)
+            row_keys <<= np.uint64(cell_bits)
             row_keys |= row_cells.astype(np.uint64)
+            row_keys |= unit.view(np.uint64) << np.uint64(64 - unit_bits)  # numbers >= 0: the same bits
             sorted_keys = np.sort(row_keys)
             starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
             pair_keys = sorted_keys[starts]
-            pair_units = (pair_keys >> np.uint64(64 - unit_bits)).astype(np.intp)
+            pair_units = (pair_keys >> np.uint64(64 - unit_bits)).view(np.intp)  # < 2^40: the same bits
         else:  # the pairs' ranks in a lexicographic sort as keys
             order = np.lexsort((row_cells, pair, unit))
             sorted_unit, sorted_cell = unit[order], row_cells[order]
             new_pair = np.r_[True, (sorted_unit[1:] != sorted_unit[:-1]) | (sorted_cell[1:] != sorted_cell[:-1])]
             starts = np.flatnonzero(new_pair)
-            row_keys = np.empty(len(rows), dtype=np.uint64)
+            row_keys = np.empty(len(unit), dtype=np.uint64)
             row_keys[order] = np.cumsum(new_pair) - 1
             pair_keys = np.arange(len(starts), dtype=np.uint64)
             pair_units = sorted_unit[starts]
-        sizes = np.diff(np.r_[starts, len(rows)])
+        sizes = np.diff(starts, append=len(unit))
         # A unit's rows in its kept cells are those whose key is at most that of its max_groups-th cell, if it has one
         # (all its rows otherwise). Its cells are a run of the sorted pairs, from its first.
         unit_firsts = np.flatnonzero(np.r_[True, pair_units[1:] != pair_units[:-1]])
@@ -313,7 +319,10 @@ class GroupChoice:
         last_kept[pair_units[unit_firsts[has_bound]]] = pair_keys[bound[has_bound]]
         in_kept = row_keys <= last_kept[unit]
         in_kept = row_keys <= last_kept[unit]
-        keep[rows] = in_kept
+        if rows is None:
+            keep = in_kept
+        else:
+            keep[rows] = in_kept
         # The rows of kept cells with more than max_rows_per_group rows: found by their key among those cells'.
         over = np.flatnonzero(sizes > max_rows_per_group)
         over = over[pair_keys[over] <= last_kept[pair_units[over]]]
@@ -325,7 +334,8 @@ class GroupChoice:
         candidates = np.flatnonzero(in_kept & unit_over[unit])
         over_cell = np.searchsorted(over_keys, row_keys[candidates])
         found = over_keys[np.minimum(over_cell, len(over_keys) - 1)] == row_keys[candidates]
-        return cls(keep, rows[candidates[found]], over_cell[found], max_rows_per_group)
+        over_rows = candidates[found] if rows is None else rows[candidates[found]]
+        return cls(keep, over_rows, over_cell[found], max_rows_per_group)
 
     def rows(self, words: Callable[[int], NDArray[np.uint64]] | None = None) -> NDArray[np.bool_]:
         """The rows a query may use: those of the kept cells, at most ``max_rows_per_group`` in each, chosen by a
