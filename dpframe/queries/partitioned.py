@@ -214,9 +214,13 @@ class CellReader:
         self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel,
     ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
         """``exact(values, codes, n_cells)`` of ``column`` over the rows in use, and the cells (as :meth:`counts`)."""
-        codes, cells = partitioning.codes(self.target, self.rows_in_use(partitioning))
-        # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
-        return exact(kernels.as_float_array(self.target.column(column)), codes, len(cells)), cells
+        mask = self.rows_in_use(partitioning)
+        codes, cells = partitioning.codes(self.target, mask)
+        values = kernels.as_float_array(self.target.column(column))
+        if mask is not None:
+            # Only the rows in use go through the kernel: fewer rows, and none coded -1 (the kernel's slow path).
+            values, codes = values[mask], codes[mask]
+        return exact(values, codes, len(cells)), cells
 
     def present(self, columns: Sequence[Any]) -> int:
         """Rows in use with a value in every one of ``columns``."""
