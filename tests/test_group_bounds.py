@@ -11,7 +11,9 @@ fixed word stream, so every assertion is deterministic.
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -24,7 +26,8 @@ import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.errors import RefusedError
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import SeededRandomSource
-from dpframe.protection.units import group_contribution_mask, keyed_hashes
+from dpframe.protection import units as units_module
+from dpframe.protection.units import GroupChoice, keyed_hashes, remembered_group_choice
 from dpframe.queries.partitioned import BoundedCellReader, Partitioning
 from dpframe.queries.plan import GroupBounds, Target
 from dpframe.results import current_release
@@ -51,7 +54,7 @@ def random_rows(rng: np.random.Generator, units: int, rows: int) -> tuple[pd.Ind
 
 def kept(units: pd.Index[Any], cells: np.ndarray[Any, Any], l0: int, linf: int,
          words: Callable[[int], np.ndarray[Any, Any]]) -> np.ndarray[Any, Any]:
-    return group_contribution_mask(units, cells, CELL_HASHES, l0, linf, KEY, words)
+    return GroupChoice.of(units, cells, CELL_HASHES, l0, linf, KEY).rows(words)
 
 
 @pytest.mark.parametrize("l0, linf", [(1, 1), (2, 3), (5, 1), (3, 10)])
@@ -114,8 +117,7 @@ def test_a_unit_keeps_the_same_groups_in_every_query() -> None:
 def test_the_choice_of_groups_depends_on_the_protections_key() -> None:
     # A unit in all 12 groups keeps 3: another key, another choice (not always the same groups for everyone).
     units, cells = pd.Index(["u"] * 12), np.arange(12)
-    choices = {tuple(np.flatnonzero(group_contribution_mask(units, cells, keyed_hashes(CELLS, key), 3, 1, key,
-                                                              fixed_words(0))))
+    choices = {tuple(np.flatnonzero(GroupChoice.of(units, cells, keyed_hashes(CELLS, key), 3, 1, key).in_kept_cells))
                for key in (bytes([i]) * 16 for i in range(20))}
     assert len(choices) > 10
 
@@ -338,3 +340,39 @@ def test_k_rows_spread_over_k_groups_stay_within_the_charged_sum_sensitivity() -
     per_group = int(np.abs(grid.to_release_grid(bases + grid.data_bound) - grid.to_release_grid(bases)).max())
     assert 3 * per_group > grid.sensitivity  # the one-sum sensitivity would under-charge
     assert 3 * per_group <= grid.spread_sensitivity(3)
+
+
+def test_groups_are_chosen_once_per_data_and_grouping_and_rows_at_each_query() -> None:
+    # 30 units with 4 rows in each of 3 groups; grouped by g, or by h (the same keys, the groups reversed).
+    frame = pd.DataFrame({"uid": np.repeat(np.arange(30), 12), "g": CELLS[np.tile(np.repeat([0, 1, 2], 4), 30)],
+                          "h": CELLS[np.tile(np.repeat([2, 1, 0], 4), 30)], "x": 1.0})
+    p = frame.dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=10**6)
+    target = Target.of(p)
+    reader = BoundedCellReader(target, GroupBounds(2, 1))
+    units = pd.Index(frame["uid"])
+    for column in ("g", "h", "g"):  # each grouping's own choice, not the last one's
+        partitioning = Partitioning.of(target, [column], list(CELLS))
+        with seeded_noise(5):
+            draws = [reader.rows_in_use(partitioning) for _ in range(100)]
+        key = target.protection.group_bounding_key()
+        in_kept_cells = GroupChoice.of(units, CELLS.get_indexer(frame[column]), keyed_hashes(CELLS, key), 2, 1,
+                                       key).in_kept_cells
+        # The kept groups are the same at every query, the rows in them drawn afresh: after 100 draws of one of
+        # 4 rows, every row of a kept group has been used (all but with probability 8 * 30 * (3/4)^100 < 1e-10).
+        assert all(not (draw & ~in_kept_cells).any() for draw in draws)
+        assert all(draw.sum() == 60 for draw in draws)
+        assert np.array_equal(np.logical_or.reduce(draws), in_kept_cells)
+
+
+def test_a_group_choice_is_made_once_and_dropped_with_its_data() -> None:
+    p = visits().dp.protect(epsilon=1.0, privacy_unit="uid", max_contributions=50)
+    data = Target.of(p).obj
+    key = Target.of(p).protection.group_bounding_key()
+    codes = CELLS.get_indexer(data["g"])
+    choices = [remembered_group_choice(data, ("g",), CELLS.rename("g"), codes.copy, 3, 2, key) for _ in range(2)]
+    assert choices[1] is choices[0]
+    assert not choices[0].in_kept_cells.flags.writeable  # shared by the queries: no one changes it
+    collected = weakref.ref(data)
+    del p, data
+    gc.collect()
+    assert collected() is None and not any(known.data() is None for known in units_module._REMEMBERED.values())

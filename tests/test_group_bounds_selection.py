@@ -22,7 +22,7 @@ import pytest
 
 import dpframe
 from dpframe.errors import RefusedError
-from dpframe.protection.units import group_contribution_mask, keyed_hashes, unit_ids
+from dpframe.protection.units import GroupChoice, keyed_hashes, unit_ids
 from dpframe.queries.partitioned import public_order
 from dpframe.queries.plan import Target
 from dpframe.results import OTHER, current_release
@@ -117,18 +117,6 @@ def test_unsupported_queries_stay_refused_on_unknown_groups() -> None:
     gb.count(epsilon=1.0, delta=1e-6)
     released = gb.median("x", bounds=(0, 10), epsilon=0.5)
     assert len(released) > 0
-
-
-def test_dask_frames_refuse_the_bounds_clearly() -> None:
-    dd = pytest.importorskip("dask.dataframe")
-    import dpframe.dask  # noqa: F401  (registers the Dask accessor)
-
-    p = dd.from_pandas(visits(), npartitions=2).dp.protect(epsilon=1.0, delta=1e-6, privacy_unit="uid",
-                                                            max_contributions=10, name="visits",
-                                                            ledger=dpframe.Ledger.in_memory())
-    with pytest.raises(RefusedError, match="not supported on Dask frames"):
-        p.dp.groupby("g", max_groups=2, max_rows_per_group=3)
-    assert nothing_spent(p)
 
 
 # --- ledger lines -------------------------------------------------------------------------------------------
@@ -256,7 +244,7 @@ def test_exact_aggregates_on_the_selected_groups_follow_the_bounded_mask(query: 
 
     def mask_over(cells: pd.Index[Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         codes = cells.get_indexer(rows["g"])
-        return codes, group_contribution_mask(units, codes, keyed_hashes(cells, key), l0, linf, key)
+        return codes, GroupChoice.of(units, codes, keyed_hashes(cells, key), l0, linf, key).rows()
 
     released = pd.Index(sorted(BIG))
     codes, keep = mask_over(released)

@@ -14,6 +14,7 @@ drop or change it.
 from __future__ import annotations
 
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +58,7 @@ class Protection:
     secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     def group_bounding_key(self) -> bytes:
-        """The 16-byte secret that keys which groups each unit keeps under ``max_groups`` (:func:`group_contribution_mask`).
+        """The 16-byte secret that keys which groups each unit keeps under ``max_groups`` (:class:`GroupChoice`).
 
         Drawn from the secure source on first use, not at ``protect()``: a
         protection that never bounds groups draws nothing (and seeded tests
@@ -175,27 +176,36 @@ def unit_codes(units: pd.Index[Any]) -> NDArray[np.intp]:
     Integer units in a compact range are used as they are, shifted to start at 0;
     others are factorized (a hash pass).
     """
+    codes, _ = numbered_units(units)
+    return codes
+
+
+def numbered_units(units: pd.Index[Any]) -> tuple[NDArray[np.intp], Callable[[NDArray[np.intp]], pd.Index[Any]]]:
+    """:func:`unit_codes`, and a function giving the units (values, as in ``units``) of some of those numbers."""
     values = units.to_numpy()
     if values.dtype.kind in "iu" and len(values) > 0:
         lo, hi = int(values.min()), int(values.max())
         if hi - lo < 4 * len(values):
-            shifted: NDArray[np.intp] = (values - values.dtype.type(lo)).astype(np.intp, copy=False)
-            return shifted
-    codes, _ = pd.factorize(units, use_na_sentinel=False)
-    return np.asarray(codes, dtype=np.intp)
+            first = values.dtype.type(lo)
+            shifted: NDArray[np.intp] = (values - first).astype(np.intp, copy=False)
+            return shifted, lambda numbers: pd.Index(numbers.astype(values.dtype) + first)
+    codes, uniques = pd.factorize(units, use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.intp), pd.Index(uniques).take
 
 
 # The splitmix64 finaliser: a bijection of 64-bit words that mixes every input bit into every output bit.
 _MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0x94D049BB133111EB), np.uint64(31))
 
 
-def _mix(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
+def _mix(words: NDArray[np.uint64], *, in_place: bool = False) -> NDArray[np.uint64]:
     a, b, c, d, e = _MIX
-    words = words ^ (words >> a)
-    words = words * b
-    words = words ^ (words >> c)
-    words = words * d
-    mixed: NDArray[np.uint64] = words ^ (words >> e)
+    mixed = words if in_place else words.copy()
+    shifted = np.empty_like(mixed)  # one scratch array for the three shifts (a fresh array per step costs page faults)
+    mixed ^= np.right_shift(mixed, a, out=shifted)
+    mixed *= b
+    mixed ^= np.right_shift(mixed, c, out=shifted)
+    mixed *= d
+    mixed ^= np.right_shift(mixed, e, out=shifted)
     return mixed
 
 
@@ -213,72 +223,184 @@ def keyed_hashes(values: pd.Index[Any], key: bytes) -> NDArray[np.uint64]:
 _RANK_BITS = 24
 
 
-def group_contribution_mask(
-    units: pd.Index[Any], cells: NDArray[np.integer[Any]], cell_hashes: NDArray[np.uint64], max_groups: int,
-    max_rows_per_group: int, key: bytes, words: Callable[[int], NDArray[np.uint64]] | None = None,
-) -> NDArray[np.bool_]:
+@dataclass(frozen=True, eq=False)
+class GroupChoice:
     """Which rows a group-by may use so that each unit touches at most ``max_groups`` cells with at most
     ``max_rows_per_group`` rows in each (rows with cell -1, outside every group, are never used).
 
-    The cells a unit keeps are those of smallest keyed hash of (unit, cell)
-    (its leading 24 bits; ties to the lower cell number, so number the cells
-    in an order of their values, as public keys are):
-    a function of the unit's own value, the cell's (``cell_hashes[c]``: a hash
-    of cell ``c``'s key values, not of its position in the data) and the
-    protection's secret ``key`` only -- so adding or removing another unit
-    changes nothing of this unit's choice, and every query of one protection
-    keeps the same cells for a unit. Within a kept cell, the rows are chosen
-    uniformly at random (a random priority from the secure source, or
-    ``words``), like :func:`contribution_mask`.
+    The cells a unit keeps (:meth:`of`) are those of smallest keyed hash of
+    (unit, cell) (its leading 24 bits; ties to the lower cell number, so number
+    the cells in an order of their values, as public keys are): a function of
+    the unit's own value, the cell's (``cell_hashes[c]``: a hash of cell
+    ``c``'s key values, not of its position in the data) and the protection's
+    secret ``key`` only -- so adding or removing another unit changes nothing
+    of this unit's choice, and every query of one protection keeps the same
+    cells for a unit. The choice is deterministic, so it is made once for the
+    queries on the same rows and cells (:func:`remembered_group_choice`).
+    Within a kept cell, the rows are chosen uniformly at random at each query
+    (:meth:`rows`: a random priority from the secure source, or ``words``),
+    like :func:`contribution_mask`.
 
     >>> units = pd.Index(["ann"] * 5 + ["bob"])
     >>> cells = np.array([0, 0, 0, 1, 2, 1])
     >>> hashes = keyed_hashes(pd.Index(["x", "y", "z"]), bytes(16))
-    >>> keep = group_contribution_mask(units, cells, hashes, 2, 2, bytes(16))
+    >>> keep = GroupChoice.of(units, cells, hashes, 2, 2, bytes(16)).rows()
     >>> int(keep[:5].sum()) <= 4, bool(keep[5])
     (True, True)
     """
-    keep = np.zeros(len(cells), dtype=np.bool_)
-    rows = np.flatnonzero(cells >= 0)
-    if len(rows) == 0:
-        return keep
-    row_cells = cells[rows].astype(np.int64)
-    # Which rows share a unit (its numbering plays no part in the choice), and each unit's value hashed once.
-    codes, uniques = pd.factorize(units[rows], use_na_sentinel=False)
-    unit = np.asarray(codes, dtype=np.int64)
-    _, k1 = np.frombuffer(key, dtype=np.uint64)
-    # A unit's cells are ranked by the leading _RANK_BITS bits of the keyed hash, ties by cell: always those bits,
-    # whatever the numbers of units and cells (which another unit changes), so no unit's rank depends on them.
-    hash_rank = _mix(keyed_hashes(pd.Index(uniques), key)[unit] ^ _mix(cell_hashes[row_cells] ^ k1)) >> np.uint64(
-        64 - _RANK_BITS)
-    # Sort by unit, then its cells by rank, then by cell: each (unit, cell) contiguous.
-    unit_bits = max(1, (len(uniques) - 1).bit_length())
-    cell_bits = max(1, (len(cell_hashes) - 1).bit_length())
-    if unit_bits + _RANK_BITS + cell_bits <= 64:  # one 64-bit key
-        order = np.argsort((unit.astype(np.uint64) << np.uint64(64 - unit_bits))
-                           | (hash_rank << np.uint64(cell_bits)) | row_cells.astype(np.uint64))
-    else:
-        order = np.lexsort((row_cells, hash_rank, unit))
-    sorted_unit, sorted_cell = unit[order], row_cells[order]
-    new_unit = np.r_[True, sorted_unit[1:] != sorted_unit[:-1]]
-    starts = np.flatnonzero(new_unit | np.r_[True, sorted_cell[1:] != sorted_cell[:-1]])
-    sizes = np.diff(np.r_[starts, len(order)])
-    # The rank of each (unit, cell) among its unit's cells: numbers of cells, less the number of the unit's first.
-    number = np.arange(len(starts))
-    first_of_unit = np.maximum.accumulate(np.where(new_unit[starts], number, 0))
-    kept_cell = (number - first_of_unit) < max_groups
-    # Kept cells with at most max_rows_per_group rows keep them all; the others choose that many at random.
-    whole, over = kept_cell & (sizes <= max_rows_per_group), kept_cell & (sizes > max_rows_per_group)
-    keep[rows[order[np.repeat(whole, sizes)]]] = True
-    if over.any():
-        in_over = np.repeat(over, sizes)
-        # Priorities follow the rows' order in the data, so one unit's rows draw the same words wherever
-        # another unit's rows are; the choice ranks the rows of each cell by them.
-        positions = np.sort(order[in_over])
-        segment = np.repeat(np.cumsum(over) - 1, sizes)[in_over][np.argsort(order[in_over])]
-        priority = (words or current_source().words)(len(positions))
-        ranked = np.lexsort((priority, segment))
-        first = np.flatnonzero(np.r_[True, segment[ranked][1:] != segment[ranked][:-1]])
+
+    # Each unit's rows in its kept cells (all of them, in over-full cells too).
+    in_kept_cells: NDArray[np.bool_]
+    # The rows in kept cells of more than max_rows_per_group rows, in the rows' order, and their cell's number.
+    over_rows: NDArray[np.intp]
+    over_cells: NDArray[np.intp]
+    max_rows_per_group: int
+
+    def __post_init__(self) -> None:
+        for array in (self.in_kept_cells, self.over_rows, self.over_cells):  # shared by the queries that reuse it
+            array.flags.writeable = False
+
+    @classmethod
+    def of(cls, units: pd.Index[Any], cells: NDArray[np.integer[Any]], cell_hashes: NDArray[np.uint64],
+           max_groups: int, max_rows_per_group: int, key: bytes) -> GroupChoice:
+        """Choose each unit's cells: the rows ``units`` in ``cells`` (numbers of ``cell_hashes``, or -1)."""
+        nothing = np.zeros(0, dtype=np.intp)
+        in_group = cells >= 0
+        if not in_group.any():
+            return cls(in_group, nothing, nothing, max_rows_per_group)
+        unit, units_numbered = numbered_units(units)
+        every_row = bool(in_group.all())
+        rows_per_unit = np.bincount(unit if every_row else unit[in_group], minlength=int(unit.max()) + 1)
+        # A unit with at most min(L0, L∞) rows has at most L0 cells and L∞ rows in each: its rows are kept as they
+        # are, and only the other units' rows are sorted.
+        large_unit = rows_per_unit > min(max_groups, max_rows_per_group)
+        large = large_unit[unit]
+        keep = ~large if every_row else in_group & ~large
+        chosen = large if every_row else large & in_group
+        if not chosen.any():
+            return cls(keep, nothing, nothing, max_rows_per_group)
+        rows = None if chosen.all() else np.flatnonzero(chosen)  # None: all rows (not gathered)
+        row_cells = cells if rows is None else cells[rows]
+        if rows is not None:
+            unit = unit[rows]
+        # Each unit's value hashed once (its numbering plays no part in the choice), each cell's hash mixed once.
+        hashed_units = np.flatnonzero(large_unit)
+        unit_hashes = np.zeros(len(rows_per_unit), dtype=np.uint64)
+        unit_hashes[hashed_units] = keyed_hashes(units_numbered(hashed_units), key)
+        _, k1 = np.frombuffer(key, dtype=np.uint64)
+        pair = unit_hashes[unit]
+        pair ^= _mix(cell_hashes ^ k1)[row_cells]
+        pair = _mix(pair, in_place=True)
+        # A key per row ordering its (unit, cell) by unit, then the unit's cells by the leading _RANK_BITS bits of
+        # the keyed hash, ties between cells broken by cell: equal for the rows of one (unit, cell), and the
+        # (unit, cell) pairs in order once sorted. Always those bits, whatever the numbers of units and cells
+        # (which another unit changes), so that no unit's ranking depends on them.
+        pair >>= np.uint64(64 - _RANK_BITS)
+        unit_bits = max(1, (len(rows_per_unit) - 1).bit_length())
+        cell_bits = max(1, (len(cell_hashes) - 1).bit_length())
+        row_keys: NDArray[np.uint64]
+        pair_keys: NDArray[np.uint64]
+        if unit_bits + _RANK_BITS + cell_bits <= 64:  # one 64-bit word: sort the words themselves
+            row_keys = pair  # made in place: the rank moved up past the cell, the cell and unit put in
+            row_keys <<= np.uint64(cell_bits)
+            row_keys |= row_cells.astype(np.uint64)
+            row_keys |= unit.view(np.uint64) << np.uint64(64 - unit_bits)  # numbers >= 0: the same bits
+            sorted_keys = np.sort(row_keys)
+            starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+            pair_keys = sorted_keys[starts]
+            pair_units = (pair_keys >> np.uint64(64 - unit_bits)).view(np.intp)  # < 2^40: the same bits
+        else:  # the pairs' ranks in a lexicographic sort as keys
+            order = np.lexsort((row_cells, pair, unit))
+            sorted_unit, sorted_cell = unit[order], row_cells[order]
+            new_pair = np.r_[True, (sorted_unit[1:] != sorted_unit[:-1]) | (sorted_cell[1:] != sorted_cell[:-1])]
+            starts = np.flatnonzero(new_pair)
+            row_keys = np.empty(len(unit), dtype=np.uint64)
+            row_keys[order] = np.cumsum(new_pair) - 1
+            pair_keys = np.arange(len(starts), dtype=np.uint64)
+            pair_units = sorted_unit[starts]
+        sizes = np.diff(starts, append=len(unit))
+        # A unit's rows in its kept cells are those whose key is at most that of its max_groups-th cell, if it has one
+        # (all its rows otherwise). Its cells are a run of the sorted pairs, from its first.
+        unit_firsts = np.flatnonzero(np.r_[True, pair_units[1:] != pair_units[:-1]])
+        bound = unit_firsts + (max_groups - 1)
+        has_bound = bound < np.r_[unit_firsts[1:], len(starts)]
+        last_kept = np.full(len(rows_per_unit), np.iinfo(np.uint64).max, dtype=np.uint64)
+        last_kept[pair_units[unit_firsts[has_bound]]] = pair_keys[bound[has_bound]]
+        in_kept = row_keys <= last_kept[unit]
+        if rows is None:
+            keep = in_kept
+        else:
+            keep[rows] = in_kept
+        # The rows of kept cells with more than max_rows_per_group rows: found by their key among those cells'.
+        over = np.flatnonzero(sizes > max_rows_per_group)
+        over = over[pair_keys[over] <= last_kept[pair_units[over]]]
+        if len(over) == 0:
+            return cls(keep, nothing, nothing, max_rows_per_group)
+        over_keys = pair_keys[over]
+        unit_over = np.zeros(len(rows_per_unit), dtype=np.bool_)
+        unit_over[pair_units[over]] = True
+        candidates = np.flatnonzero(in_kept & unit_over[unit])
+        over_cell = np.searchsorted(over_keys, row_keys[candidates])
+        found = over_keys[np.minimum(over_cell, len(over_keys) - 1)] == row_keys[candidates]
+        over_rows = candidates[found] if rows is None else rows[candidates[found]]
+        return cls(keep, over_rows, over_cell[found], max_rows_per_group)
+
+    def rows(self, words: Callable[[int], NDArray[np.uint64]] | None = None) -> NDArray[np.bool_]:
+        """The rows a query may use: those of the kept cells, at most ``max_rows_per_group`` in each, chosen by a
+        random priority per row of an over-full cell (from the secure source, or ``words``), the smallest kept.
+
+        The priorities follow the rows' order in the data, so one unit's rows
+        draw the same words wherever another unit's rows are.
+        """
+        keep = self.in_kept_cells.copy()
+        if len(self.over_rows) == 0:
+            return keep
+        keep[self.over_rows] = False
+        priority = (words or current_source().words)(len(self.over_rows))
+        ranked = np.lexsort((priority, self.over_cells))
+        cell = self.over_cells[ranked]
+        first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
         rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)]))
-        keep[rows[positions[ranked[rank < max_rows_per_group]]]] = True
-    return keep
+        keep[self.over_rows[ranked[rank < self.max_rows_per_group]]] = True
+        return keep
+
+
+@dataclass(frozen=True, eq=False)
+class _Remembered:
+    data: weakref.ref[PandasObject]
+    columns: tuple[Any, ...]
+    cells: pd.Index[Any]
+    bounds: tuple[int, int]
+    key: bytes
+    choice: GroupChoice
+
+
+# The last GroupChoice made on each protected pandas object, by the object's id (dropped when the object is).
+_REMEMBERED: dict[int, _Remembered] = {}
+
+
+def remembered_group_choice(
+    data: PandasObject, columns: tuple[Any, ...], cells: pd.Index[Any], cell_codes: Callable[[], NDArray[np.int64]],
+    max_groups: int, max_rows_per_group: int, key: bytes,
+) -> GroupChoice:
+    """The :class:`GroupChoice` of the rows of ``data`` grouped by ``columns`` into ``cells`` (each row's cell
+    given by ``cell_codes()``), made once and reused by the next queries with the same arguments.
+
+    Reusing it is the same as making it again: it is a function of the rows
+    (protected data is not changed in place: pandas' copy-on-write), the
+    grouping, the bounds and the key only, so every query keeps the same cells
+    for a unit with or without it; each query still draws its rows within
+    over-full cells afresh (:meth:`GroupChoice.rows`). One choice is kept per
+    object (the last), as large as a boolean per row.
+    """
+    known = _REMEMBERED.get(id(data))
+    bounds = (max_groups, max_rows_per_group)
+    if (known is not None and known.data() is data and known.columns == columns and known.cells.identical(cells)
+            and known.bounds == bounds and known.key == key):
+        return known.choice
+    choice = GroupChoice.of(unit_ids(data), cell_codes(), keyed_hashes(cells, key), max_groups, max_rows_per_group,
+                            key)
+    if known is None or known.data() is not data:
+        weakref.finalize(data, _REMEMBERED.pop, id(data), None).atexit = False
+    _REMEMBERED[id(data)] = _Remembered(weakref.ref(data), columns, cells, bounds, key, choice)
+    return choice

@@ -29,7 +29,7 @@ from dpframe.accounting.costs import Cost
 from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
 from dpframe.errors import RefusedError
 from dpframe.protection.labels import index_of, product_index
-from dpframe.protection.units import group_contribution_mask, keyed_hashes, unit_ids
+from dpframe.protection.units import GroupChoice, keyed_hashes, remembered_group_choice, unit_ids
 from dpframe.queries import kernels
 from dpframe.queries.bounds import (
     BoundsReads,
@@ -217,9 +217,13 @@ class CellReader:
         self, partitioning: Partitioning, column: Any, exact: kernels.MomentKernel,
     ) -> tuple[kernels.MomentSums, pd.Index[Any]]:
         """``exact(values, codes, n_cells)`` of ``column`` over the rows in use, and the cells (as :meth:`counts`)."""
-        codes, cells = partitioning.codes(self.target, self.rows_in_use(partitioning))
-        # Rows dropped by contribution bounding are coded -1, so the values need no subsetting.
-        return exact(kernels.as_float_array(self.target.column(column)), codes, len(cells)), cells
+        mask = self.rows_in_use(partitioning)
+        codes, cells = partitioning.codes(self.target, mask)
+        values = kernels.as_float_array(self.target.column(column))
+        if mask is not None:
+            # Only the rows in use go through the kernel: fewer rows, and none coded -1 (the kernel's slow path).
+            values, codes = values[mask], codes[mask]
+        return exact(values, codes, len(cells)), cells
 
     def present(self, columns: Sequence[Any]) -> int:
         """Rows in use with a value in every one of ``columns``."""
@@ -260,20 +264,24 @@ class BoundedCellReader(CellReader):
         self.present_in = present_in
 
     def rows_in_use(self, partitioning: Partitioning) -> NDArray[np.bool_]:
-        """After the charge: each unit's rows in its kept groups (:func:`~dpframe.protection.units.group_contribution_mask`)."""
-        return self._kept(partitioning, self.bounds.max_rows_per_group)[0]
+        """After the charge: each unit's rows in its kept groups (:class:`~dpframe.protection.units.GroupChoice`:
+        the groups chosen once per data and grouping, the rows in them drawn at each query)."""
+        return self._kept(partitioning, self.bounds.max_rows_per_group)
 
-    def _kept(self, partitioning: Partitioning, rows_per_group: int) -> tuple[NDArray[np.bool_], kernels.Codes]:
-        """The rows each unit keeps in its (at most L0) kept groups, at most ``rows_per_group`` in each, that have a
-        value in the columns of ``present_in``; and every row's cell."""
+    def _cells(self, partitioning: Partitioning) -> kernels.Codes:
         parts, sizes, _ = partitioning.column_codes(self.target)
-        cells = kernels.combine_codes(parts, sizes)
-        key = self.target.protection.group_bounding_key()
-        keep = group_contribution_mask(unit_ids(self.target.obj), cells, keyed_hashes(partitioning.index(), key),
-                                       self.bounds.max_groups, rows_per_group, key)
+        return kernels.combine_codes(parts, sizes)
+
+    def _kept(self, partitioning: Partitioning, rows_per_group: int) -> NDArray[np.bool_]:
+        """The rows each unit keeps in its (at most L0) kept groups, at most ``rows_per_group`` in each, that have a
+        value in the columns of ``present_in``."""
+        choice = remembered_group_choice(self.target.obj, partitioning.columns, partitioning.index(),
+                                         lambda: self._cells(partitioning), self.bounds.max_groups, rows_per_group,
+                                         self.target.protection.group_bounding_key())
+        keep = choice.rows()
         for column in self.present_in:
             keep &= kernels.present(self.target.column(column))
-        return keep, cells
+        return keep
 
     def with_values_in(self, column: Any) -> BoundedCellReader:
         """The reader of the rows it keeps that have a value in ``column`` (``gb[column].count()``): a filter on
@@ -288,10 +296,9 @@ class BoundedCellReader(CellReader):
         Missing values add nothing to a unit's sum; a sum that is not a number (rows of +inf and -inf) is not
         counted. One sort by (unit, cell) of the kept rows, then ``np.add.reduceat``.
         """
-        keep, cells = self._kept(partitioning, max(len(self.target.obj), 1))
-        rows = np.flatnonzero(keep)
+        rows = np.flatnonzero(self._kept(partitioning, max(len(self.target.obj), 1)))
         units = np.asarray(pd.factorize(unit_ids(self.target.obj)[rows], use_na_sentinel=False)[0], dtype=np.int64)
-        row_cells = cells[rows].astype(np.int64)
+        row_cells = self._cells(partitioning)[rows].astype(np.int64)
         order = np.lexsort((row_cells, units))
         units, row_cells = units[order], row_cells[order]
         first = np.ones(len(rows), dtype=np.bool_)  # the first row of each (unit, cell)
@@ -529,7 +536,7 @@ def select_bounded_groups(
     """Charge ``selection`` (drawn from the query's reservation), then select the groups privately.
 
     Each unit keeps at most L0 of its *observed* groups, by the keyed hash of
-    :func:`~dpframe.protection.units.group_contribution_mask` (a function of
+    :class:`~dpframe.protection.units.GroupChoice` (a function of
     its own rows and the protection's secret), and is counted once in each:
     adding a unit adds one to at most L0 groups' numbers of units, and changes
     no other unit's choice. The observed groups are numbered in the order of
@@ -557,7 +564,7 @@ def select_bounded_groups(
     rank[order], rank[-1] = np.arange(len(order)), -1  # rank[-1]: a row outside every group stays -1
     codes, observed = rank[codes], observed[order]
     units = unit_ids(target.obj)
-    in_use = group_contribution_mask(units, codes, hashes[order], bounds.max_groups, bounds.max_rows_per_group, key)
+    in_use = GroupChoice.of(units, codes, hashes[order], bounds.max_groups, bounds.max_rows_per_group, key).rows()
     rows = np.flatnonzero(in_use)
     unit_codes, _ = pd.factorize(units[rows], use_na_sentinel=False)
     keep = _select_units_groups(np.asarray(unit_codes, dtype=np.int64), codes[rows], len(observed), bounds.max_groups,
