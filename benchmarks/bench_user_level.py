@@ -106,7 +106,7 @@ def pipeline_dp_answers(frame: pd.DataFrame, unit: str, group: str, value: str, 
 def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys: list[Any] | None,
                     bounds: tuple[float, float], l0: int, linf: int, noise: str) -> dict[str, pd.Series]:
     """dpframe's answers; ``keys=None``: groups selected privately (each query on a fresh protection)."""
-    two_d = noise != "k-bound"
+    two_d = not noise.startswith("k-bound")
 
     def protected_groups() -> Any:
         p = frame.dp.protect(epsilon=100 * EPSILON, delta=1e-3, privacy_unit=unit,
@@ -119,7 +119,7 @@ def dpframe_answers(frame: pd.DataFrame, unit: str, group: str, value: str, keys
     def grouped() -> Any:
         return protected_groups() if shared is None else shared
 
-    amounts: dict[str, Any] = ({"epsilon": EPSILON, "delta": DELTA, "mechanism": "gaussian"} if noise == "gaussian"
+    amounts: dict[str, Any] = ({"epsilon": EPSILON, "delta": DELTA, "mechanism": "gaussian"} if noise.endswith("gaussian")
                                else {"epsilon": EPSILON} if keys is not None else {"epsilon": EPSILON, "delta": DELTA})
     answers = {"count": grouped().count(**amounts).astype(float),
                "sum": grouped().sum(value, bounds=bounds, **amounts).astype(float),
@@ -184,6 +184,7 @@ def main() -> None:
         ("PipelineDP Gaussian", pipeline_dp_answers, "gaussian"),
         ("dpframe L0/Linf Gaussian", dpframe_answers, "gaussian"),
         (f"dpframe max_contributions={l0 * linf} Laplace", dpframe_answers, "k-bound"),
+        (f"dpframe max_contributions={l0 * linf} Gaussian", dpframe_answers, "k-bound gaussian"),
     ]
     print(f"{'':44} {'count':>10} {'sum':>10} {'mean':>10}")
     with warnings.catch_warnings():
