@@ -100,6 +100,21 @@ def test_another_unit_changes_no_one_elses_choice_of_groups() -> None:
         assert np.array_equal(before, after[: len(units)])
 
 
+def test_a_unit_whose_id_changes_the_columns_dtype_changes_no_one_elses_choice() -> None:
+    # One more unit with id 0.5 makes an integer unit column float (and one named "x", object): pandas' own hash
+    # of a value depends on that dtype, the keyed hash of the choice must not.
+    rng = np.random.default_rng(0)
+    units = np.repeat(np.arange(200), 10)
+    cells = rng.integers(0, len(CELLS), len(units))
+    base = GroupChoice.of(pd.Index(units), cells, CELL_HASHES, 2, 10, KEY).in_kept_cells
+    for newcomer in (0.5, "x", 2**70):
+        mixed = pd.Index(list(units) + [newcomer])  # float64, object, object
+        plus = GroupChoice.of(mixed, np.r_[cells, 0], CELL_HASHES, 2, 10, KEY).in_kept_cells
+        assert np.array_equal(base, plus[:-1]), newcomer
+    # Nor the groups' own dtype: the same groups as floats hash as they do as integers.
+    assert np.array_equal(keyed_hashes(pd.Index([1, 2, 3]), KEY), keyed_hashes(pd.Index([1.0, 2.0, 3.0]), KEY))
+
+
 def test_a_unit_keeps_the_same_groups_in_every_query() -> None:
     # Different row priorities (two queries) and a different row order: the same groups per unit.
     rng = np.random.default_rng(3)
@@ -150,10 +165,11 @@ def test_one_unit_changes_the_exact_aggregates_by_at_most_the_stated_sensitivity
         n = int(rng.integers(50, 400))
         others = pd.DataFrame({"uid": rng.integers(0, 30, n), "g": CELLS[rng.integers(0, 12, n)],
                                "x": rng.normal(1, 6, n)})
-        # The added unit: any number of rows, in any groups (some outside them), any values.
+        # The added unit: any number of rows, in any groups (some outside them), any values; in the first trial
+        # more than L∞ rows in every group, so that whichever L0 groups it keeps, it reaches the bound.
         m = int(rng.integers(1, 60))
-        person = pd.DataFrame({"uid": 1000 + trial, "g": np.r_[CELLS, ["elsewhere"]][rng.integers(0, 13, m)],
-                               "x": rng.normal(0, 20, m)})
+        groups = np.r_[CELLS, ["elsewhere"]][rng.integers(0, 13, m)] if trial else np.repeat(CELLS, linf + 1)
+        person = pd.DataFrame({"uid": 1000 + trial, "g": groups, "x": rng.normal(0, 20, len(groups))})
         counts, sums = exact_aggregates(others, l0, linf, trial, (lo, hi))
         counts2, sums2 = exact_aggregates(pd.concat([others, person], ignore_index=True), l0, linf, trial, (lo, hi))
         change = np.array([np.abs(counts2 - counts).sum(), np.linalg.norm(counts2 - counts),

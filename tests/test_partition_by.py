@@ -123,6 +123,26 @@ def test_which_part_a_unit_lands_in_depends_on_its_own_rows_only() -> None:
     assert len({k for u, k in before.items()}) == 3
 
 
+def test_a_unit_whose_id_makes_the_column_float_moves_no_one_else() -> None:
+    # One more user with id 0.5 makes the integer user column float; each other user's part must not change (the
+    # keyed hash of a unit is of its value, not of the column's dtype), and the secret key matters.
+    df = visits()
+
+    def assignment(data: pd.DataFrame, seed: int = 7) -> dict[Any, Any]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotPrivateWarning)
+            with seeded_noise(seed):
+                parts = protect(data, privacy_unit="user", max_contributions=3).dp.partition_by(
+                    "region", keys=["north", "south", "east"], epsilon=1.0)
+        return {int(user): key for key, part in parts.items() for user in units_in(part)
+                if float(user).is_integer()}
+
+    before = assignment(df)
+    after = assignment(pd.concat([df, pd.DataFrame({"user": [0.5], "region": ["north"], "x": [0.0]})]))
+    assert before == after
+    assert assignment(df, seed=8) != before
+
+
 def test_row_level_protection_repeated_rows_of_one_unit_stay_in_one_part() -> None:
     df = pd.DataFrame({"region": [["north", "south"], ["south"], ["east", "north"]] * 100})
     p = protect(df).explode("region")  # a row-level unit whose exploded rows lie in two parts

@@ -566,6 +566,11 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int) -> f
                            lambda sigma2: _dg_delta_shift(sigma2, eps, sens), DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX)
 
 
+# The exact delta series are sums of nonnegative terms, each to about 1e-16 relative: a relative 1e-9 taken off the
+# target delta keeps their rounding on the safe side.
+_SUM_MARGIN = 1e-9
+
+
 def _verified_sigma(
     epsilon: float, delta: float, l2: float, zcdp_l2: float, delta_at: Callable[[float], float], sigma_max: float,
 ) -> float:
@@ -580,8 +585,8 @@ def _verified_sigma(
     if sigma0 > sigma_max:
         return by_zcdp()
 
-    def ok(sig: float) -> bool:
-        return sig <= sigma_max and delta_at(sig * sig) <= delta
+    def ok(sig: float) -> bool:  # the sums' floating-point error (~1e-14 relative) kept on the safe side
+        return sig <= sigma_max and delta_at(sig * sig) <= delta * (1 - _SUM_MARGIN)
 
     if ok(sigma0):
         return sigma0
@@ -642,7 +647,7 @@ def discrete_gaussian_sigma2(
             "52 is the most for which float(sigma2) is exact"
         )
     return _verified_sigma2(discrete_gaussian_sigma(eps, dlt, sens), bits,
-                            lambda sigma2: _dg_delta_shift(sigma2, eps, sens) <= dlt,
+                            lambda sigma2: _dg_delta_shift(sigma2, eps, sens) <= dlt * (1 - _SUM_MARGIN),
                             DISCRETE_GAUSSIAN_EXACT_SIGMA_MAX)
 
 
@@ -666,7 +671,7 @@ def _verified_sigma2(sigma: float, bits: int, private_at: Callable[[float], bool
 
 
 # Below this relative error the sum of discrete Gaussians is treated through its Gaussian bound (see
-# _dg_vector_delta); above it (sigma below about 1.2) the pmfs are convolved directly, which is cheap there.
+# _dg_vector_delta); above it (sigma below about 1.47) the pmfs are convolved directly, which is cheap there.
 _THETA_ERROR_MAX = 1e-9
 
 
@@ -717,7 +722,7 @@ def _dg_vector_delta(sigma2: float, epsilon: float, shift: int, coordinates: int
 
 def discrete_gaussian_vector_delta(sigma2: float, epsilon: float, sensitivity: int, coordinates: int) -> float:
     """Delta of independent ``N_Z(0, sigma2)`` noise on an integer vector of which at most ``coordinates``
-    entries change, each by at most ``sensitivity``: exact, or (sigma above about 1.2) an upper bound within a
+    entries change, each by at most ``sensitivity``: exact, or (sigma above about 1.47) an upper bound within a
     relative 1e-9 of it.
 
     The worst neighbours move ``coordinates`` entries by exactly ``sensitivity``:
@@ -783,7 +788,8 @@ def discrete_gaussian_vector_sigma2(
     # The zCDP route's sigma for the exact L2 norm: it rounds sqrt(count) * sens up to the next float at most.
     sigma = _verified_sigma(eps, dlt, l2, math.nextafter(l2, math.inf),
                             lambda sigma2: _dg_vector_delta(sigma2, eps, sens, count), limit)
-    return _verified_sigma2(sigma, bits, lambda sigma2: _dg_vector_delta(sigma2, eps, sens, count) <= dlt, limit)
+    return _verified_sigma2(sigma, bits,
+                            lambda sigma2: _dg_vector_delta(sigma2, eps, sens, count) <= dlt * (1 - _SUM_MARGIN), limit)
 
 
 def _round_up_dyadic(value: Fraction, bits: int) -> Fraction:

@@ -29,7 +29,7 @@ from dpframe.errors import RefusedError
 from dpframe.noise.random import current_source, is_seeded
 from dpframe.protection.base import Rows
 from dpframe.protection.frame import ProtectedFrame
-from dpframe.protection.units import Protection, unit_codes, unit_ids
+from dpframe.protection.units import Protection, keyed_hashes, mix_words, numbered_units, unit_ids
 from dpframe.queries.kernels import category_codes
 from dpframe.queries.plan import Target, public_keys
 from dpframe.results import OTHER
@@ -101,10 +101,13 @@ def _check_parallel(protection: Protection, target: Target, kind: str) -> None:
 def _part_of_unit(units: pd.Index[Any], codes: NDArray[np.int64]) -> NDArray[np.int64]:
     """Each row's unit's part: among the parts its rows fall in (codes >= 0), the one of smallest keyed hash of
     (unit, part); -1 for a unit with no row in any part. A unit's part depends on its own rows only."""
-    secret = current_source().words(1)[0]
-    pairs = pd.DataFrame({"unit": units.to_numpy(), "part": codes})
-    priority = pd.util.hash_pandas_object(pairs, index=False, hash_key=f"{int(secret):016x}").to_numpy()
-    unit = unit_codes(units)
+    key = current_source().words(2).tobytes()
+    unit, numbered = numbered_units(units)
+    # The keyed hash of each unit's value (the value's, not its dtype's: see keyed_hashes), mixed with the part's
+    # public number.
+    _, k1 = np.frombuffer(key, dtype=np.uint64)
+    unit_hashes = keyed_hashes(numbered(np.arange(int(unit.max(initial=-1)) + 1)), key)
+    priority = mix_words(unit_hashes[unit] ^ mix_words(codes.astype(np.int64).view(np.uint64) ^ k1))
     outside = codes < 0
     order = np.lexsort((priority, outside, unit))  # by unit, its rows in a part first, then by priority
     first = order[np.diff(unit[order], prepend=-1) != 0]  # each unit's first row in that order

@@ -197,7 +197,7 @@ def numbered_units(units: pd.Index[Any]) -> tuple[NDArray[np.intp], Callable[[ND
 _MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0x94D049BB133111EB), np.uint64(31))
 
 
-def _mix(words: NDArray[np.uint64], *, in_place: bool = False) -> NDArray[np.uint64]:
+def mix_words(words: NDArray[np.uint64], *, in_place: bool = False) -> NDArray[np.uint64]:
     a, b, c, d, e = _MIX
     mixed = words if in_place else words.copy()
     shifted = np.empty_like(mixed)  # one scratch array for the three shifts (a fresh array per step costs page faults)
@@ -209,13 +209,90 @@ def _mix(words: NDArray[np.uint64], *, in_place: bool = False) -> NDArray[np.uin
     return mixed
 
 
-def keyed_hashes(values: pd.Index[Any], key: bytes) -> NDArray[np.uint64]:
-    """A 64-bit hash of each value, keyed by the 16-byte ``key``: pandas' SipHash of the values (keyed for
-    strings and objects), then a keyed mix (numbers, which pandas hashes without the key)."""
+# Tags that keep apart the words of integers, of other numbers (float64 bits), of times (ns) and of missing values.
+_INT_TAG, _FLOAT_TAG, _TIME_TAG = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9)
+_MISSING = np.uint64(0x27D4EB2F165667C5)
+
+
+def _number_words(numbers: NDArray[Any]) -> NDArray[np.uint64]:
+    """Words of numbers that do not depend on their dtype: an integral value (of an integer, boolean or float
+    dtype) as its int64, another number by its float64 bits; NaN as a missing value."""
+    if numbers.dtype.kind in "ib" or (numbers.dtype.kind == "u" and (numbers.size == 0 or numbers.max() < 2**63)):
+        return numbers.astype(np.int64).view(np.uint64) ^ _INT_TAG
+    floats = numbers.astype(np.float64)
+    integral = np.isfinite(floats) & (np.floor(floats) == floats) & (np.abs(floats) < 2.0**63)
+    words = np.where(integral, 0.0, floats).view(np.uint64) ^ _FLOAT_TAG
+    words[integral] = floats[integral].astype(np.int64).view(np.uint64) ^ _INT_TAG
+    words[np.isnan(floats)] = _MISSING
+    return words
+
+
+def _text_words(texts: NDArray[Any], key: bytes) -> NDArray[np.uint64]:
+    """pandas' SipHash of strings, keyed (the same for object, ``str`` and ``string`` dtypes)."""
     text_key = "".join(chr(byte & 0x7F) for byte in key)  # pandas wants 16 ASCII characters
-    hashed = pd.util.hash_pandas_object(values, hash_key=text_key).to_numpy(dtype=np.uint64)
-    k0, _ = np.frombuffer(key, dtype=np.uint64)
-    return _mix(hashed ^ k0)
+    words: NDArray[np.uint64] = pd.util.hash_array(texts.astype(object), hash_key=text_key, categorize=False)
+    return words
+
+
+def _object_words(values: NDArray[Any], key: bytes) -> NDArray[np.uint64]:
+    """Each value's word by its own type: strings, numbers (as :func:`_number_words`), times, missing values;
+    any other object by its ``repr``."""
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return _text_words(values, key)
+    words = np.empty(len(values), dtype=np.uint64)
+    for position, value in enumerate(values):  # a mixed column of distinct values: its types decide, one by one
+        if value is None or value is pd.NaT or (isinstance(value, float) and value != value) or value is pd.NA:
+            words[position] = _MISSING
+        elif isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            exact = np.array([value], dtype=np.int64 if isinstance(value, (int, np.integer)) and
+                             -2**63 <= int(value) < 2**63 else np.float64)
+            words[position] = _number_words(exact)[0]
+        elif isinstance(value, (pd.Timestamp, np.datetime64)):
+            words[position] = np.uint64(pd.Timestamp(value).as_unit("ns").value & (2**64 - 1)) ^ _TIME_TAG
+        else:
+            words[position] = _text_words(np.array([value if isinstance(value, str) else repr(value)],
+                                                   dtype=object), key)[0]
+    return words
+
+
+def keyed_hashes(values: pd.Index[Any], key: bytes) -> NDArray[np.uint64]:
+    """A 64-bit hash of each value, keyed by the 16-byte ``key``, that depends on the value only, never on the
+    dtype pandas gave the column (which the other rows decide: one float id makes an integer column float).
+
+    Integral numbers hash as their int64 whatever their dtype, other numbers by their float64 bits, times by
+    their nanoseconds (UTC), strings by pandas' keyed SipHash (the same for every string dtype), and each level
+    of a MultiIndex so, combined in order; then a keyed mix. Categoricals hash as their values.
+
+    >>> key = bytes(range(16))
+    >>> same = [keyed_hashes(pd.Index(values), key)[0] for values in ([7, 8], [7.0, 8.5], [7, "x"])]
+    >>> len(set(same)), len(set(keyed_hashes(pd.Index(["a", 7, 7.5, None]), key)))
+    (1, 4)
+    """
+    k0, k1 = np.frombuffer(key, dtype=np.uint64)
+    if isinstance(values, pd.MultiIndex):
+        combined = np.zeros(len(values), dtype=np.uint64)
+        for level in range(values.nlevels):
+            combined = mix_words(combined ^ k1) ^ keyed_hashes(values.get_level_values(level), key)
+        return combined
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Index(np.asarray(values.astype(object)), dtype=object)
+    dtype = values.dtype
+    if pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype):
+        words = np.where(values.isna(), _MISSING, _text_words(values.to_numpy(dtype=object, na_value=""), key))
+    elif pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        if isinstance(dtype, np.dtype):
+            words = _number_words(values.to_numpy())
+        else:  # a nullable (masked or Arrow) dtype: its values one by one, exactly
+            words = _object_words(np.asarray(values.astype(object)), key)
+    elif pd.api.types.is_datetime64_any_dtype(dtype):
+        nanoseconds = pd.DatetimeIndex(values).as_unit("ns")
+        if nanoseconds.tz is not None:
+            nanoseconds = nanoseconds.tz_convert("UTC").tz_localize(None)
+        words = nanoseconds.asi8.view(np.uint64) ^ _TIME_TAG
+        words[np.asarray(values.isna())] = _MISSING
+    else:
+        words = _object_words(values.to_numpy(dtype=object), key)
+    return mix_words(words ^ k0)
 
 
 # How many leading bits of the keyed hash of (unit, cell) rank a unit's cells (ties, ~ cells² 2^-25 per unit,
@@ -289,8 +366,8 @@ class GroupChoice:
         unit_hashes[hashed_units] = keyed_hashes(units_numbered(hashed_units), key)
         _, k1 = np.frombuffer(key, dtype=np.uint64)
         pair = unit_hashes[unit]
-        pair ^= _mix(cell_hashes ^ k1)[row_cells]
-        pair = _mix(pair, in_place=True)
+        pair ^= mix_words(cell_hashes ^ k1)[row_cells]
+        pair = mix_words(pair, in_place=True)
         # A key per row ordering its (unit, cell) by unit, then the unit's cells by the leading _RANK_BITS bits of
         # the keyed hash, ties between cells broken by cell: equal for the rows of one (unit, cell), and the
         # (unit, cell) pairs in order once sorted. Always those bits, whatever the numbers of units and cells
