@@ -287,3 +287,18 @@ def test_the_measurement_bounds_each_unit_among_the_released_groups() -> None:
     in_big = frame[frame["g"].isin(BIG)].groupby("g").size()
     assert counts.drop(OTHER).equals(in_big.rename("count").rename_axis("g"))
     assert counts[OTHER] % 3 == 0 and 0 < counts[OTHER] < 40 * 3
+
+
+def test_with_two_columns_the_other_entry_counts_the_rows_outside_the_measured_product() -> None:
+    # (x, 1) and (y, 2) are big; (x, 2) and (y, 1) hold one unit each and are not selected, but they lie in the
+    # product of the released keys {x, y} × {1, 2}, which is measured: the other entry must not count them again.
+    rng = np.random.default_rng(3)
+    big = pd.DataFrame({"uid": np.arange(400), "a": np.where(np.arange(400) < 200, "x", "y"),
+                        "b": np.where(np.arange(400) < 200, 1, 2)}).loc[lambda d: d.index.repeat(2)]
+    lonely = pd.DataFrame({"uid": [1000, 1001], "a": ["x", "y"], "b": [2, 1]})
+    p = protect(pd.concat([big, lonely], ignore_index=True).assign(x=rng.random(802)),
+                epsilon=2000.0, delta=1e-5)
+    with seeded_noise(1):
+        counts = p.dp.groupby(["a", "b"], max_groups=1, max_rows_per_group=2).count(epsilon=1000.0, delta=1e-9)
+    assert abs(counts[(OTHER, OTHER)]) < 1  # nothing outside {x, y} × {1, 2}: noise of scale 2/100 only
+    assert abs(counts[("x", 2)] - 1) < 1 and abs(counts[("x", 1)] - 400) < 1

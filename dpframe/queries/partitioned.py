@@ -571,11 +571,16 @@ def select_bounded_groups(
                                 selection)
     selected = observed[keep]
     selected = selected[public_order(selected)]
-    outside = int(np.count_nonzero(~keep[codes[rows]]))
     partitioning.remember(target, selected)
     levels = [selected if selected.nlevels == 1 else selected.get_level_values(i) for i in range(selected.nlevels)]
     keys = tuple(known if known is not None else pd.Index(level.unique(), dtype=level.dtype, tupleize_cols=False)
                  for known, level in zip(partitioning.keys, levels))
+    # The measurement covers the product of each column's released keys (public): the other entry counts the rows
+    # outside it, so that no row is counted in both (for one column, the product is the selection).
+    observed_levels = [observed] if observed.nlevels == 1 else [observed.get_level_values(i)
+                                                                for i in range(observed.nlevels)]
+    measured = np.logical_and.reduce([np.asarray(level.isin(known)) for level, known in zip(observed_levels, keys)])
+    outside = int(np.count_nonzero(~measured[codes[rows]]))
     note = (f"groups selected privately first ({mechanism}, ε={float(selection.epsilon):.3g} and "
             f"δ={float(selection.delta):.3g} of the query's, its own ledger line)")
     return BoundedSelection(Partitioning(partitioning.columns, keys), note, outside)
