@@ -187,15 +187,31 @@ def main() -> None:
         (f"dpframe max_contributions={l0 * linf} Gaussian", dpframe_answers, "k-bound gaussian"),
     ]
     print(f"{'':44} {'count':>10} {'sum':>10} {'mean':>10}")
+    # Each partition's median relative error over the runs, per contender and query: a summary that a partition
+    # whose true value is near 0 (a relative error of hundreds in one run) cannot swing.
+    per_partition: dict[str, dict[str, pd.Series]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for label, answer, noise in contenders:
             errors: dict[str, list[float]] = {"count": [], "sum": [], "mean": []}
+            each: dict[str, list[pd.Series]] = {"count": [], "sum": [], "mean": []}
             for _ in range(args.runs):
                 got = answer(frame, unit, group, value, keys, bounds, l0, linf, noise)
                 for name in errors:
                     errors[name].append(relative_error(got[name], exact[name]))
+                    each[name].append((got[name].reindex(exact[name].index).astype(float) - exact[name]).abs()
+                                      / exact[name].abs())
+            per_partition[label] = {name: pd.concat(each[name], axis=1).median(axis=1) for name in each}
             print(f"{label:44} " + " ".join(f"{statistics.median(errors[name]):10.5f}" for name in errors))
+    print(f"\nmedian over partitions of each partition's median relative error over the runs; and the partitions "
+          f"where dpframe's L0/Linf error is below PipelineDP's")
+    print(f"{'':44} {'count':>10} {'sum':>10} {'mean':>10}")
+    for label, errors_of in per_partition.items():
+        print(f"{label:44} " + " ".join(f"{errors_of[name].median():10.5f}" for name in ("count", "sum", "mean")))
+    for noise in ("Laplace", "Gaussian"):
+        ours, theirs = per_partition[f"dpframe L0/Linf {noise}"], per_partition[f"PipelineDP {noise}"]
+        print(f"{'dpframe below PipelineDP, ' + noise:44} " + " ".join(
+            f"{int((ours[name] < theirs[name]).sum()):>6} / {len(ours[name]):<3}" for name in ("count", "sum", "mean")))
 
 
 if __name__ == "__main__":
