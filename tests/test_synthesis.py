@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpframe import Ledger
+from dpframe import OTHER, Ledger
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.errors import BudgetExceededError
 from dpframe.evaluate import marginal_error
@@ -216,6 +216,28 @@ def test_declared_categories_of_text_produce_only_declared_values(method: str) -
         syn = p.dp.synthesize(epsilon=0.5, method=method, progress=False, random_state=seed,
                               categories={"job": ["nurse", "clerk", "chef", "pilot"], "grade": ["a", "b"]})
         assert syn.notna().all().all() and set(syn["job"]) <= {"nurse", "clerk", "chef", "pilot"}
+
+
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_text_values_that_cannot_be_released_come_out_as_other_not_missing(method: str) -> None:
+    # Issue 33: a text column of dates (thousands of distinct strings, none above the selection threshold)
+    # came out 100% missing, and team names below the threshold made a column without missing values 45%
+    # missing. Unreleased values are "other (not released)"; the report names the columns.
+    rng = np.random.default_rng(4)
+    rows = 6000
+    frame = pd.DataFrame({
+        "date": pd.Series([f"2020-{1 + i % 12:02d}-{1 + i % 28:02d} {i % 24:02d}:00" for i in rng.permutation(rows)],
+                          dtype="str"),
+        "team": pd.Series(rng.choice(["Bochum", "Koeln", "Bremen"], rows, p=[0.7, 0.28, 0.02]), dtype=object),
+    })
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0, delta=1e-6)
+    for seed in range(2):
+        syn = p.dp.synthesize(epsilon=1.0, delta=1e-7, method=method, progress=False, random_state=seed)
+        assert syn.notna().all().all()
+        assert (syn["date"] == OTHER).all() and {"Bochum", "Koeln"} <= set(syn["team"])
+        assert abs((syn["team"] == "Bochum").mean() - 0.7) < 0.05
+        (note,) = [n for n in syn.attrs["dp"].notes if n.startswith("values not released")]
+        assert "'date'" in note
 
 
 def test_support_is_kept_on_real_mixed_data_without_declarations() -> None:

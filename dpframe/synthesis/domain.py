@@ -15,8 +15,9 @@ Kinds of column
   categories (noisy counts above a threshold, as ``value_counts`` selects
   keys; needs delta > 0 on an (epsilon, delta) budget). Declared or selected
   domains have one extra **other** code for every value outside the list;
-  it decodes as a missing value (or, for dtypes that cannot hold one, as a
-  uniformly random listed value).
+  in text columns it decodes as :data:`~dpframe.OTHER` (values that were
+  not released are not missing values), in other dtypes as a missing value
+  (or, for dtypes that cannot hold one, as a uniformly random listed value).
 * **Numbers** (:class:`NumericDomain`): ints, floats and their nullable
   versions, datetimes (any unit, with or without a time zone) and
   timedeltas. Equal-width bins over bounds that are declared
@@ -51,7 +52,7 @@ Kinds of column
 Missing values have their own (last) code for every dtype that can hold them
 (everything except numpy ints and bools), whether or not the data has any:
 that is a fact about the data, and so private. AIM and MST drop that code (and
-a category's "other" code, which decodes as missing) when its noisy one-way
+a category's "other" code, which stands for no released value) when its noisy one-way
 count is below three noise standard deviations
 (:class:`~dpframe.synthesis.measure.Compression`, post-processing), so a
 column without missing values gets none unless the noise says otherwise.
@@ -84,6 +85,7 @@ from dpframe.queries.bounds import private_bounds
 from dpframe.queries.partitioned import Partitioning, release_counts
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
 from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array
+from dpframe.results import OTHER
 
 __all__ = [
     "DEFAULT_BINS",
@@ -142,6 +144,11 @@ def _kind(name: Any, dtype: Any) -> str:
         "supported dtype (numbers, datetimes, timedeltas, bool, strings or categorical), "
         "e.g. astype('category') or astype(str)"
     )
+
+
+def _holds_text(dtype: Any) -> bool:
+    """Whether the dtype holds any text (object and string columns), so that "other" can be a value of its own."""
+    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "O")
 
 
 def _integer_limits(dtype: Any) -> tuple[int, int]:
@@ -219,7 +226,7 @@ class ColumnDomain(ABC):
 
     @property
     def missing_codes(self) -> tuple[int, ...]:
-        """Every code that decodes as a missing value (the missing code; for categories also "other").
+        """Every code that stands for no released value (the missing code; for categories also "other").
 
         >>> NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 1.0, bins=2).missing_codes
         (2,)
@@ -270,7 +277,11 @@ class CategoryDomain(ColumnDomain):
         missing = _holds_missing(dtype)
         size = len(keys) + int(other) + int(missing)
         values = list(keys)
-        if other and missing:
+        if other and _holds_text(dtype):
+            # Values that were not released are not missing values: text says so (a column with no missing
+            # values keeps none, and a column none of whose values could be released is not emptied).
+            values.append(str(OTHER))
+        elif other and missing:
             values.append(None)
         elif other:
             values.append(keys[0])  # never used: decode draws a listed value for these dtypes
@@ -280,13 +291,19 @@ class CategoryDomain(ColumnDomain):
         return cls(name, size, dtype, missing, keys, other, table)
 
     @property
+    def decodes_other_as_text(self) -> bool:
+        """Whether the "other" code decodes as the text :data:`~dpframe.OTHER` (text dtypes) rather than missing."""
+        return self.other and _holds_text(self.dtype)
+
+    @property
     def other_code(self) -> int | None:
         """The code of values outside the list, or None."""
         return len(self.keys) if self.other else None
 
     @property
     def missing_codes(self) -> tuple[int, ...]:
-        """The missing code, and the "other" code, which decodes as missing where the dtype holds one.
+        """The missing code, and the "other" code, which stands for no released value (it decodes as
+        :data:`~dpframe.OTHER` in text columns, as missing in other dtypes that hold one).
 
         >>> CategoryDomain.build("c", np.dtype(object), pd.Index(["a", "b"]), other=True).missing_codes
         (2, 3)
@@ -307,7 +324,8 @@ class CategoryDomain(ColumnDomain):
         return codes
 
     def decode(self, codes: NDArray[np.int64], rng: np.random.Generator) -> pd.Series[Any]:
-        """The values of the codes; the other code decodes as missing (a random listed value if the dtype has none)."""
+        """The values of the codes; the other code decodes as :data:`~dpframe.OTHER` in text columns, else as
+        missing (a random listed value if the dtype has none)."""
         codes = np.asarray(codes, dtype=np.int64)
         if self.other and not self.missing:
             rows = codes == len(self.keys)

@@ -27,8 +27,11 @@ from dpframe.noise.mechanism import Privacy, laplace_epsilon, round_down
 from dpframe.noise.random import current_source
 from dpframe.progress import Progress
 from dpframe.queries.plan import Plan, Target
+from dpframe.results import OTHER
 from dpframe.synthesis import graphical
-from dpframe.synthesis.domain import DEFAULT_BINS, ColumnDomain, Count, DomainPlan, plan_domains, present_counts
+from dpframe.synthesis.domain import (
+    DEFAULT_BINS, CategoryDomain, ColumnDomain, Count, DomainPlan, plan_domains, present_counts,
+)
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
 from dpframe.synthesis.model import Clique, GraphicalModel
@@ -137,21 +140,35 @@ def _groups(marginals: Any, columns: Sequence[Any]) -> list[Clique]:
 
 
 def _missing_note(
-    names: Sequence[Any], missing: Sequence[Sequence[int]], compression: Compression | None
+    names: Sequence[Any], domains: Sequence[ColumnDomain], compression: Compression | None
 ) -> tuple[str, ...]:
-    """Which columns may have missing values in the synthetic frame, and why (whether the data has any is private)."""
-    columns = [(a, name, codes) for a, (name, codes) in enumerate(zip(names, missing)) if codes]
-    if compression is None or not columns:
+    """Which columns may have missing values in the synthetic frame, and which text columns values that were
+    not released (whether the data has any is private; the noisy counts decided)."""
+    if compression is None:
         return ()
-    kept = [str(name) for a, name, codes in columns if any(compression.keeps(a, code) for code in codes)]
-    dropped = [str(name) for _, name, _ in columns if str(name) not in kept]
-    return (
-        "missing values: "
-        + (f"generated in {kept}, where their noisy count stood out of the noise" if kept else "")
-        + ("; " if kept and dropped else "")
-        + (f"none generated in {dropped}, where their noisy count was within three noise standard deviations "
-           "of zero (a column with a few missing values may lose them)" if dropped else ""),
-    )
+    missing = [(a, name, domain.missing_code) for a, (name, domain) in enumerate(zip(names, domains))
+               if domain.missing_code is not None]
+    kept = [str(name) for a, name, code in missing if compression.keeps(a, code)]
+    dropped = [str(name) for _, name, _ in missing if str(name) not in kept]
+    unreleased = [str(name) for a, (name, domain) in enumerate(zip(names, domains))
+                  if isinstance(domain, CategoryDomain) and domain.other_code is not None
+                  and domain.decodes_other_as_text and compression.keeps(a, domain.other_code)]
+    notes = []
+    if missing:
+        notes.append(
+            "missing values: "
+            + (f"generated in {kept}, where their noisy count stood out of the noise" if kept else "")
+            + ("; " if kept and dropped else "")
+            + (f"none generated in {dropped}, where their noisy count was within three noise standard deviations "
+               "of zero (a column with a few missing values may lose them)" if dropped else "")
+        )
+    if unreleased:
+        notes.append(
+            f"values not released: {unreleased} hold values whose counts did not clear the selection threshold "
+            f"(or were not declared); they come out as {str(OTHER)!r}: declare the categories, or a date or "
+            "number type, to synthesize them"
+        )
+    return tuple(notes)
 
 
 def _check_rows(n: Any) -> int | None:
@@ -302,6 +319,6 @@ def synthesize(
     out.attrs["dp"] = SynthesisReport(
         method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
-        found.notes + _missing_note(names, coded.missing, compression),
+        found.notes + _missing_note(names, domains, compression),
     )
     return out
