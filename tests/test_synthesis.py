@@ -288,6 +288,24 @@ def test_dates_keep_their_resolution() -> None:
     assert (syn["seen"] == syn["seen"].dt.floor("s")).all() and syn["seen"].dt.second.nunique() > 30
 
 
+def test_decimals_keep_their_resolution() -> None:
+    # Issue 33: weights in carats (0.3, 0.31, ...) and depths in tenths came back continuous, losing every
+    # frequent value; read from a CSV, a decimal is only the float nearest it (0.3 is not 3 hundredths).
+    rng = np.random.default_rng(6)
+    rows = 20_000
+    carat = pd.Series(np.round(rng.choice([0.3, 0.31, 0.7, 1.01], rows) + rng.integers(0, 90, rows) / 100 * (
+        rng.random(rows) < 0.5), 2))
+    frame = pd.read_csv(io.StringIO(pd.DataFrame({
+        "carat": carat, "depth": np.round(rng.normal(62, 1.5, rows), 1), "u": rng.random(rows)}).to_csv(index=False)))
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0, delta=1e-6)
+    syn = p.dp.synthesize(epsilon=1.0, delta=1e-7, method="mst", progress=False, random_state=2)
+    for column, decimals in (("carat", 2), ("depth", 1)):  # each value the float a CSV reader gives
+        assert (syn[column] == syn[column].round(decimals)).all(), column
+    real, fake = frame["carat"].value_counts(normalize=True), syn["carat"].value_counts(normalize=True)
+    assert all(fake.get(v, 0.0) > real[v] / 4 for v in real.index[real > 0.02]), (real.head(), fake.head())
+    assert (syn["u"] != syn["u"].round(3)).mean() > 0.9  # continuous values stay continuous
+
+
 def test_columns_selects_and_orders_the_output() -> None:
     p = small().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     syn = p.dp.synthesize(epsilon=1.0, columns=["c", "a"], bounds={"c": (0, 19)}, method="marginals",

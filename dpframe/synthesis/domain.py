@@ -383,6 +383,10 @@ class NumericDomain(ColumnDomain):
     step: float | None = None
     # Values of a float column held exactly by many rows (selected privately), sorted: codes bins..bins+len-1.
     points: tuple[float, ...] = ()
+    # Where values lie within the bins (bins found privately): finer cells whose edges include the bins' and
+    # their noisy counts clipped at zero. Decoding picks a cell in proportion, then a value within it.
+    fine_edges: tuple[float, ...] = ()
+    fine_weights: tuple[float, ...] = ()
 
     @property
     def bins(self) -> int:
@@ -464,15 +468,47 @@ class NumericDomain(ColumnDomain):
         """
         if step is None or self.kind == "integer":
             return self
-        snapped = np.unique(np.round(np.asarray(self.edges) / step) * step)
-        snapped = np.append(snapped, snapped[-1] + step)  # the top value gets a bin of its own
+        multiples = np.unique(np.round(np.asarray(self.edges) / step))
+        snapped = on_grid(np.append(multiples, multiples[-1] + 1), step)  # the top value gets a bin of its own
         return self._of(self.name, self.dtype, self.kind, snapped, step)
 
     def with_points(self, points: Sequence[float]) -> NumericDomain:
         """This domain with codes of their own for ``points``, exact values (of a continuous float column)."""
         ordered = tuple(sorted({float(v) for v in points}))
         return NumericDomain(self.name, self.size + len(ordered) - len(self.points), self.dtype, self.missing,
-                             self.kind, self.edges, self.step, ordered)
+                             self.kind, self.edges, self.step, ordered, self.fine_edges, self.fine_weights)
+
+    def within(self, fine_edges: Sequence[float], noisy: Sequence[float]) -> NumericDomain:
+        """This domain drawing values within each bin in proportion to ``noisy`` counts of finer cells whose
+        edges include every edge of the bins (post-processing of those counts).
+
+        >>> d = NumericDomain.from_bounds("x", np.dtype("int64"), 0, 99, bins=2).within(
+        ...     [0, 10, 50, 60, 100], [900.0, -3.0, 50.0, 0.0])
+        >>> values = d.decode(np.array([0] * 1000 + [1] * 1000), np.random.default_rng(0))
+        >>> bool(values[:1000].lt(10).all()), bool(values[1000:].between(50, 59).all())
+        (True, True)
+        """
+        return NumericDomain(self.name, self.size, self.dtype, self.missing, self.kind, self.edges, self.step,
+                             self.points, tuple(float(e) for e in fine_edges),
+                             tuple(float(max(w, 0.0)) for w in noisy))
+
+    def _fine_cells(
+        self, j: NDArray[np.int64], lo: NDArray[np.float64], hi: NDArray[np.float64], rng: np.random.Generator
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Each bin ``j`` narrowed to one of its fine cells, drawn in proportion to their weights (uniformly
+        when none has any); ``(lo, hi)`` unchanged without fine cells."""
+        if not self.fine_edges:
+            return lo, hi
+        fine = np.asarray(self.fine_edges)
+        first = np.searchsorted(fine, np.asarray(self.edges[:-1]))[j]  # the bins' edges are fine edges
+        last = np.searchsorted(fine, np.asarray(self.edges[1:]))[j]
+        weights = np.asarray(self.fine_weights)
+        # A tiny share by width keeps a bin whose fine counts all fell below zero drawable.
+        weights = weights + 1e-9 * max(weights.sum(), 1.0) * np.diff(fine) / (fine[-1] - fine[0])
+        cumulative = np.concatenate([[0.0], np.cumsum(weights)])
+        target = cumulative[first] + rng.random(len(j)) * (cumulative[last] - cumulative[first])
+        cell = np.clip(np.searchsorted(cumulative, target, side="right") - 1, first, last - 1)
+        return fine[cell], fine[cell + 1]
 
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
         """Every row's bin or point (vectorised); values beyond the ends go to the end bins, missing to the
@@ -504,7 +540,7 @@ class NumericDomain(ColumnDomain):
         edges = np.asarray(self.edges)
         absent = codes == self.missing_code if self.missing else np.zeros(len(codes), dtype=bool)
         j = np.minimum(codes, self.bins - 1)
-        lo, hi = edges[j], edges[j + 1]
+        lo, hi = self._fine_cells(j, edges[j], edges[j + 1], rng)
         if self.kind == "integer":
             ints = rng.integers(lo.astype(np.int64), hi.astype(np.int64))
             if isinstance(self.dtype, np.dtype):
@@ -513,11 +549,11 @@ class NumericDomain(ColumnDomain):
         elif self.kind == "float":
             numpy_dtype = self.dtype if isinstance(self.dtype, np.dtype) else self.dtype.numpy_dtype
             if self.step is not None:
-                multiples = self._steps_within(lo, hi, rng).astype(np.float64) * self.step
+                multiples = on_grid(self._steps_within(lo, hi, rng).astype(np.float64), self.step)
                 # Every stepped bin excludes its upper edge: nudge values a narrow dtype rounds onto it.
                 floats = _within(multiples, lo, hi, np.ones(len(multiples), dtype=bool), numpy_dtype)
             else:
-                floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
+                floats = _within(rng.uniform(lo, hi), lo, hi, hi < edges[-1], numpy_dtype)
             at_point = (codes >= self.bins) & ~absent
             floats[at_point] = np.asarray(self.points)[codes[at_point] - self.bins]
             if isinstance(self.dtype, np.dtype):
@@ -586,6 +622,18 @@ class NumericDomain(ColumnDomain):
         except (OverflowError, ValueError, NotImplementedError):  # beyond what pandas timestamps can show
             return f"{value:.6g}s"
         return f"{value:.6g}"
+
+
+def on_grid(multiples: NDArray[np.float64], step: float) -> NDArray[np.float64]:
+    """Whole numbers of steps as values: ``k / 10`` rather than ``k * 0.1`` for decimal steps, so that each is the
+    float nearest the decimal (``7 * 0.1`` is not ``0.7``; ``7 / 10`` is).
+
+    >>> on_grid(np.array([7.0, 3.0]), 0.1).tolist(), on_grid(np.array([7.0]), 2.0).tolist()
+    ([0.7, 0.3], [14.0])
+    """
+    if step < 1:
+        return multiples / round(1 / step)
+    return multiples * step
 
 
 def _numeric_kind(dtype: Any) -> NumericKind:
@@ -799,7 +847,7 @@ _OCTAVES = _HIGH - _LOW + 1
 SUPPORT_FALSE_ALARM = 0.001
 # Resolutions that values may keep, coarsest first (axis units): whole numbers of floats; whole days,
 # hours, minutes and seconds of times (UTC for zoned datetimes).
-_STEPS: dict[str, tuple[float, ...]] = {"float": (1.0,), "datetime": (86400.0, 3600.0, 60.0, 1.0),
+_STEPS: dict[str, tuple[float, ...]] = {"float": (1.0, 0.1, 0.01, 0.001), "datetime": (86400.0, 3600.0, 60.0, 1.0),
                                         "timedelta": (86400.0, 3600.0, 60.0, 1.0), "integer": ()}
 
 
@@ -891,6 +939,19 @@ def _discover_range(
     return lower, upper, note
 
 
+def _on_step(values: NDArray[np.float64], step: float) -> NDArray[np.bool_]:
+    """Whether each value is a whole number of steps; for decimal steps, up to the rounding of a decimal read
+    from text (``0.3`` is not exactly 3 hundredths).
+
+    >>> _on_step(np.array([0.3, 0.305, 2.0, 1e20]), 0.01).tolist()
+    [True, False, True, True]
+    """
+    if step >= 1:
+        return np.asarray(np.fmod(values, step) == 0)
+    steps = values * round(1 / step)
+    return np.asarray(np.abs(steps - np.round(steps)) <= 1e-9 * np.maximum(np.abs(steps), 1.0))
+
+
 def _discover_step(
     target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count, selected: pd.Index[Any] | None = None
 ) -> tuple[float | None, bool]:
@@ -916,7 +977,7 @@ def _discover_step(
         resolution = np.full(len(values), len(steps), dtype=np.int64)
         with np.errstate(invalid="ignore"):
             for index in range(len(steps) - 1, -1, -1):  # finest first: the coarsest step a value keeps wins
-                resolution[np.fmod(values, steps[index]) == 0] = index
+                resolution[_on_step(values, steps[index])] = index
         return resolution + classes * np.isin(values, chosen)
 
     size = classes * (2 if selected is not None else 1)
@@ -996,7 +1057,9 @@ def _discover_bins(
     noisy, _ = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
-    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points)
+    # Within its bin, a value is drawn from the fine cells in proportion to their noisy counts (post-processing).
+    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points).within(
+        fine.edges, noisy[: fine.bins].tolist())
     return domain, [*costs, for_bins.cost], note
 
 
