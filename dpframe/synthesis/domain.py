@@ -28,10 +28,12 @@ Kinds of column
   epoch), or explicit bin edges (``bins={column: [...]}``). Values beyond the
   bounds fall in the end bins. Integer columns get integer-aligned bins, one
   code per integer when the range has at most ``bins`` integers. Decoding
-  draws a uniform value (a uniform integer for integer dtypes) within the bin.
+  draws a uniform value (a uniform integer for integer dtypes) within the bin,
+  or, for bins found privately, within a fine cell of the bin drawn in
+  proportion to its noisy count.
 * **Resolution.** Floats, datetimes and timedeltas without declared bounds
   first measure the coarsest resolution their values keep
-  (``_discover_step``: whole numbers; whole days, hours, minutes or
+  (``_discover_step``: whole numbers, tenths, hundredths, thousandths; whole days, hours, minutes or
   seconds); bins then lie on multiples of it and decoding draws multiples.
 * **Common values.** Given delta, a float column without declared bounds
   first selects the values many rows hold (partition selection, as for
@@ -378,7 +380,7 @@ class NumericDomain(ColumnDomain):
 
     kind: NumericKind
     edges: tuple[float, ...]
-    # The resolution the values keep (axis units): whole numbers of a float column, whole days or hours
+    # The resolution the values keep (axis units): whole numbers or decimals of a float column, whole days or hours
     # of times. Edges are multiples of it, and decoding draws multiples of it. None: continuous.
     step: float | None = None
     # Values of a float column held exactly by many rows (selected privately), sorted: codes bins..bins+len-1.
@@ -845,7 +847,7 @@ _LOW, _HIGH = -40, 51
 _OCTAVES = _HIGH - _LOW + 1
 # The probability that the noise of some empty cell crosses the threshold (a bound an octave too far).
 SUPPORT_FALSE_ALARM = 0.001
-# Resolutions that values may keep, coarsest first (axis units): whole numbers of floats; whole days,
+# Resolutions that values may keep, coarsest first (axis units): whole numbers and decimals of floats; whole days,
 # hours, minutes and seconds of times (UTC for zoned datetimes).
 _STEPS: dict[str, tuple[float, ...]] = {"float": (1.0, 0.1, 0.01, 0.001), "datetime": (86400.0, 3600.0, 60.0, 1.0),
                                         "timedelta": (86400.0, 3600.0, 60.0, 1.0), "integer": ()}
