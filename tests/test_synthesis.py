@@ -306,6 +306,18 @@ def test_decimals_keep_their_resolution() -> None:
     assert (syn["u"] != syn["u"].round(3)).mean() > 0.9  # continuous values stay continuous
 
 
+def test_small_values_near_zero_are_kept_by_private_ranges() -> None:
+    # Issue 33: days 1 to 3 of a month (3.2% of the rows each) vanished: the octaves [1, 2) and [2, 4) hold
+    # one and two integers and fell below the threshold that [4, 8) and above cleared.
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"day": rng.integers(1, 32, 20_000)})
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    syn = p.dp.synthesize(epsilon=0.0625, method="mst", progress=False, random_state=0)
+    shares = syn["day"].value_counts(normalize=True)
+    assert all(shares.get(day, 0.0) > 1 / 31 / 4 for day in (1, 2, 3)), shares.sort_index().head()
+    assert syn.attrs["dp"].domains["day"].startswith("32 codes: 0, 1")
+
+
 def test_columns_selects_and_orders_the_output() -> None:
     p = small().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     syn = p.dp.synthesize(epsilon=1.0, columns=["c", "a"], bounds={"c": (0, 19)}, method="marginals",
