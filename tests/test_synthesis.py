@@ -318,6 +318,24 @@ def test_small_values_near_zero_are_kept_by_private_ranges() -> None:
     assert syn.attrs["dp"].domains["day"].startswith("32 codes: 0, 1")
 
 
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_the_report_says_when_the_budget_is_too_small_for_correlations(method: str) -> None:
+    # Issue 33: small frames are no better than independent columns; the report says so plainly.
+    def frame(rows: int) -> pd.DataFrame:
+        rng = np.random.default_rng(rows)
+        a = rng.integers(0, 5, rows)
+        return pd.DataFrame({c: pd.Categorical((a + rng.integers(0, 2, rows) * i) % 5, categories=range(5))
+                             for i, c in enumerate("abcdef")})
+
+    def notes(rows: int) -> list[str]:
+        p = frame(rows).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+        syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, progress=False, random_state=0)
+        return [n for n in syn.attrs["dp"].notes if n.startswith("correlations")]
+
+    assert len(notes(200)) == 1 and "too small for correlations" in notes(200)[0]
+    assert notes(20_000) == []
+
+
 def test_columns_selects_and_orders_the_output() -> None:
     p = small().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     syn = p.dp.synthesize(epsilon=1.0, columns=["c", "a"], bounds={"c": (0, 19)}, method="marginals",

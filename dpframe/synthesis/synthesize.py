@@ -34,7 +34,7 @@ from dpframe.synthesis.domain import (
 )
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
-from dpframe.synthesis.model import Clique, GraphicalModel
+from dpframe.synthesis.model import Clique, GraphicalModel, Measurement
 from dpframe.testing import seeded_noise
 
 Method = Literal["aim", "mst", "marginals"]
@@ -169,6 +169,22 @@ def _missing_note(
             "number type, to synthesize them"
         )
     return tuple(notes)
+
+
+def _correlation_note(measurements: Sequence[Measurement], total: float) -> tuple[str, ...]:
+    """Says plainly when the marginals of several columns were mostly noise (post-processing of the noisy
+    measurements and total): the noise of one of their cells is typically 5% of the records or more, so
+    no share of a combination of values finer than that can be told from noise (merging the small codes,
+    which small frames need, leaves few cells, so the noise per cell is what tells)."""
+    noise = [float(np.sqrt(m.variance).mean()) for m in measurements if len(m.clique) > 1]
+    if not noise or float(np.median(noise)) < max(total, 1.0) / 20:
+        return ()
+    return (
+        f"correlations: the budget is too small for correlations at this size: a marginal of several columns "
+        f"has noise of about {float(np.median(noise)):,.0f} records a cell against about {max(total, 0.0):,.0f} "
+        "records, so the columns come out close to independent; use a larger epsilon or fewer columns, and "
+        "declare bounds and categories (nothing then goes to finding them)",
+    )
 
 
 def _check_rows(n: Any) -> int | None:
@@ -319,6 +335,7 @@ def synthesize(
     out.attrs["dp"] = SynthesisReport(
         method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
-        found.notes + _missing_note(names, domains, compression),
+        found.notes + _missing_note(names, domains, compression)
+        + _correlation_note(model.measurements, model.total),
     )
     return out
