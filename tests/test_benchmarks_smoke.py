@@ -132,3 +132,33 @@ def test_small_frames_benchmark_runs(capsys: pytest.CaptureFixture[str], monkeyp
         assert {r["query"] for r in records if r["library"] == library} == set(bench.QUERIES)
     assert all(r["ms"] > 0 for r in records)
     assert "group-by mean, 300 rows" in capsys.readouterr().out
+
+
+def _raw_bench() -> Any:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_synthesis_raw.py"
+    spec = importlib.util.spec_from_file_location("bench_synthesis_raw", script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_raw_benchmark_scores_as_issue_33_defines_them() -> None:
+    bench = _raw_bench()
+    rows = 10_000
+    real = pd.DataFrame({
+        "x": np.arange(rows, dtype=float),  # deciles: 10 bins, plus the missing bin
+        "flag": np.arange(rows) % 2,  # 0/1
+        "t": [f"v{i % 30}" for i in range(rows)],  # 30 values: the top 20 and "other"
+    })
+    scores = bench.column_scores(real)
+    assert [scores[c].size for c in real.columns] == [11, 5, 22]  # 0/1: deciles cut at 0, 0.5 and 1
+    codes = {c: s.codes(real[c]) for c, s in scores.items()}
+    assert bench.errors(codes, codes, scores) == (0.0, 0.0)
+    fake = real.assign(x=real["x"].where(real["x"] > 100), flag=real["flag"] * 0.5, t="v0")
+    found = bench.violations(real, fake, scores)
+    assert any("x: 1.0% missing" in v for v in found) and any("0/1 column" in v for v in found)
+    assert sum("t: value" in v for v in found) == 29  # every frequent value but v0 vanished (3.3% each)
+    one, two = bench.errors(codes, {c: s.codes(fake[c]) for c, s in scores.items()}, scores)
+    assert 0 < one < 1 and 0 < two < 1

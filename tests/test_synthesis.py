@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpframe import Ledger
+from dpframe import OTHER, Ledger
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.errors import BudgetExceededError
 from dpframe.evaluate import marginal_error
@@ -152,7 +152,7 @@ def test_values_stay_in_their_domains(method: str, synthesized: dict[str, tuple[
     assert set(syn["b"].unique()) <= {True, False}
     assert set(syn["cat"].dropna().unique()) <= {"a", "b", "c"}
     assert set(syn["wide"].dropna().unique()) <= set(WIDE)
-    assert set(syn["obj"].dropna().unique()) <= {"x", "y", "z"}
+    assert set(syn["obj"].dropna().unique()) <= {"x", "y", "z", OTHER}  # "marginals" draws noise on "other" too
     assert syn["dt"].dropna().between(START, END).all()
     assert syn["dttz"].dropna().between(START.tz_localize("Europe/Paris"), END.tz_localize("Europe/Paris")).all()
     assert syn["td"].dropna().between(pd.Timedelta(0), pd.Timedelta("1h")).all()
@@ -218,6 +218,28 @@ def test_declared_categories_of_text_produce_only_declared_values(method: str) -
         assert syn.notna().all().all() and set(syn["job"]) <= {"nurse", "clerk", "chef", "pilot"}
 
 
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_text_values_that_cannot_be_released_come_out_as_other_not_missing(method: str) -> None:
+    # Issue 33: a text column of dates (thousands of distinct strings, none above the selection threshold)
+    # came out 100% missing, and team names below the threshold made a column without missing values 45%
+    # missing. Unreleased values are "other (not released)"; the report names the columns.
+    rng = np.random.default_rng(4)
+    rows = 6000
+    frame = pd.DataFrame({
+        "date": pd.Series([f"2020-{1 + i % 12:02d}-{1 + i % 28:02d} {i % 24:02d}:00" for i in rng.permutation(rows)],
+                          dtype="str"),
+        "team": pd.Series(rng.choice(["Bochum", "Koeln", "Bremen"], rows, p=[0.7, 0.28, 0.02]), dtype=object),
+    })
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0, delta=1e-6)
+    for seed in range(2):
+        syn = p.dp.synthesize(epsilon=1.0, delta=1e-7, method=method, progress=False, random_state=seed)
+        assert syn.notna().all().all()
+        assert (syn["date"] == OTHER).all() and {"Bochum", "Koeln"} <= set(syn["team"])
+        assert abs((syn["team"] == "Bochum").mean() - 0.7) < 0.05
+        (note,) = [n for n in syn.attrs["dp"].notes if n.startswith("values not released")]
+        assert "'date'" in note
+
+
 def test_support_is_kept_on_real_mixed_data_without_declarations() -> None:
     # statsmodels' randhie as a user loads it: floats, counts and 0/1 indicators, nothing declared.
     sm = pytest.importorskip("statsmodels.api")
@@ -264,6 +286,54 @@ def test_dates_keep_their_resolution() -> None:
     assert (syn["week"] == syn["week"].dt.normalize()).all()  # midnight, as the data
     assert (syn["hours"] % pd.Timedelta("1h") == pd.Timedelta(0)).all()
     assert (syn["seen"] == syn["seen"].dt.floor("s")).all() and syn["seen"].dt.second.nunique() > 30
+
+
+def test_decimals_keep_their_resolution() -> None:
+    # Issue 33: weights in carats (0.3, 0.31, ...) and depths in tenths came back continuous, losing every
+    # frequent value; read from a CSV, a decimal is only the float nearest it (0.3 is not 3 hundredths).
+    rng = np.random.default_rng(6)
+    rows = 20_000
+    carat = pd.Series(np.round(rng.choice([0.3, 0.31, 0.7, 1.01], rows) + rng.integers(0, 90, rows) / 100 * (
+        rng.random(rows) < 0.5), 2))
+    frame = pd.read_csv(io.StringIO(pd.DataFrame({
+        "carat": carat, "depth": np.round(rng.normal(62, 1.5, rows), 1), "u": rng.random(rows)}).to_csv(index=False)))
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0, delta=1e-6)
+    syn = p.dp.synthesize(epsilon=1.0, delta=1e-7, method="mst", progress=False, random_state=2)
+    for column, decimals in (("carat", 2), ("depth", 1)):  # each value the float a CSV reader gives
+        assert (syn[column] == syn[column].round(decimals)).all(), column
+    real, fake = frame["carat"].value_counts(normalize=True), syn["carat"].value_counts(normalize=True)
+    assert all(fake.get(v, 0.0) > real[v] / 4 for v in real.index[real > 0.02]), (real.head(), fake.head())
+    assert (syn["u"] != syn["u"].round(3)).mean() > 0.9  # continuous values stay continuous
+
+
+def test_small_values_near_zero_are_kept_by_private_ranges() -> None:
+    # Issue 33: days 1 to 3 of a month (3.2% of the rows each) vanished: the octaves [1, 2) and [2, 4) hold
+    # one and two integers and fell below the threshold that [4, 8) and above cleared.
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"day": rng.integers(1, 32, 20_000)})
+    p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
+    syn = p.dp.synthesize(epsilon=0.0625, method="mst", progress=False, random_state=0)
+    shares = syn["day"].value_counts(normalize=True)
+    assert all(shares.get(day, 0.0) > 1 / 31 / 4 for day in (1, 2, 3)), shares.sort_index().head()
+    assert syn.attrs["dp"].domains["day"].startswith("32 codes: 0, 1")
+
+
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_the_report_says_when_the_budget_is_too_small_for_correlations(method: str) -> None:
+    # Issue 33: small frames are no better than independent columns; the report says so plainly.
+    def frame(rows: int) -> pd.DataFrame:
+        rng = np.random.default_rng(rows)
+        a = rng.integers(0, 5, rows)
+        return pd.DataFrame({c: pd.Categorical((a + rng.integers(0, 2, rows) * i) % 5, categories=range(5))
+                             for i, c in enumerate("abcdef")})
+
+    def notes(rows: int) -> list[str]:
+        p = frame(rows).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+        syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, progress=False, random_state=0)
+        return [n for n in syn.attrs["dp"].notes if n.startswith("correlations")]
+
+    assert len(notes(200)) == 1 and "too small for correlations" in notes(200)[0]
+    assert notes(20_000) == []
 
 
 def test_columns_selects_and_orders_the_output() -> None:
@@ -559,7 +629,7 @@ def test_text_column_without_categories_needs_delta(protect: dict[str, Any], kwa
     # Declaring them makes it work, in one ledger line.
     syn = p.dp.synthesize(bounds={"c": (0, 19)}, categories={"text": ["u", "v"]}, progress=False,
                           method="marginals", random_state=0, **kwargs)
-    assert set(syn["text"].dropna()) <= {"u", "v"}
+    assert set(syn["text"].dropna()) <= {"u", "v", OTHER}  # values outside the list: "other (not released)"
     assert p.dp.budget.ledger["query"].tolist() == ["synthesize"]
 
 

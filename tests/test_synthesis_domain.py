@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpframe import Ledger
+from dpframe import OTHER, Ledger
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.accounting.costs import Cost
 from dpframe.errors import BudgetExceededError
@@ -106,13 +106,22 @@ def test_declared_categories_round_trip_exactly(values: list[Any], dtype: Any, d
     pd.testing.assert_series_equal(out, series)
 
 
-def test_unlisted_values_get_the_other_code_which_decodes_as_missing() -> None:
+def test_unlisted_text_values_get_the_other_code_which_decodes_as_other() -> None:
+    # Not a missing value: a column without missing values must not grow any.
     series = pd.Series(["a", "zzz", None, "b"], dtype=object, name="col")
     domain = domain_of(series, categories={"col": ["a", "b"]})
     codes, out = round_trip(domain, series)
     assert codes.tolist() == [0, 2, 3, 1]
     assert domain.labels() == ["a", "b", "<other>", "<NA>"]
-    assert out.tolist()[0] == "a" and out.isna().tolist() == [False, True, True, False]
+    assert out.tolist()[:2] == ["a", OTHER] and out.isna().tolist() == [False, False, True, False]
+
+
+def test_unlisted_values_of_a_categorical_decode_as_missing() -> None:
+    # A categorical's values are its categories: "other" cannot be one, so it stays missing.
+    series = pd.Series(pd.Categorical(["a", "zzz", None, "b"]), name="col")
+    domain = domain_of(series, categories={"col": ["a", "b"]})
+    _, out = round_trip(domain, series)
+    assert out.isna().tolist() == [False, True, True, False]
 
 
 def test_declared_categories_on_int_column_decode_other_as_a_listed_value() -> None:
@@ -517,7 +526,7 @@ def test_shares_add_up_to_the_privacy() -> None:
     assert {s.mechanism for s in shares.values()} == {"laplace"}
 
 
-def test_selected_string_categories_decode_other_as_missing() -> None:
+def test_selected_string_categories_decode_other_as_other() -> None:
     frame = pd.DataFrame({"s": pd.Series(["common"] * 3000 + ["rare"], dtype="str")})
     p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     target = Target.of(p)
@@ -526,7 +535,8 @@ def test_selected_string_categories_decode_other_as_missing() -> None:
         (domain,) = plan.discover(target, target.privacy(0.5, 1e-7, None, None, selects_partitions=True)).domains
     assert domain.labels() == ["common", "<other>", "<NA>"]
     codes, out = round_trip(domain, frame["s"])
-    assert codes[-1] == 1 and out.isna().sum() == 1
+    assert codes[-1] == 1 and out.iloc[-1] == OTHER and out.notna().all()
+    assert str(out.dtype) == "str"
 
 
 def test_discovery_uses_contribution_bounded_rows_and_checks_the_schema() -> None:

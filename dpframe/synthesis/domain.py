@@ -15,8 +15,9 @@ Kinds of column
   categories (noisy counts above a threshold, as ``value_counts`` selects
   keys; needs delta > 0 on an (epsilon, delta) budget). Declared or selected
   domains have one extra **other** code for every value outside the list;
-  it decodes as a missing value (or, for dtypes that cannot hold one, as a
-  uniformly random listed value).
+  in text columns it decodes as :data:`~dpframe.OTHER` (values that were
+  not released are not missing values), in other dtypes as a missing value
+  (or, for dtypes that cannot hold one, as a uniformly random listed value).
 * **Numbers** (:class:`NumericDomain`): ints, floats and their nullable
   versions, datetimes (any unit, with or without a time zone) and
   timedeltas. Equal-width bins over bounds that are declared
@@ -27,10 +28,12 @@ Kinds of column
   epoch), or explicit bin edges (``bins={column: [...]}``). Values beyond the
   bounds fall in the end bins. Integer columns get integer-aligned bins, one
   code per integer when the range has at most ``bins`` integers. Decoding
-  draws a uniform value (a uniform integer for integer dtypes) within the bin.
+  draws a uniform value (a uniform integer for integer dtypes) within the bin,
+  or, for bins found privately, within a fine cell of the bin drawn in
+  proportion to its noisy count.
 * **Resolution.** Floats, datetimes and timedeltas without declared bounds
   first measure the coarsest resolution their values keep
-  (``_discover_step``: whole numbers; whole days, hours, minutes or
+  (``_discover_step``: whole numbers, tenths, hundredths, thousandths; whole days, hours, minutes or
   seconds); bins then lie on multiples of it and decoding draws multiples.
 * **Common values.** Given delta, a float column without declared bounds
   first selects the values many rows hold (partition selection, as for
@@ -51,7 +54,7 @@ Kinds of column
 Missing values have their own (last) code for every dtype that can hold them
 (everything except numpy ints and bools), whether or not the data has any:
 that is a fact about the data, and so private. AIM and MST drop that code (and
-a category's "other" code, which decodes as missing) when its noisy one-way
+a category's "other" code, which stands for no released value) when its noisy one-way
 count is below three noise standard deviations
 (:class:`~dpframe.synthesis.measure.Compression`, post-processing), so a
 column without missing values gets none unless the noise says otherwise.
@@ -84,6 +87,7 @@ from dpframe.queries.bounds import private_bounds
 from dpframe.queries.partitioned import Partitioning, release_counts
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
 from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array
+from dpframe.results import OTHER
 
 __all__ = [
     "DEFAULT_BINS",
@@ -142,6 +146,11 @@ def _kind(name: Any, dtype: Any) -> str:
         "supported dtype (numbers, datetimes, timedeltas, bool, strings or categorical), "
         "e.g. astype('category') or astype(str)"
     )
+
+
+def _holds_text(dtype: Any) -> bool:
+    """Whether the dtype holds any text (object and string columns), so that "other" can be a value of its own."""
+    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "O")
 
 
 def _integer_limits(dtype: Any) -> tuple[int, int]:
@@ -219,7 +228,7 @@ class ColumnDomain(ABC):
 
     @property
     def missing_codes(self) -> tuple[int, ...]:
-        """Every code that decodes as a missing value (the missing code; for categories also "other").
+        """Every code that stands for no released value (the missing code; for categories also "other").
 
         >>> NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 1.0, bins=2).missing_codes
         (2,)
@@ -270,7 +279,11 @@ class CategoryDomain(ColumnDomain):
         missing = _holds_missing(dtype)
         size = len(keys) + int(other) + int(missing)
         values = list(keys)
-        if other and missing:
+        if other and _holds_text(dtype):
+            # Values that were not released are not missing values: text says so (a column with no missing
+            # values keeps none, and a column none of whose values could be released is not emptied).
+            values.append(str(OTHER))
+        elif other and missing:
             values.append(None)
         elif other:
             values.append(keys[0])  # never used: decode draws a listed value for these dtypes
@@ -280,13 +293,19 @@ class CategoryDomain(ColumnDomain):
         return cls(name, size, dtype, missing, keys, other, table)
 
     @property
+    def decodes_other_as_text(self) -> bool:
+        """Whether the "other" code decodes as the text :data:`~dpframe.OTHER` (text dtypes) rather than missing."""
+        return self.other and _holds_text(self.dtype)
+
+    @property
     def other_code(self) -> int | None:
         """The code of values outside the list, or None."""
         return len(self.keys) if self.other else None
 
     @property
     def missing_codes(self) -> tuple[int, ...]:
-        """The missing code, and the "other" code, which decodes as missing where the dtype holds one.
+        """The missing code, and the "other" code, which stands for no released value (it decodes as
+        :data:`~dpframe.OTHER` in text columns, as missing in other dtypes that hold one).
 
         >>> CategoryDomain.build("c", np.dtype(object), pd.Index(["a", "b"]), other=True).missing_codes
         (2, 3)
@@ -307,7 +326,8 @@ class CategoryDomain(ColumnDomain):
         return codes
 
     def decode(self, codes: NDArray[np.int64], rng: np.random.Generator) -> pd.Series[Any]:
-        """The values of the codes; the other code decodes as missing (a random listed value if the dtype has none)."""
+        """The values of the codes; the other code decodes as :data:`~dpframe.OTHER` in text columns, else as
+        missing (a random listed value if the dtype has none)."""
         codes = np.asarray(codes, dtype=np.int64)
         if self.other and not self.missing:
             rows = codes == len(self.keys)
@@ -360,11 +380,15 @@ class NumericDomain(ColumnDomain):
 
     kind: NumericKind
     edges: tuple[float, ...]
-    # The resolution the values keep (axis units): whole numbers of a float column, whole days or hours
+    # The resolution the values keep (axis units): whole numbers or decimals of a float column, whole days or hours
     # of times. Edges are multiples of it, and decoding draws multiples of it. None: continuous.
     step: float | None = None
     # Values of a float column held exactly by many rows (selected privately), sorted: codes bins..bins+len-1.
     points: tuple[float, ...] = ()
+    # Where values lie within the bins (bins found privately): finer cells whose edges include the bins' and
+    # their noisy counts clipped at zero. Decoding picks a cell in proportion, then a value within it.
+    fine_edges: tuple[float, ...] = ()
+    fine_weights: tuple[float, ...] = ()
 
     @property
     def bins(self) -> int:
@@ -446,15 +470,57 @@ class NumericDomain(ColumnDomain):
         """
         if step is None or self.kind == "integer":
             return self
-        snapped = np.unique(np.round(np.asarray(self.edges) / step) * step)
-        snapped = np.append(snapped, snapped[-1] + step)  # the top value gets a bin of its own
+        multiples = np.unique(np.round(np.asarray(self.edges) / step))
+        snapped = on_grid(np.append(multiples, multiples[-1] + 1), step)  # the top value gets a bin of its own
         return self._of(self.name, self.dtype, self.kind, snapped, step)
 
     def with_points(self, points: Sequence[float]) -> NumericDomain:
         """This domain with codes of their own for ``points``, exact values (of a continuous float column)."""
         ordered = tuple(sorted({float(v) for v in points}))
         return NumericDomain(self.name, self.size + len(ordered) - len(self.points), self.dtype, self.missing,
-                             self.kind, self.edges, self.step, ordered)
+                             self.kind, self.edges, self.step, ordered, self.fine_edges, self.fine_weights)
+
+    def within(self, fine_edges: Sequence[float], noisy: Sequence[float], scale: float) -> NumericDomain:
+        """This domain drawing values within each bin from finer cells whose edges include every edge of the
+        bins, given their ``noisy`` counts (Laplace noise of scale ``scale``; post-processing of those counts).
+
+        A cell's weight is what its count stands above the noise, ``max(noisy - 3 scale, 0)``, and what the
+        bin holds beyond those is spread by width: where the counts are mostly noise the draw stays uniform
+        over the bin, and a spike comes back where it was.
+
+        >>> d = NumericDomain.from_bounds("x", np.dtype("int64"), 0, 99, bins=2).within(
+        ...     [0, 10, 50, 60, 100], [900.0, -3.0, 50.0, 0.0], scale=1.0)
+        >>> values = d.decode(np.array([0] * 1000 + [1] * 1000), np.random.default_rng(0))
+        >>> float(values[:1000].lt(10).mean()) > 0.99, float(values[1000:].between(50, 59).mean()) > 0.9
+        (True, True)
+        """
+        fine, counts = np.asarray(fine_edges, dtype=np.float64), np.asarray(noisy, dtype=np.float64)
+        weights = np.clip(counts - 3 * scale, 0.0, None)
+        width = np.diff(fine)
+        for lo, hi in zip(self.edges[:-1], self.edges[1:]):
+            cells = slice(int(np.searchsorted(fine, lo)), int(np.searchsorted(fine, hi)))
+            rest = max(float(np.clip(counts[cells], 0.0, None).sum() - weights[cells].sum()), 0.0)
+            weights[cells] += rest * width[cells] / width[cells].sum()
+        return NumericDomain(self.name, self.size, self.dtype, self.missing, self.kind, self.edges, self.step,
+                             self.points, tuple(float(e) for e in fine), tuple(float(w) for w in weights))
+
+    def _fine_cells(
+        self, j: NDArray[np.int64], lo: NDArray[np.float64], hi: NDArray[np.float64], rng: np.random.Generator
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Each bin ``j`` narrowed to one of its fine cells, drawn in proportion to their weights (uniformly
+        when none has any); ``(lo, hi)`` unchanged without fine cells."""
+        if not self.fine_edges:
+            return lo, hi
+        fine = np.asarray(self.fine_edges)
+        first = np.searchsorted(fine, np.asarray(self.edges[:-1]))[j]  # the bins' edges are fine edges
+        last = np.searchsorted(fine, np.asarray(self.edges[1:]))[j]
+        weights = np.asarray(self.fine_weights)
+        # A tiny share by width keeps a bin whose fine counts all fell below zero drawable.
+        weights = weights + 1e-9 * max(weights.sum(), 1.0) * np.diff(fine) / (fine[-1] - fine[0])
+        cumulative = np.concatenate([[0.0], np.cumsum(weights)])
+        target = cumulative[first] + rng.random(len(j)) * (cumulative[last] - cumulative[first])
+        cell = np.clip(np.searchsorted(cumulative, target, side="right") - 1, first, last - 1)
+        return fine[cell], fine[cell + 1]
 
     def encode(self, series: pd.Series[Any]) -> NDArray[np.int64]:
         """Every row's bin or point (vectorised); values beyond the ends go to the end bins, missing to the
@@ -486,7 +552,7 @@ class NumericDomain(ColumnDomain):
         edges = np.asarray(self.edges)
         absent = codes == self.missing_code if self.missing else np.zeros(len(codes), dtype=bool)
         j = np.minimum(codes, self.bins - 1)
-        lo, hi = edges[j], edges[j + 1]
+        lo, hi = self._fine_cells(j, edges[j], edges[j + 1], rng)
         if self.kind == "integer":
             ints = rng.integers(lo.astype(np.int64), hi.astype(np.int64))
             if isinstance(self.dtype, np.dtype):
@@ -495,11 +561,11 @@ class NumericDomain(ColumnDomain):
         elif self.kind == "float":
             numpy_dtype = self.dtype if isinstance(self.dtype, np.dtype) else self.dtype.numpy_dtype
             if self.step is not None:
-                multiples = self._steps_within(lo, hi, rng).astype(np.float64) * self.step
+                multiples = on_grid(self._steps_within(lo, hi, rng).astype(np.float64), self.step)
                 # Every stepped bin excludes its upper edge: nudge values a narrow dtype rounds onto it.
                 floats = _within(multiples, lo, hi, np.ones(len(multiples), dtype=bool), numpy_dtype)
             else:
-                floats = _within(rng.uniform(lo, hi), lo, hi, j < self.bins - 1, numpy_dtype)
+                floats = _within(rng.uniform(lo, hi), lo, hi, hi < edges[-1], numpy_dtype)
             at_point = (codes >= self.bins) & ~absent
             floats[at_point] = np.asarray(self.points)[codes[at_point] - self.bins]
             if isinstance(self.dtype, np.dtype):
@@ -568,6 +634,18 @@ class NumericDomain(ColumnDomain):
         except (OverflowError, ValueError, NotImplementedError):  # beyond what pandas timestamps can show
             return f"{value:.6g}s"
         return f"{value:.6g}"
+
+
+def on_grid(multiples: NDArray[np.float64], step: float) -> NDArray[np.float64]:
+    """Whole numbers of steps as values: ``k / 10`` rather than ``k * 0.1`` for decimal steps, so that each is the
+    float nearest the decimal (``7 * 0.1`` is not ``0.7``; ``7 / 10`` is).
+
+    >>> on_grid(np.array([7.0, 3.0]), 0.1).tolist(), on_grid(np.array([7.0]), 2.0).tolist()
+    ([0.7, 0.3], [14.0])
+    """
+    if step < 1:
+        return multiples / round(1 / step)
+    return multiples * step
 
 
 def _numeric_kind(dtype: Any) -> NumericKind:
@@ -779,9 +857,9 @@ _LOW, _HIGH = -40, 51
 _OCTAVES = _HIGH - _LOW + 1
 # The probability that the noise of some empty cell crosses the threshold (a bound an octave too far).
 SUPPORT_FALSE_ALARM = 0.001
-# Resolutions that values may keep, coarsest first (axis units): whole numbers of floats; whole days,
+# Resolutions that values may keep, coarsest first (axis units): whole numbers and decimals of floats; whole days,
 # hours, minutes and seconds of times (UTC for zoned datetimes).
-_STEPS: dict[str, tuple[float, ...]] = {"float": (1.0,), "datetime": (86400.0, 3600.0, 60.0, 1.0),
+_STEPS: dict[str, tuple[float, ...]] = {"float": (1.0, 0.1, 0.01, 0.001), "datetime": (86400.0, 3600.0, 60.0, 1.0),
                                         "timedelta": (86400.0, 3600.0, 60.0, 1.0), "integer": ()}
 
 
@@ -870,7 +948,38 @@ def _discover_range(
     lower, upper = _cell_edges(int(occupied[0]), step)[0], _cell_edges(int(occupied[-1]), step)[1]
     if lower == upper:  # one value stood out (only zeros, only ones): keep the next step up as well
         upper = lower + (step or max(abs(lower), 1.0) * 2.0 ** (_LOW - 1))
+    lower, upper = _with_zero(lower, upper)
     return lower, upper, note
+
+
+def _with_zero(lower: float, upper: float) -> tuple[float, float]:
+    """The range reaching to zero when zero lies within a third of its width (post-processing of the bounds)
+
+    The octaves near zero are narrow ([1, 2) holds one integer, [2, 4) two), so each holds few values and
+    falls below the threshold even when they are frequent (days 1 to 3 of a month, hours 0 and 1: 3-4% of
+    the rows each); reaching to zero widens the bins by a third at most and keeps them.
+
+    >>> _with_zero(4.0, 31.0), _with_zero(1024.0, 2047.0), _with_zero(-64.0, -8.0)
+    ((0.0, 31.0), (1024.0, 2047.0), (-64.0, 0.0))
+    """
+    if 0 < lower and lower <= upper / 4:
+        return 0.0, upper
+    if upper < 0 and -upper <= -lower / 4:
+        return lower, 0.0
+    return lower, upper
+
+
+def _on_step(values: NDArray[np.float64], step: float) -> NDArray[np.bool_]:
+    """Whether each value is a whole number of steps; for decimal steps, up to the rounding of a decimal read
+    from text (``0.3`` is not exactly 3 hundredths).
+
+    >>> _on_step(np.array([0.3, 0.305, 2.0, 1e20]), 0.01).tolist()
+    [True, False, True, True]
+    """
+    if step >= 1:
+        return np.asarray(np.fmod(values, step) == 0)
+    steps = values * round(1 / step)
+    return np.asarray(np.abs(steps - np.round(steps)) <= 1e-9 * np.maximum(np.abs(steps), 1.0))
 
 
 def _discover_step(
@@ -898,7 +1007,7 @@ def _discover_step(
         resolution = np.full(len(values), len(steps), dtype=np.int64)
         with np.errstate(invalid="ignore"):
             for index in range(len(steps) - 1, -1, -1):  # finest first: the coarsest step a value keeps wins
-                resolution[np.fmod(values, steps[index]) == 0] = index
+                resolution[_on_step(values, steps[index])] = index
         return resolution + classes * np.isin(values, chosen)
 
     size = classes * (2 if selected is not None else 1)
@@ -975,10 +1084,12 @@ def _discover_bins(
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
         return with_points, costs, note
     # Bins follow the values that are not points: those are counted in cells of their own, left unused.
-    noisy, _ = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
+    noisy, scale = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
-    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points)
+    # Within its bin, a value is drawn from the fine cells in proportion to their noisy counts (post-processing).
+    domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points).within(
+        fine.edges, noisy[: fine.bins].tolist(), scale)
     return domain, [*costs, for_bins.cost], note
 
 

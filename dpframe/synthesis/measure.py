@@ -217,7 +217,7 @@ class Compression:
     uniform. A lone such code
     is a rare code of its own (dropping it would drop a real category: 68
     Chinstrap penguins below a threshold of 85). An unsupported code that
-    decodes as *missing* (a missing-value or "other" code) is dropped
+    stands for no released value (a missing-value or "other" code) is dropped
     instead: merged with rare values it would be drawn in proportion to a
     noisy count that is positive half the time when the column has no such
     values, and every such column would grow a few spurious missing values.
@@ -256,7 +256,7 @@ class Compression:
                 continue
             kept.append(np.flatnonzero(supported))
             rare_codes = np.flatnonzero(~supported)
-            if missing:  # an unsupported code that decodes as missing: dropped, unless nothing else is left
+            if missing:  # unsupported codes of no released value (missing, other): dropped, unless nothing is left
                 others = rare_codes[~np.isin(rare_codes, np.asarray(missing[a], dtype=np.int64))]
                 if supported.any() or len(others):
                     rare_codes = others

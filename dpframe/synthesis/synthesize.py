@@ -27,11 +27,14 @@ from dpframe.noise.mechanism import Privacy, laplace_epsilon, round_down
 from dpframe.noise.random import current_source
 from dpframe.progress import Progress
 from dpframe.queries.plan import Plan, Target
+from dpframe.results import OTHER
 from dpframe.synthesis import graphical
-from dpframe.synthesis.domain import DEFAULT_BINS, ColumnDomain, Count, DomainPlan, plan_domains, present_counts
+from dpframe.synthesis.domain import (
+    DEFAULT_BINS, CategoryDomain, ColumnDomain, Count, DomainPlan, plan_domains, present_counts,
+)
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
-from dpframe.synthesis.model import Clique, GraphicalModel
+from dpframe.synthesis.model import Clique, GraphicalModel, Measurement
 from dpframe.testing import seeded_noise
 
 Method = Literal["aim", "mst", "marginals"]
@@ -137,20 +140,50 @@ def _groups(marginals: Any, columns: Sequence[Any]) -> list[Clique]:
 
 
 def _missing_note(
-    names: Sequence[Any], missing: Sequence[Sequence[int]], compression: Compression | None
+    names: Sequence[Any], domains: Sequence[ColumnDomain], compression: Compression | None
 ) -> tuple[str, ...]:
-    """Which columns may have missing values in the synthetic frame, and why (whether the data has any is private)."""
-    columns = [(a, name, codes) for a, (name, codes) in enumerate(zip(names, missing)) if codes]
-    if compression is None or not columns:
+    """Which columns may have missing values in the synthetic frame, and which text columns values that were
+    not released (whether the data has any is private; the noisy counts decided)."""
+    if compression is None:
         return ()
-    kept = [str(name) for a, name, codes in columns if any(compression.keeps(a, code) for code in codes)]
-    dropped = [str(name) for _, name, _ in columns if str(name) not in kept]
+    missing = [(a, name, domain.missing_code) for a, (name, domain) in enumerate(zip(names, domains))
+               if domain.missing_code is not None]
+    kept = [str(name) for a, name, code in missing if compression.keeps(a, code)]
+    dropped = [str(name) for _, name, _ in missing if str(name) not in kept]
+    unreleased = [str(name) for a, (name, domain) in enumerate(zip(names, domains))
+                  if isinstance(domain, CategoryDomain) and domain.other_code is not None
+                  and domain.decodes_other_as_text and compression.keeps(a, domain.other_code)]
+    notes = []
+    if missing:
+        notes.append(
+            "missing values: "
+            + (f"generated in {kept}, where their noisy count stood out of the noise" if kept else "")
+            + ("; " if kept and dropped else "")
+            + (f"none generated in {dropped}, where their noisy count was within three noise standard deviations "
+               "of zero (a column with a few missing values may lose them)" if dropped else "")
+        )
+    if unreleased:
+        notes.append(
+            f"values not released: {unreleased} hold values whose counts did not clear the selection threshold "
+            f"(or were not declared); they come out as {str(OTHER)!r}: declare the categories, or a date or "
+            "number type, to synthesize them"
+        )
+    return tuple(notes)
+
+
+def _correlation_note(measurements: Sequence[Measurement], total: float) -> tuple[str, ...]:
+    """Says plainly when the marginals of several columns were mostly noise (post-processing of the noisy
+    measurements and total): the noise of one of their cells is typically 5% of the records or more, so
+    no share of a combination of values finer than that can be told from noise (merging the small codes,
+    which small frames need, leaves few cells, so the noise per cell is what tells)."""
+    noise = [float(np.sqrt(m.variance).mean()) for m in measurements if len(m.clique) > 1]
+    if not noise or float(np.median(noise)) < max(total, 1.0) / 20:
+        return ()
     return (
-        "missing values: "
-        + (f"generated in {kept}, where their noisy count stood out of the noise" if kept else "")
-        + ("; " if kept and dropped else "")
-        + (f"none generated in {dropped}, where their noisy count was within three noise standard deviations "
-           "of zero (a column with a few missing values may lose them)" if dropped else ""),
+        f"correlations: the budget is too small for correlations at this size: a marginal of several columns "
+        f"has noise of about {float(np.median(noise)):,.0f} records a cell against about {max(total, 0.0):,.0f} "
+        "records, so the columns come out close to independent; use a larger epsilon or fewer columns, and "
+        "declare bounds and categories (nothing then goes to finding them)",
     )
 
 
@@ -302,6 +335,7 @@ def synthesize(
     out.attrs["dp"] = SynthesisReport(
         method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
-        found.notes + _missing_note(names, coded.missing, compression),
+        found.notes + _missing_note(names, domains, compression)
+        + _correlation_note(model.measurements, model.total),
     )
     return out
