@@ -38,13 +38,18 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from bench_synthesis_raw import DELTA, EPSILON, load_raw  # noqa: E402
+from bench_synthesis_raw import DELTA, EPSILON, load_raw
 
-from dpframe.noise.calibrate import zcdp_rho_for  # noqa: E402
-from dpframe.noise.mechanism import NoiseSpec, Privacy  # noqa: E402
-from dpframe.queries.partitioned import selection_threshold  # noqa: E402
-from dpframe.synthesis.domain import _OCTAVES, SUPPORT_FALSE_ALARM, DEFAULT_BINS, plan_domains  # noqa: E402
-from dpframe.synthesis.synthesize import DOMAIN_SHARE  # noqa: E402
+from dpframe.noise.calibrate import zcdp_rho_for
+from dpframe.noise.mechanism import NoiseSpec, Privacy
+from dpframe.queries.partitioned import selection_threshold
+from dpframe.synthesis.domain import (
+    _OCTAVES,
+    DEFAULT_BINS,
+    SUPPORT_FALSE_ALARM,
+    plan_domains,
+)
+from dpframe.synthesis.synthesize import DOMAIN_SHARE
 
 OCTAVE_CELLS = 2 * _OCTAVES + 1
 
@@ -59,7 +64,7 @@ def thresholds(text: int, integer: int, floats: int, dates: int) -> dict[str, fl
     columns, selections = text + integer + floats + dates, text + floats
     epsilon, delta = EPSILON * float(DOMAIN_SHARE), DELTA * float(DOMAIN_SHARE)
     each, each_delta = epsilon / columns, delta / max(selections, 1)
-    laplace = lambda e: NoiseSpec("laplace", Fraction(1 / e))  # noqa: E731
+    laplace = lambda e: NoiseSpec("laplace", Fraction(1 / e))
     out = {
         "text now": float(selection_threshold(laplace(each), 1, each_delta)) if text else math.nan,
         "value now": float(selection_threshold(laplace(each / 4), 1, each_delta)) if floats else math.nan,
