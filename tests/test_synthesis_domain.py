@@ -536,7 +536,7 @@ def test_selected_string_categories_decode_other_as_other() -> None:
     assert domain.labels() == ["common", "<other>", "<NA>"]
     codes, out = round_trip(domain, frame["s"])
     assert codes[-1] == 1 and out.iloc[-1] == OTHER and out.notna().all()
-    assert str(out.dtype) == "str"
+    assert out.dtype == frame["s"].dtype  # "str" on pandas 3, object on pandas 2.2
 
 
 def test_discovery_uses_contribution_bounded_rows_and_checks_the_schema() -> None:
