@@ -15,6 +15,17 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_queries.py"
 
 
+def _bench(name: str) -> Any:
+    """The benchmark script ``benchmarks/<name>.py``, imported as a module."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, script)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    return bench
+
+
 def test_benchmark_script_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -43,11 +54,7 @@ def test_benchmark_script_runs(
 
 
 def test_synthesis_benchmark_runs_on_generated_data(tmp_path: Path) -> None:
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_synthesis.py"
-    spec = importlib.util.spec_from_file_location("bench_synthesis", script)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench("bench_synthesis")
     out = tmp_path / "synthesis.json"
     report = bench.main(["--generated", "2000", "--runs", "1", "--methods", "mst", "marginals", "--json", str(out)])
     written = json.loads(out.read_text())
@@ -57,18 +64,8 @@ def test_synthesis_benchmark_runs_on_generated_data(tmp_path: Path) -> None:
     assert report["rows"] == 2000
 
 
-def _peers() -> Any:
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_synthesis_peers.py"
-    spec = importlib.util.spec_from_file_location("bench_synthesis_peers", script)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # dataclasses look their module up
-    spec.loader.exec_module(bench)
-    return bench
-
-
 def test_peer_benchmark_bins_real_and_synthetic_values_alike() -> None:
-    bench = _peers()
+    bench = _bench("bench_synthesis_peers")
     real = pd.DataFrame({
         "x": np.linspace(0.0, 32.0, 40),  # many values: 16 equal-width bins
         "k": [0, 1, 2, 3] * 10,  # few values: a code each
@@ -84,7 +81,7 @@ def test_peer_benchmark_bins_real_and_synthetic_values_alike() -> None:
 
 
 def test_peer_benchmark_runs_on_a_shipped_dataset_without_mbi(tmp_path: Path) -> None:
-    bench = _peers()
+    bench = _bench("bench_synthesis_peers")
     out = tmp_path / "peers.md"
     # The dpframe methods only: mbi and JAX are benchmark-only dependencies, never installed in CI.
     report = bench.main(["--datasets", "grunfeld", "--methods", "dpframe-mst", "dpframe-marginals", "--runs", "1",
@@ -101,11 +98,7 @@ def test_peer_benchmark_runs_on_a_shipped_dataset_without_mbi(tmp_path: Path) ->
 def test_quantile_peer_benchmark_runs_and_skips_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_peers_quantiles.py"
-    spec = importlib.util.spec_from_file_location("bench_peers_quantiles", script)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench("bench_peers_quantiles")
     # Peers that do not import are skipped with a message (CI installs none of them).
     monkeypatch.setattr(bench, "peer", lambda name: print(f"  (skipping {name}: not installed)"))
     ages = tmp_path / "adult.csv"
@@ -134,18 +127,8 @@ def test_small_frames_benchmark_runs(capsys: pytest.CaptureFixture[str], monkeyp
     assert "group-by mean, 300 rows" in capsys.readouterr().out
 
 
-def _raw_bench() -> Any:
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_synthesis_raw.py"
-    spec = importlib.util.spec_from_file_location("bench_synthesis_raw", script)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # dataclasses look their module up
-    spec.loader.exec_module(bench)
-    return bench
-
-
 def test_raw_benchmark_scores_as_issue_33_defines_them() -> None:
-    bench = _raw_bench()
+    bench = _bench("bench_synthesis_raw")
     rows = 10_000
     real = pd.DataFrame({
         "x": np.arange(rows, dtype=float),  # deciles: 10 bins, plus the missing bin

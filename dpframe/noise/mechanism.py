@@ -190,14 +190,7 @@ class Privacy:
             return NoiseSpec("laplace", round_up(Fraction(sensitivity) / self.epsilon))
         if self.kind != "approx":
             return NoiseSpec("gaussian", round_up(Fraction(sensitivity**2) / (2 * self.rho)))
-        try:
-            sigma2 = _discrete_gaussian_sigma2(_below(self.epsilon), _below(self.delta), sensitivity)
-        except (ValueError, OverflowError, ZeroDivisionError):
-            raise ValueError(
-                f"the Gaussian mechanism cannot be calibrated for ε={float(self.epsilon):.3g}, "
-                f"δ={float(self.delta):.3g}: the parameters are too small; use a larger epsilon or delta"
-            ) from None
-        return NoiseSpec("gaussian", sigma2)
+        return _vector_noise(self, 1, sensitivity)  # one coordinate: the scalar exact calibration (CKS20 Thm 7)
 
     def l2_noise(self, l2_squared: int) -> NoiseSpec:
         """Discrete Gaussian noise for each coordinate of one vector release with L2 sensitivity √``l2_squared``.
@@ -276,7 +269,7 @@ def _vector_noise(privacy: Privacy, coordinates: int, per_coordinate: int) -> No
     except (ValueError, OverflowError, ZeroDivisionError):
         raise ValueError(
             f"the Gaussian mechanism cannot be calibrated for ε={float(privacy.epsilon):.3g}, "
-            f"δ={float(privacy.delta):.3g}: use a larger epsilon or delta"
+            f"δ={float(privacy.delta):.3g}: the parameters are too small; use a larger epsilon or delta"
         ) from None
     return NoiseSpec("gaussian", sigma2)
 
@@ -293,12 +286,6 @@ def _noise_halfwidth(mechanism: MechanismName, param: Fraction, level: float) ->
     if mechanism == "laplace":
         return calibrate.discrete_laplace_halfwidth(float(param), level)
     return calibrate.discrete_gaussian_halfwidth(float(param), level)
-
-
-@functools.lru_cache(maxsize=1024)
-def _discrete_gaussian_sigma2(epsilon: float, delta: float, sensitivity: int) -> Fraction:
-    # The exact check costs milliseconds for large sigma; repeated queries reuse it.
-    return calibrate.discrete_gaussian_sigma2(epsilon, delta, sensitivity, bits=_NOISE_BITS)
 
 
 def selection_delta(budget: Budget) -> Fraction:
