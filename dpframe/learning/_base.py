@@ -25,7 +25,7 @@ from dpframe.errors import NotProtectedError
 from dpframe.learning._design import Design, plan_design
 from dpframe.learning._noisy import Units, gaussian_sigma2, noisy
 from dpframe.noise.calibrate import zcdp_rho_for
-from dpframe.noise.mechanism import Privacy, _below, round_down
+from dpframe.noise.mechanism import Privacy, float_below, round_down
 from dpframe.protection.base import Protected, parts
 from dpframe.protection.units import unit_codes, unit_ids
 from dpframe.queries.bounds import private_bounds, pure_share, query_share
@@ -258,7 +258,7 @@ def zcdp_of(privacy: Privacy, estimator: str) -> tuple[Fraction, str]:
     if privacy.kind != "approx":
         return privacy.rho, ""
     try:
-        rho = round_down(zcdp_rho_for(_below(privacy.epsilon), _below(privacy.delta)))
+        rho = round_down(zcdp_rho_for(float_below(privacy.epsilon), float_below(privacy.delta)))
     except (ValueError, OverflowError, ZeroDivisionError):
         raise ValueError(f"{estimator} cannot plan its noise with ε={float(privacy.epsilon):.3g}, "
                          f"δ={float(privacy.delta):.3g}: use a larger epsilon and a delta well below 1 (e.g. 1e-6)"

@@ -34,7 +34,7 @@ from dpframe.accounting.composition import ORDERS, gaussian_rdp, poisson_subsamp
 from dpframe.learning._base import PrivateEstimator, prepare, start, zcdp_of
 from dpframe.learning._descent import COUNT_SHARE, Schedule, check, full_batch, train
 from dpframe.learning._noisy import VectorGrid, gaussian_sigma2
-from dpframe.noise.mechanism import Privacy, _below
+from dpframe.noise.mechanism import Privacy, float_below
 
 # Rates are used as exact fractions with at most this denominator (rounded down: less sampling, less privacy loss).
 _RATE_DENOMINATOR = 2**20
@@ -147,7 +147,7 @@ class LogisticRegression(PrivateEstimator):
         if privacy.kind != "approx":
             raise ValueError(f"{name}(method='sgd') accounts its subsampled steps in Rényi DP and converts them to "
                              "(ε, δ): use it on an (epsilon, delta) budget, or method='gd' on a zCDP or Rényi budget")
-        epsilon, delta = _below(privacy.epsilon), _below(privacy.delta)
+        epsilon, delta = float_below(privacy.epsilon), float_below(privacy.delta)
         rho, _ = zcdp_of(privacy, name)
         count_rho = rho * COUNT_SHARE
         multiplier = _noise_multiplier(epsilon, delta, float(rate), steps, float(count_rho), name)

@@ -212,7 +212,7 @@ class Privacy:
             rho = self.rho
         else:
             try:
-                rho = Fraction(calibrate.zcdp_rho_for(_below(self.epsilon), _below(self.delta)))
+                rho = Fraction(calibrate.zcdp_rho_for(float_below(self.epsilon), float_below(self.delta)))
             except (ValueError, OverflowError, ZeroDivisionError):
                 raise ValueError(
                     f"the Gaussian mechanism cannot be calibrated for ε={float(self.epsilon):.3g}, "
@@ -248,8 +248,12 @@ class Privacy:
         return calibrate.analytic_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
 
 
-def _below(value: Fraction) -> float:
-    """The largest float not above ``value``: calibrating to it can only add noise."""
+def float_below(value: Fraction) -> float:
+    """The largest float not above ``value``: calibrating to it can only add noise (or spend less).
+
+    >>> float_below(Fraction(1, 3)) <= Fraction(1, 3) < Fraction(float_below(Fraction(1, 3))) + Fraction(1, 2**53)
+    True
+    """
     approx = float(value)
     return approx if Fraction(approx) <= value else math.nextafter(approx, 0.0)
 
@@ -264,7 +268,7 @@ def _noise(privacy: Privacy, sensitivity: int) -> NoiseSpec:
 @functools.lru_cache(maxsize=1024)
 def _vector_noise(privacy: Privacy, coordinates: int, per_coordinate: int) -> NoiseSpec:
     try:
-        sigma2 = calibrate.discrete_gaussian_vector_sigma2(_below(privacy.epsilon), _below(privacy.delta),
+        sigma2 = calibrate.discrete_gaussian_vector_sigma2(float_below(privacy.epsilon), float_below(privacy.delta),
                                                            per_coordinate, coordinates, bits=_NOISE_BITS)
     except (ValueError, OverflowError, ZeroDivisionError):
         raise ValueError(

@@ -26,7 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from dpframe.accounting.costs import Cost
-from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid
+from dpframe.noise.mechanism import NoiseSpec, Privacy, SumGrid, float_below
 from dpframe.errors import RefusedError
 from dpframe.protection.labels import index_of, product_index
 from dpframe.protection.units import GroupChoice, keyed_hashes, remembered_group_choice, unit_ids
@@ -459,12 +459,6 @@ def release_counts(
 SET_UNION_FROM = 3
 
 
-def _float_below(value: Fraction) -> float:
-    """The largest float <= ``value``: a mechanism run at it never spends more than the exact amount charged."""
-    near = float(value)
-    return near if Fraction(near) <= value else math.nextafter(near, 0.0)
-
-
 def _bounded_selection_mechanism(max_groups: int) -> str:
     """The partition selection used for L0 = ``max_groups``: a function of the argument only, never of the data."""
     return "truncated geometric" if max_groups < SET_UNION_FROM else "weighted Gaussian set union"
@@ -477,7 +471,7 @@ def _select_units_groups(
     ``max_groups`` cells): :mod:`dpframe.selection.partitions` at ``privacy``'s (epsilon, delta), rounded down."""
     from dpframe.selection import partitions as selection  # only this path uses it
 
-    epsilon, delta = _float_below(privacy.epsilon), _float_below(privacy.delta)
+    epsilon, delta = float_below(privacy.epsilon), float_below(privacy.delta)
     if _bounded_selection_mechanism(max_groups) == "truncated geometric":
         pairs = np.unique(units * n_cells + cells)  # distinct (unit, cell)
         users = np.bincount(pairs % n_cells, minlength=n_cells) if n_cells else np.zeros(0, dtype=np.int64)
