@@ -14,7 +14,6 @@ from dpframe import OTHER, Ledger
 import dpframe  # noqa: F401  (registers the .dp accessor)
 from dpframe.accounting.costs import Cost
 from dpframe.errors import BudgetExceededError
-from dpframe.noise.mechanism import resolve
 from dpframe.queries.plan import Target
 from dpframe.synthesis.domain import (
     DEFAULT_BINS,
@@ -23,6 +22,7 @@ from dpframe.synthesis.domain import (
     NumericDomain,
     plan_domains,
 )
+from dpframe.synthesis.spending import Share, ZcdpPlan
 from dpframe.testing import seeded_noise
 
 
@@ -381,23 +381,35 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
     assert plan.needs == {"age": "bounds", "income": "bounds", "city": "categories", "job": "categories",
                           "joined": "bounds"}
     assert plan.needs_delta
-    privacy = target.privacy(0.5, 1e-7, None, None, selects_partitions=True)
+    # Half of a zCDP plan converting to (0.9, 9e-7); selections' delta 1e-7 beside it; the datetime's
+    # sparse vector 0.1 (synthesize's _plan builds the same from its budget).
+    zcdp = ZcdpPlan.of(Fraction(9, 10), Fraction(9, 10**7))
+    share = Share(zcdp.rho / 2, Fraction(0), Fraction(1, 10**7), zcdp, Fraction(1, 10))
     with seeded_noise(3):
-        discovery = plan.discover(target, privacy)
+        discovery = plan.discover(target, share)
     domains = discovery.domains
     # Numeric columns: bounds (half the column's share), then the histogram that places their bins; floats
     # and times first find the resolution their values keep (a quarter, taken from the bins' half). A float
     # column given delta selects its common values first, with a quarter taken from the resolution and the bins.
-    assert p.dp.budget.spent == privacy.cost == discovery.cost
+    # The datetime's range is its sparse vector (pure epsilon): the rho of its half is left to the model.
+    assert p.dp.budget.spent == share.most()
+    assert discovery.cost == share.most() - Cost(epsilon=Fraction(9, 10) / 20, delta=Fraction(9, 10**7) / 20)
+    assert discovery.rho == zcdp.rho / 2 - zcdp.rho / 20
     ledger = p.dp.budget.ledger
     whole = ["bounds for synthesize", "bins for synthesize"]
     stepped = ["resolution for synthesize", *whole]
-    assert ledger["query"].tolist() == (whole + ["values for synthesize", *stepped]
+    assert ledger["query"].tolist() == (["finding the domains of ['age', 'income', 'city', 'job', 'joined'] "
+                                         "(reserved)"] + whole + ["values for synthesize", *stepped]
                                         + ["categories for synthesize"] * 2 + stepped)
-    assert ledger["columns"].tolist() == ["age"] * 2 + ["income"] * 4 + ["city", "job"] + ["joined"] * 3
-    assert ledger["epsilon"].tolist() == pytest.approx(
-        [0.05, 0.05, 0.025, 0.0125, 0.05, 0.0125, 0.1, 0.1, 0.025, 0.05, 0.025])
-    assert ledger["delta"].tolist() == pytest.approx([0, 0, 1e-7 / 3, 0, 0, 0, 1e-7 / 3, 1e-7 / 3, 0, 0, 0])
+    assert ledger["columns"].tolist()[1:] == ["age"] * 2 + ["income"] * 4 + ["city", "job"] + ["joined"] * 3
+    # Each Gaussian line: its pro-rata share of (0.9, 9e-7) (a column's is a tenth of it); a selection adds its
+    # delta (1e-7 / 3) and twice that in epsilon.
+    parts = [1 / 2, 1 / 2, 1 / 4, 1 / 8, 1 / 2, 1 / 8, 1, 1, 1 / 4, 0, 1 / 4]
+    selection = [0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0]
+    assert ledger["epsilon"].tolist()[1:] == pytest.approx(
+        [0.09 * f + 2e-7 / 3 * s for f, s in zip(parts, selection)][:9] + [0.1, 0.09 / 4], rel=1e-9)
+    assert ledger["delta"].tolist()[1:] == pytest.approx([9e-8 * f + 1e-7 / 3 * s for f, s in zip(parts, selection)],
+                                                         rel=1e-9)
     assert [d.name for d in domains] == list(frame.columns)
     age, income, city, job, sex, joined = domains
     assert city.labels() == ["Lima", "Oslo", "Rome", "<other>", "<NA>"]
@@ -421,9 +433,8 @@ def test_discovery_on_a_zcdp_budget_finds_bounds() -> None:
     p = frame.dp.protect(ledger=Ledger.in_memory(), rho=0.5)
     target = Target.of(p)
     plan = plan_domains(target.obj, ["age", "income", "sex"], bins=8)
-    privacy = target.privacy(None, None, 0.02, None)
     with seeded_noise(0):
-        domains = plan.discover(target, privacy).domains
+        domains = plan.discover(target, Share(Fraction(1, 50), Fraction(0), Fraction(0))).domains
     assert p.dp.budget.spent == Cost(rho=Fraction(1, 50))
     assert p.dp.budget.ledger["rho"].tolist() == pytest.approx([0.005, 0.005, 0.0025, 0.005, 0.0025])
     assert [d.size for d in domains[:2]] == [8, 9]
@@ -434,9 +445,8 @@ def test_small_integer_ranges_skip_the_histogram_and_report_it_unspent() -> None
     p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     target = Target.of(p)
     plan = plan_domains(target.obj, ["dice"], bins=16)
-    privacy = target.privacy(0.5, None, None, None)
     with seeded_noise(0):
-        discovery = plan.discover(target, privacy)
+        discovery = plan.discover(target, Share(Fraction(0), Fraction(1, 2), Fraction(0)))
     (dice,) = discovery.domains
     # The discovery used a quarter; on its own (outside synthesize, whose model takes the rest) the
     # unused half of its reservation stays charged: write-ahead charges are never refunded.
@@ -453,7 +463,7 @@ def test_bins_follow_the_mass_of_a_skewed_column() -> None:
     target = Target.of(p)
     plan = plan_domains(target.obj, ["gain"], bins=16)
     with seeded_noise(1):
-        (gain,) = plan.discover(target, target.privacy(1.0, None, None, None)).domains
+        (gain,) = plan.discover(target, Share(Fraction(0), Fraction(1), Fraction(0))).domains
     assert isinstance(gain, NumericDomain)
     edges = np.asarray(gain.edges)
     widths = np.diff(edges)
@@ -470,7 +480,7 @@ def test_categories_on_a_zcdp_budget_fail_before_any_charge() -> None:
     p = people().dp.protect(ledger=Ledger.in_memory(), rho=0.5)
     target = Target.of(p)
     plan = plan_domains(target.obj, ["age", "city"])
-    privacy = target.privacy(None, None, 0.1, None)
+    privacy = Share(Fraction(1, 10), Fraction(0), Fraction(0))
     with pytest.raises(ValueError, match=r"categories of \['city'\] are not public.*categorical dtype"):
         plan.check_privacy(privacy)
     with pytest.raises(ValueError, match="not public"):
@@ -484,17 +494,8 @@ def test_categories_need_delta() -> None:
     target = Target.of(p)
     plan = plan_domains(target.obj, ["city"])
     with pytest.raises(ValueError, match="delta>0"):
-        plan.discover(target, target.privacy(0.5, None, None, None)).domains
+        plan.discover(target, Share(Fraction(0), Fraction(1, 2), Fraction(0))).domains
     assert p.dp.budget.ledger.empty
-
-
-def test_delta_without_categories_is_refused() -> None:
-    p = people().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
-    target = Target.of(p)
-    plan = plan_domains(target.obj, ["age"])
-    assert not plan.needs_delta
-    with pytest.raises(ValueError, match="pass delta=0"):
-        plan.check_privacy(target.privacy(0.5, 1e-7, None, "laplace", selects_partitions=True))
 
 
 def test_no_budget_for_discovery_explains_how_to_declare() -> None:
@@ -510,20 +511,22 @@ def test_discovery_over_budget_charges_nothing() -> None:
     p = people().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     target = Target.of(p)
     plan = plan_domains(target.obj, ["age", "city"])
-    privacy = target.privacy(0.8, 1e-7, None, None, selects_partitions=True)
+    zcdp = ZcdpPlan.of(Fraction(8, 10), Fraction(8, 10**7))
     p.dp.budget._charge(Cost(epsilon=Fraction(1, 2)), query="other")
     with pytest.raises(BudgetExceededError, match="nothing was charged"):
-        plan.discover(target, privacy).domains
+        plan.discover(target, Share(zcdp.rho, Fraction(0), Fraction(1, 10**7), zcdp)).domains
     assert p.dp.budget.spent == Cost(epsilon=Fraction(1, 2))
 
 
 def test_shares_add_up_to_the_privacy() -> None:
     p = people().dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     plan = plan_domains(Target.of(p).obj, ["age", "city", "job"])
-    privacy = resolve(p.dp.budget, 0.3, 3e-7, None, None, selects_partitions=True)
-    shares = plan.shares(privacy)
-    assert sum((s.cost for s in shares.values()), Cost()) == privacy.cost
-    assert {s.mechanism for s in shares.values()} == {"laplace"}
+    zcdp = ZcdpPlan.of(Fraction(3, 10), Fraction(3, 10**7))
+    whole = Share(zcdp.rho, Fraction(0), Fraction(2, 10**7), zcdp)
+    shares = plan.shares(whole)
+    assert sum((s.most() for s in shares.values()), Cost()) == whole.most()
+    assert [s.delta for s in shares.values()] == [0, Fraction(1, 10**7), Fraction(1, 10**7)]
+    assert {s.noise(1).mechanism for s in shares.values()} == {"gaussian"}
 
 
 def test_selected_string_categories_decode_other_as_other() -> None:
@@ -532,7 +535,8 @@ def test_selected_string_categories_decode_other_as_other() -> None:
     target = Target.of(p)
     plan = plan_domains(target.obj, ["s"])
     with seeded_noise(1):
-        (domain,) = plan.discover(target, target.privacy(0.5, 1e-7, None, None, selects_partitions=True)).domains
+        zcdp = ZcdpPlan.of(Fraction(1, 2), Fraction(9, 10**7))
+        (domain,) = plan.discover(target, Share(zcdp.rho, Fraction(0), Fraction(1, 10**7), zcdp)).domains
     assert domain.labels() == ["common", "<other>", "<NA>"]
     codes, out = round_trip(domain, frame["s"])
     assert codes[-1] == 1 and out.iloc[-1] == OTHER and out.notna().all()
@@ -544,7 +548,7 @@ def test_discovery_uses_contribution_bounded_rows_and_checks_the_schema() -> Non
     plan = plan_domains(frame, ["age"])
     other = frame.assign(age=frame["age"].astype(float)).dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
     with pytest.raises(TypeError, match="planned with dtype int64"):
-        plan.discover(Target.of(other), Target.of(other).privacy(0.5, None, None, None)).domains
+        plan.discover(Target.of(other), Share(Fraction(0), Fraction(1, 2), Fraction(0))).domains
     assert other.dp.budget.ledger.empty
 
 

@@ -57,10 +57,10 @@ from numpy.typing import NDArray
 
 from dpframe.dask.shield import computed
 from dpframe.queries.plan import Target
-from dpframe.noise.mechanism import Privacy
 from dpframe.synthesis.domain import Cells, ColumnDomain, Count, DomainPlan, _advice, axis_values
 from dpframe.synthesis.measure import Marginals
 from dpframe.synthesis.model import Array, Clique
+from dpframe.synthesis.spending import Share
 from dpframe.synthesis.synthesize import synthesize as synthesize_frame
 
 # The most cells of expected marginals counted ahead of need in one pass (int64: 32 MB per partition's tables).
@@ -190,14 +190,14 @@ class DaskReader:
     data: Any
     computes: list[int] = field(default_factory=list)  # per Dask compute, how many tables it counted
 
-    def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
+    def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Refuse, before any charge, the domains whose private discovery is not built on Dask yet.
 
         Built: the histograms that find a numeric column's bounds, resolution and bins. Not yet: text
         categories and the common values of float columns (partition selection), and the bounds of
         datetimes (the sparse vector).
         """
-        selects = discovery is not None and discovery.kind == "approx" and discovery.delta > 0
+        selects = discovery is not None and discovery.delta > 0
         needs = {e.name: e.need for e in plan.entries if e.need == "categories" or (
             e.need == "bounds" and (e.kind == "datetime" or (e.kind == "float" and selects)))}
         if needs:

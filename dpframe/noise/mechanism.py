@@ -138,6 +138,20 @@ class NoiseSpec:
         """Smallest integer k with P(|noise| <= k) >= level."""
         return _noise_halfwidth(self.mechanism, self.param, level)
 
+    def tail_point(self, probability: float) -> int:
+        """Smallest integer ``m >= 1`` with ``P(noise >= m) <= probability``: a threshold noise alone rarely crosses.
+
+        >>> NoiseSpec("laplace", Fraction(10)).tail_point(1e-6), NoiseSpec("gaussian", Fraction(100)).tail_point(1e-6)
+        (133, 49)
+        """
+        if self.mechanism == "laplace":
+            # P[Z >= m] = p^m / (1 + p), p = e^(-1/scale): m >= -scale (log(probability) + log(1 + p)); with log(p)
+            # = -1/scale exactly (p may underflow to 0), and +1 against floating-point rounding.
+            scale = float(self.param)
+            return max(math.ceil(-scale * (math.log(probability) + math.log1p(math.exp(-1.0 / scale)))) + 1, 1)
+        # Symmetric: P[Z >= k + 1] = P[|Z| > k] / 2; the level a hair higher, against rounding.
+        return self.halfwidth(1.0 - 2.0 * probability * (1.0 - 1e-6)) + 1
+
     @property
     def name(self) -> str:
         """``"discrete Laplace"`` or ``"discrete Gaussian"``."""

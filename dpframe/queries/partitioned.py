@@ -317,14 +317,12 @@ def selection_threshold(noise: NoiseSpec, contributions: int, delta: float) -> i
     >>> selection_threshold(NoiseSpec("laplace", Fraction(10)), 1, 1e-6)
     134
 
-    With discrete Laplace noise of scale b, P[Z >= m] = p^m / (1 + p), p = e^(-1/b). A key
-    held by one unit has count <= k, and the unit holds <= k keys, so requiring
-    P[Z >= m] <= delta / k and releasing at count >= k + m bounds the total by delta.
+    A key held by one unit has count <= k, and the unit holds <= k keys, so
+    requiring P[Z >= m] <= delta / k (:meth:`NoiseSpec.tail_point`: exact for
+    discrete Laplace, P[Z >= m] = p^m / (1 + p), p = e^(-1/b); from the pmf for
+    the discrete Gaussian) and releasing at count >= k + m bounds the total by delta.
     """
-    scale = float(noise.param)
-    # m >= log(delta (1+p) / k) / log(p), with log(p) = -1/scale exactly (p may underflow to 0).
-    m = math.ceil(-scale * (math.log(delta / contributions) + math.log1p(math.exp(-1.0 / scale)))) + 1
-    return contributions + max(m, 1)  # the +1 above: margin for floating-point rounding
+    return contributions + noise.tail_point(delta / contributions)
 
 
 def require_selection(partitioning: Partitioning, privacy: Privacy) -> None:

@@ -70,7 +70,7 @@ import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -80,14 +80,15 @@ from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
 from dpframe.accounting.costs import Cost
-from dpframe.noise.mechanism import Privacy, laplace_epsilon
+from dpframe.noise.mechanism import NoiseSpec
 from dpframe.protection.rowwise import time_unit
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
-from dpframe.queries.partitioned import Partitioning, release_counts
+from dpframe.queries.partitioned import selection_threshold
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
 from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array
 from dpframe.results import OTHER
+from dpframe.synthesis.spending import Share
 
 __all__ = [
     "DEFAULT_BINS",
@@ -696,15 +697,15 @@ class DomainPlan:
     >>> plan = plan_domains(df, ["age", "city"], bounds=None, categories=None, bins=16)
     >>> plan.needs
     {'age': 'bounds', 'city': 'categories'}
-    >>> p = df.dp.protect(epsilon=1.0, delta=1e-6)
-    >>> target = Target.of(p)
-    >>> privacy = target.privacy(0.2, 1e-7, None, None, selects_partitions=True)
+    >>> p = df.dp.protect(rho=0.1)
+    >>> share = Share(rho=Fraction(1, 50), epsilon=Fraction(0), delta=Fraction(0))  # Gaussian, on a zCDP budget
     >>> with seeded_noise(0):
-    ...     age, city = plan.discover(target, privacy).domains
-    >>> city.labels()
-    ['Oslo', 'Rome', '<other>', '<NA>']
-    >>> p.dp.budget.ledger[["query", "columns", "epsilon", "delta"]].values.tolist()
-    [['bounds for synthesize', 'age', 0.05, 0.0], ['bins for synthesize', 'age', 0.05, 0.0], ['categories for synthesize', 'city', 0.1, 1e-07]]
+    ...     (age,) = plan_domains(df, ["age"], bounds=None, categories=None, bins=16).discover(
+    ...         Target.of(p), share).domains
+    >>> age.labels()[:3]
+    ['25', '26', '27']
+    >>> p.dp.budget.ledger[["query", "columns", "rho"]].values.tolist()
+    [['bounds for synthesize', 'age', 0.01], ['bins for synthesize', 'age', 0.01]]
     """
 
     columns: tuple[Any, ...]
@@ -734,98 +735,86 @@ class DomainPlan:
         """The domains known without any measurement."""
         return {e.name: e.domain for e in self.entries if e.domain is not None}
 
-    def check_privacy(self, privacy: Privacy | None) -> None:
-        """Raise a ValueError, before anything is charged, if ``privacy`` cannot pay for the discovery.
+    def check_privacy(self, share: Share | None) -> None:
+        """Raise a ValueError, before anything is charged, if ``share`` cannot pay for the discovery.
 
         ``None`` means no budget for discovery: every domain must then be public.
-        Delta is spent only on selecting categories (which need it) and the
-        values of float columns (which use it when given), so it must be 0
-        when no column can use it. With nothing to discover, ``privacy`` is not used
-        (and :meth:`discover` charges nothing).
+        Selecting categories needs a selection delta (an (epsilon, delta) budget
+        with delta > 0). With nothing to discover, ``share`` is not used (and
+        :meth:`discover` charges nothing).
         """
         needs = self.needs
         if not needs:
             return
-        if privacy is None:
+        if share is None:
             advice = "; ".join(_advice(name, need) for name, need in needs.items())
             raise ValueError(f"no budget was given to find the domains of {[str(c) for c in needs]}: {advice}")
         categories = [str(c) for c, need in needs.items() if need == "categories"]
-        if categories and (privacy.kind != "approx" or privacy.delta == 0):
+        if categories and share.delta == 0:
             raise ValueError(
                 f"the categories of {categories} are not public: declare them with categories={{column: [...]}}, "
                 "give the column a categorical dtype, or pass delta>0 (on an epsilon/delta budget) to select "
                 "them privately"
             )
-        if not self.selections and privacy.kind == "approx" and privacy.delta > 0:
-            raise ValueError(
-                "discovering the domains spends delta only on selecting categories and the values of float "
-                "columns, and no column needs that: pass delta=0 for it"
-            )
 
-    def shares(self, privacy: Privacy) -> dict[Any, Privacy]:
-        """What each column's measurement spends: equal shares of epsilon (or rho); delta to the value selections.
+    def datetime_ranges(self) -> tuple[Any, ...]:
+        """The datetime columns whose range the sparse vector finds (pure epsilon)."""
+        return tuple(e.name for e in self.entries if e.need == "bounds" and e.kind == "datetime")
 
-        Every share uses the Laplace mechanism (sparse vector for bounds), whatever
-        ``privacy.mechanism``; the shares add up to ``privacy.cost`` exactly.
-        """
-        self.check_privacy(privacy)
+    def shares(self, whole: Share) -> dict[Any, Share]:
+        """Each column's part of ``whole``: equal parts of its rho (or epsilon); its delta in equal parts to the
+        selections; its sparse-vector epsilon in equal parts to the datetimes' ranges."""
+        self.check_privacy(whole)
         needs = self.needs
         if not needs:
             return {}
-        each = privacy.share(Fraction(1, len(needs)))
-        selections = self.selections
+        selections, datetimes = self.selections, self.datetime_ranges()
         out = {}
         for name in needs:
-            if privacy.kind == "zcdp":
-                # Pure epsilon-DP measurements charged rho = eps^2 / 2, as split_privacy does.
-                out[name] = Privacy("zcdp", "laplace", laplace_epsilon(each.rho), Fraction(0), each.rho)
-            else:
-                delta = privacy.delta / len(selections) if name in selections else Fraction(0)
-                out[name] = Privacy("approx", "laplace", each.epsilon, delta, Fraction(0))
+            each = whole.part(Fraction(1, len(needs)))
+            out[name] = replace(
+                each, delta=whole.delta / len(selections) if name in selections else Fraction(0),
+                svt_epsilon=whole.svt_epsilon / len(datetimes) if name in datetimes else Fraction(0))
         return out
 
-    def discover(self, target: Target, privacy: Privacy | None,
+    def discover(self, target: Target, share: Share | None,
                  counts: Callable[[Any], Count] | None = None) -> Discovery:
         """Charge each needed measurement as its own ledger line; return every column's domain, in order.
 
         ``counts`` reads a numeric column's histograms after their charges (default: :func:`present_counts`
         of ``target``; the Dask front counts on partitions).
 
-        ``privacy`` is split by :meth:`shares`. Everything is checked (privacy,
+        ``share`` is split by :meth:`shares`. Everything is checked (privacy,
         schema, the whole cost against the remaining budget) before the first
         charge; the data is read only after each charge. The result says what
-        was spent, which can be less than ``privacy`` (module docstring).
+        was spent, which can be less than ``share`` (module docstring).
         """
-        self.check_privacy(privacy)
+        self.check_privacy(share)
         for entry in self.entries:
             dtype = target.column(entry.name).dtype
             if dtype != entry.dtype:
                 raise TypeError(f"column {entry.name!r} was planned with dtype {entry.dtype} but has dtype {dtype}")
-        shares = self.shares(privacy) if privacy is not None else {}
+        shares = self.shares(share) if share is not None else {}
         if shares:
-            assert privacy is not None
-            target.reserve(privacy.cost, query=f"finding the domains of {[str(c) for c in shares]}")
+            assert share is not None
+            target.reserve(share.most(), query=f"finding the domains of {[str(c) for c in shares]}")
         domains: list[ColumnDomain] = []
-        parts: list[Cost] = []
+        parts: list[tuple[Cost, Fraction]] = []
         notes: list[str] = []
         for entry in self.entries:
             if entry.domain is not None:
                 domains.append(entry.domain)
             elif entry.need == "bounds":
                 count = present_counts(target, entry.name) if counts is None else counts(entry.name)
-                domain, costs, note = _discover_bins(target, entry, shares[entry.name], count)
+                domain, spent, note = _discover_bins(target, entry, shares[entry.name], count)
                 domains.append(domain)
-                parts += costs
+                parts += spent
                 notes += [note] if note else []
             else:
-                partitioning = Partitioning((entry.name,), (None,))
-                released = release_counts(
-                    f"categories for {QUERY}", target, partitioning, shares[entry.name], (str(entry.name),)
-                )
-                keys = pd.Index(released.cells, dtype=entry.dtype, name=None)
+                keys = _select(target, entry, shares[entry.name], "categories")
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
-                parts.append(shares[entry.name].cost)
-        return Discovery(domains, sum(parts, Cost()), tuple(notes))
+                parts.append(shares[entry.name].spent())
+        return Discovery(domains, sum((c for c, _ in parts), Cost()), tuple(notes), sum((r for _, r in parts), Fraction(0)))
 
 
 @dataclass(frozen=True)
@@ -835,20 +824,11 @@ class Discovery:
     domains: list[ColumnDomain]
     cost: Cost
     notes: tuple[str, ...] = ()
+    rho: Fraction = Fraction(0)  # the Gaussian parts' rho (zCDP budgets and plans): the model gets the rest
 
 
 # Cells of the noisy histogram per bin, for columns whose bins follow the data.
 FINE_CELLS = 16
-
-
-def _halves(privacy: Privacy) -> tuple[Privacy, Privacy]:
-    """Two equal pure-epsilon halves (charged rho on zCDP) of a column's discovery share."""
-    if privacy.kind == "zcdp":
-        rho = privacy.rho / 2
-        half = Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
-    else:
-        half = Privacy("approx", "laplace", privacy.epsilon / 2, Fraction(0), Fraction(0))
-    return half, half
 
 
 # The support histogram: octaves |x| in [2**(e-1), 2**e) for e in [_LOW, _HIGH] of either sign, and one
@@ -911,20 +891,51 @@ def present_counts(target: Target, name: Any) -> Count:
 
 
 def _noisy_histogram(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count,
+    target: Target, entry: _ColumnPlan, share: Share, count: Count,
     cells: Cells, size: int, what: str,
-) -> tuple[NDArray[np.float64], float]:
-    """Charge ``privacy`` (one ledger line); then the noisy count of each of ``size`` cells (``cells`` maps
-    the column's values to cells; ``count`` reads them), and the noise scale b."""
-    noise = privacy.noise(target.contributions)
-    Plan(f"{what} for {QUERY}", (str(entry.name),), target, privacy, {"count": noise},
-         rule="parallel composition over histogram cells").charge()
+) -> tuple[NDArray[np.float64], NoiseSpec]:
+    """Charge ``share`` (one ledger line); then the noisy count of each of ``size`` cells (``cells`` maps
+    the column's values to cells; ``count`` reads them), and the noise."""
+    noise = share.noise(target.contributions)
+    Plan(f"{what} for {QUERY}", (str(entry.name),), target, share.charged(), {"count": noise},
+         rule=share.rule("parallel composition over histogram cells")).charge()
     counts = count(cells, size)
-    return (counts + noise.sample(size)).astype(np.float64), float(noise.param)
+    return (counts + noise.sample(size)).astype(np.float64), noise
+
+
+def _scale(noise: NoiseSpec) -> float:
+    """The noise's scale: Laplace's b, the Gaussian's sigma."""
+    return float(noise.param) if noise.mechanism == "laplace" else math.sqrt(float(noise.param))
+
+
+def _select(target: Target, entry: _ColumnPlan, share: Share, what: str) -> pd.Index[Any]:
+    """Charge ``share`` (one ledger line); the column's values whose noisy count clears the selection threshold.
+
+    Partition selection as ``value_counts`` makes it: noise on the count of each value present (rows in use),
+    released at a noisy count of at least ``k + m`` where ``P(noise >= m) <= delta / k``
+    (:func:`~dpframe.queries.partitioned.selection_threshold`), so a unit's own values leak with
+    probability at most the share's delta. With Gaussian noise this is delta-approximately rho-zCDP
+    (:mod:`dpframe.synthesis.spending`). The values come back sorted, not in the data's order.
+    """
+    k = target.contributions
+    noise = share.noise(k)
+    threshold = selection_threshold(noise, k, float(share.delta))
+    Plan(f"{what} for {QUERY}", (str(entry.name),), target, share.charged(), {"count": noise},
+         rule=share.rule(f"partition selection: values released at a noisy count >= {threshold} "
+                         f"(δ={float(share.delta):.3g})")).charge()
+    column, mask = target.column(entry.name), target.rows_in_use()
+    counts = (column if mask is None else column[mask]).value_counts(dropna=True, sort=False)
+    noisy = counts.to_numpy(dtype=np.int64) + noise.sample(len(counts))
+    keys = pd.Index(counts.index[noisy >= threshold], dtype=entry.dtype, name=None)
+    try:
+        ordered: pd.Index[Any] = keys.sort_values()
+    except TypeError:  # mixed types in an object column: by their text
+        ordered = keys[np.argsort(keys.astype(str).to_numpy(), kind="stable")]
+    return ordered
 
 
 def _discover_range(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count, step: float | None
+    target: Target, entry: _ColumnPlan, share: Share, count: Count, step: float | None
 ) -> tuple[float, float, str]:
     """Bounds from a noisy histogram of octaves (of both signs, and zero): ``(lower, upper, note)``.
 
@@ -933,12 +944,13 @@ def _discover_range(
     probability :data:`SUPPORT_FALSE_ALARM` at most (a union bound over the
     cells). Unlike a scan that stops at the first noisy count below a
     threshold, a small share cannot make a few percent of the values vanish:
-    only octaves holding fewer values than the threshold, about
-    ``b ln(cells / 0.002)`` for noise scale ``b``, are lost.
+    only octaves holding fewer values than the threshold (about
+    ``b ln(cells / 0.002)`` for Laplace noise of scale ``b``, ``4.4 sigma``
+    for Gaussian noise) are lost.
     """
     size = 2 * _OCTAVES + 1
-    noisy, scale = _noisy_histogram(target, entry, privacy, count, _octave_cells, size, "bounds")
-    threshold = scale * math.log(size / (2 * SUPPORT_FALSE_ALARM))
+    noisy, noise = _noisy_histogram(target, entry, share, count, _octave_cells, size, "bounds")
+    threshold = noise.tail_point(SUPPORT_FALSE_ALARM / size)
     occupied = np.flatnonzero(noisy >= threshold)
     note = ""
     if len(occupied) == 0:
@@ -983,7 +995,7 @@ def _on_step(values: NDArray[np.float64], step: float) -> NDArray[np.bool_]:
 
 
 def _discover_step(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count, selected: pd.Index[Any] | None = None
+    target: Target, entry: _ColumnPlan, share: Share, count: Count, selected: pd.Index[Any] | None = None
 ) -> tuple[float | None, bool]:
     """The coarsest resolution (:data:`_STEPS`) that the values keep, from a noisy count per resolution;
     and, given privately ``selected`` values, whether nearly every value is one of them: ``(step, discrete)``.
@@ -991,8 +1003,8 @@ def _discover_step(
     Each value counts once, under the coarsest step it is a multiple of (or
     "finer"), and apart if it is a selected value: parallel composition. A
     step is kept when the noisy count of the values finer than it stays below
-    what noise alone exceeds with probability 1% (Laplace tails, scaled by
-    the square root of the cells summed) and the noisy count of the values
+    what the noise of one cell exceeds with probability 1% (scaled by
+    the square root of the cells summed: exact for Gaussian noise, close for Laplace) and the noisy count of the values
     on it clears that margin: a column with a few percent of finer values may
     be judged whole at small budgets, and its values are then rounded to the
     step; with no signal either way the column stays continuous. The same
@@ -1011,8 +1023,8 @@ def _discover_step(
         return resolution + classes * np.isin(values, chosen)
 
     size = classes * (2 if selected is not None else 1)
-    noisy, scale = _noisy_histogram(target, entry, privacy, count, cells, size, "resolution")
-    margin = scale * math.log(1 / (2 * 0.01))  # what the noise of one cell exceeds with probability 1%
+    noisy, noise = _noisy_histogram(target, entry, share, count, cells, size, "resolution")
+    margin = noise.tail_point(0.01)
 
     def evidence(inside: NDArray[np.float64], outside: NDArray[np.float64]) -> bool:
         # Both sides need evidence: few values outside, and enough inside (with no signal either way,
@@ -1030,51 +1042,50 @@ def _discover_step(
 
 
 def _discover_bins(
-    target: Target, entry: _ColumnPlan, privacy: Privacy, count: Count
-) -> tuple[ColumnDomain, list[Cost], str]:
+    target: Target, entry: _ColumnPlan, share: Share, count: Count
+) -> tuple[ColumnDomain, list[tuple[Cost, Fraction]], str]:
     """Private resolution and bounds, then (unless few values) bins following a noisy histogram.
 
     Half of the column's share finds the range; the resolution (floats and
-    times) takes a quarter and the bins the rest. A float column given delta
-    first selects its common values privately with a quarter of the share
-    (and all its delta), taken from the resolution's and the bins' (an eighth
-    each; the range keeps its half, so no range is lost to the selection): if
-    nearly every value is one of them (:func:`_discover_step`), they are its
-    domain and the rest of the share is left unspent.
+    times) takes a quarter and the bins the rest. A float column given a
+    selection delta first selects its common values privately with a quarter
+    of the share (and all its delta), taken from the resolution's and the
+    bins' (an eighth each; the range keeps its half, so no range is lost to
+    the selection): if nearly every value is one of them
+    (:func:`_discover_step`), they are its domain and the rest of the share is
+    left unspent. A datetime's range is the sparse vector's
+    (:meth:`Share.sparse_vector`). Returns what each line spent.
     """
-    costs: list[Cost] = []
+    spent: list[tuple[Cost, Fraction]] = []
     selected: pd.Index[Any] | None = None
-    if entry.kind == "float" and privacy.kind == "approx" and privacy.delta > 0:
-        quarter = privacy.epsilon / 4
-        for_values = Privacy("approx", "laplace", quarter, privacy.delta, Fraction(0))
-        for_range = Privacy("approx", "laplace", 2 * quarter, Fraction(0), Fraction(0))
-        rest = Privacy("approx", "laplace", quarter, Fraction(0), Fraction(0))
-        released = release_counts(f"values for {QUERY}", target, Partitioning((entry.name,), (None,)), for_values,
-                                  (str(entry.name),))
-        selected = pd.Index(released.cells, dtype=entry.dtype)
-        costs.append(for_values.cost)
+    half, quarter = Fraction(1, 2), Fraction(1, 4)
+    if entry.kind == "float" and share.delta > 0:
+        for_values, for_range, rest = share.part(quarter, selection=True), share.part(half), share.part(quarter)
+        selected = _select(target, entry, for_values, "values")
+        spent.append(for_values.spent())
     else:
-        for_range, rest = _halves(privacy)
+        for_range, rest = share.part(half), share.part(half)
     step: float | None = 1.0 if entry.kind == "integer" else None
     if _STEPS[entry.kind]:
-        for_step, for_bins = _halves(rest)
+        for_step, for_bins = rest.part(half), rest.part(half)
         step, discrete = _discover_step(target, entry, for_step, count, selected)
-        costs.append(for_step.cost)
+        spent.append(for_step.spent())
         if discrete:
             assert selected is not None
-            return CategoryDomain.build(entry.name, entry.dtype, selected.sort_values(), other=True), costs, ""
+            return CategoryDomain.build(entry.name, entry.dtype, selected.sort_values(), other=True), spent, ""
     else:
         for_bins = rest
-    costs.append(for_range.cost)
     if entry.kind == "datetime":
         # Dates lie far from zero, where octaves are decades wide (2**30 s is 34 years): the sparse
         # vector's grid of 3% steps finds their range better. It needs numbers: seconds.
         column = target.column(entry.name)
         seconds = pd.Series(axis_values(column), index=column.index, name=column.name)
-        lower, upper = private_bounds(target, seconds, for_range, query=QUERY)
+        lower, upper = private_bounds(target, seconds, for_range.sparse_vector(), query=QUERY)
+        spent.append(for_range.sparse_vector_spent())
         note = ""
     else:
         lower, upper, note = _discover_range(target, entry, for_range, count, step)
+        spent.append(for_range.spent())
     fine = NumericDomain.from_bounds(
         entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
     ).on_steps(step)
@@ -1082,15 +1093,15 @@ def _discover_bins(
     points = [float(v) for v in selected] if selected is not None and step is None else []
     with_points = fine.with_points(points)
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
-        return with_points, costs, note
+        return with_points, spent, note
     # Bins follow the values that are not points: those are counted in cells of their own, left unused.
-    noisy, scale = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
+    noisy, noise = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
     # Within its bin, a value is drawn from the fine cells in proportion to their noisy counts (post-processing).
     domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points).within(
-        fine.edges, noisy[: fine.bins].tolist(), scale)
-    return domain, [*costs, for_bins.cost], note
+        fine.edges, noisy[: fine.bins].tolist(), _scale(noise))
+    return domain, [*spent, for_bins.spent()], note
 
 
 def _edges_following(fine_edges: NDArray[np.float64], noisy: NDArray[np.float64], bins: int) -> NDArray[np.float64]:

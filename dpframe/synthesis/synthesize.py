@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.costs import Cost
-from dpframe.noise.calibrate import zcdp_rho_for
-from dpframe.noise.mechanism import Privacy, laplace_epsilon, round_down
+from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
 from dpframe.progress import Progress
 from dpframe.queries.plan import Plan, Target
@@ -35,6 +34,7 @@ from dpframe.synthesis.domain import (
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
 from dpframe.synthesis.model import Clique, GraphicalModel, Measurement
+from dpframe.synthesis.spending import Share, ZcdpPlan
 from dpframe.testing import seeded_noise
 
 Method = Literal["aim", "mst", "marginals"]
@@ -91,33 +91,36 @@ SMALLEST_EPSILON = Fraction(1, 1000)
 SMALLEST_RHO = SMALLEST_EPSILON**2 / 2
 
 
-def _discovery_privacy(privacy: Privacy, plan: DomainPlan) -> Privacy | None:
-    """The most that finding the domains may spend (:data:`DOMAIN_SHARE`), or None when all are public."""
-    if not plan.discovery_columns:
-        return None
+def _plan(privacy: Privacy, plan: DomainPlan) -> tuple[Share | None, ZcdpPlan | None]:
+    """What finding the domains may spend (:data:`DOMAIN_SHARE`; None when all are public), and the zCDP plan
+    of an (epsilon, delta) budget (:mod:`dpframe.synthesis.spending`)."""
+    columns = plan.discovery_columns
     if privacy.kind == "zcdp":
-        rho = privacy.rho * DOMAIN_SHARE
-        return Privacy("zcdp", "laplace", laplace_epsilon(rho), Fraction(0), rho)
-    delta = privacy.delta * DOMAIN_SHARE if plan.needs_delta else Fraction(0)
-    return Privacy("approx", "laplace", privacy.epsilon * DOMAIN_SHARE, delta, Fraction(0))
+        return (Share(privacy.rho * DOMAIN_SHARE, Fraction(0), Fraction(0)) if columns else None), None
+    if privacy.delta == 0:
+        return (Share(Fraction(0), privacy.epsilon * DOMAIN_SHARE, Fraction(0)) if columns else None), None
+    if not columns:
+        return None, ZcdpPlan.of(privacy.epsilon, privacy.delta)
+    # Beside the plan: the selections' delta (and its margin in epsilon), and the datetimes' sparse vectors,
+    # each as much as a column's share of epsilon would give a range (half of it).
+    selection_delta = privacy.delta * DOMAIN_SHARE if plan.selections else Fraction(0)
+    svt = privacy.epsilon * DOMAIN_SHARE * len(plan.datetime_ranges()) / (2 * len(columns))
+    zcdp = ZcdpPlan.of(privacy.epsilon - svt - 2 * selection_delta, privacy.delta - selection_delta)
+    return Share(zcdp.rho * DOMAIN_SHARE, Fraction(0), selection_delta, zcdp, svt), zcdp
 
 
-def _model_privacy(privacy: Privacy, spent: Cost, contributions: int) -> tuple[Privacy, Allowance]:
+def _model_privacy(
+    privacy: Privacy, spent: Cost, spent_rho: Fraction, zcdp: ZcdpPlan | None, contributions: int
+) -> tuple[Privacy, Allowance]:
     """What the model spends -- everything finding the domains did not -- and its plan in rho or epsilon."""
     if privacy.kind == "zcdp":
         rho = privacy.rho - spent.rho
         return Privacy("zcdp", "gaussian", Fraction(0), Fraction(0), rho), Allowance("zcdp", rho, contributions)
     epsilon, delta = privacy.epsilon - spent.epsilon, privacy.delta - spent.delta
-    if delta > 0:
-        # Planned in zCDP and converted to (epsilon, delta) tightly (CKS20 Cor. 13).
-        try:
-            rho = round_down(zcdp_rho_for(float(epsilon), float(delta)))
-        except (ValueError, OverflowError, ZeroDivisionError):
-            raise ValueError(
-                f"synthesize cannot plan its model with ε={float(epsilon):.3g}, δ={float(delta):.3g}: use a larger "
-                "epsilon and a delta well below 1 (e.g. 1e-6)"
-            ) from None
-        return Privacy("approx", "gaussian", epsilon, delta, Fraction(0)), Allowance("zcdp", rho, contributions)
+    if zcdp is not None:
+        # The rest of the zCDP plan; its line is the rest of (epsilon, delta): its pro-rata share.
+        return (Privacy("approx", "gaussian", epsilon, delta, Fraction(0)),
+                Allowance("zcdp", zcdp.rho - spent_rho, contributions))
     return Privacy("approx", "laplace", epsilon, Fraction(0), Fraction(0)), Allowance("pure", epsilon, contributions)
 
 
@@ -198,7 +201,7 @@ def _check_rows(n: Any) -> int | None:
 class Reader(Protocol):
     """How :func:`synthesize` reads the protected data (pandas in memory by default; Dask partitions)."""
 
-    def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
+    def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Before any charge: refuse, from the plan and what discovery spends, what this reader cannot read."""
 
     def counts(self, target: Target, name: Any) -> Count:
@@ -211,7 +214,7 @@ class Reader(Protocol):
 class PandasReader:
     """The pandas frame's codes, in memory (the rows in use after contribution bounding)."""
 
-    def check(self, plan: DomainPlan, discovery: Privacy | None) -> None:
+    def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Every plan can be read from pandas."""
 
     def counts(self, target: Target, name: Any) -> Count:
@@ -291,19 +294,15 @@ def synthesize(
             f"synthesize needs epsilon >= {float(SMALLEST_EPSILON):g} (rho >= {float(SMALLEST_RHO):g}): with less, "
             "every measurement would be noise and the noisy row count unbounded"
         )
-    discovery = _discovery_privacy(privacy, plan)
+    discovery, zcdp = _plan(privacy, plan)
     plan.check_privacy(discovery)
-    # Finding the domains spends between nothing and its share: the model must be plannable either way,
-    # checked before anything is charged.
-    for spent in (Cost(), discovery.cost if discovery is not None else Cost()):
-        _model_privacy(privacy, spent, target.contributions)
     reader = PandasReader() if reader is None else reader
     reader.check(plan, discovery)
     target.reserve(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
         found = plan.discover(target, discovery, functools.partial(reader.counts, target))
         domains = found.domains
-        model_privacy, allowance = _model_privacy(privacy, found.cost, target.contributions)
+        model_privacy, allowance = _model_privacy(privacy, found.cost, found.rho, zcdp, target.contributions)
         unit = "ρ" if allowance.kind == "zcdp" else "ε"
         model_plan = Plan(
             "synthesize", tuple(map(str, names)), target, model_privacy,
@@ -311,7 +310,9 @@ def synthesize(
                 noise="discrete Gaussian" if allowance.kind == "zcdp" else "discrete Laplace"
             ),
             detail=f"{method} over {len(names)} columns, planned as {unit}={float(allowance.amount):.4g}"
-            + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if model_privacy.kind == "approx" and unit == "ρ" else ""),
+            + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if zcdp is not None and not found.rho else "")
+            + (f" (the rest of a zCDP plan of ρ={float(zcdp.rho):.4g} with the domains' measurements, converted to "
+               "(ε, δ) by CKS20 Cor. 13; charged its pro-rata share)" if zcdp is not None and found.rho else ""),
             rule="zCDP composition" if unit == "ρ" else "sequential composition",
         )
         model_plan.charge()
