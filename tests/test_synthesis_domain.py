@@ -399,16 +399,18 @@ def test_discovery_charges_exactly_the_given_privacy_one_line_per_column() -> No
     whole = ["bounds for synthesize", "bins for synthesize"]
     stepped = ["resolution for synthesize", *whole]
     assert ledger["query"].tolist() == (["finding the domains of ['age', 'income', 'city', 'job', 'joined'] "
-                                         "(reserved)"] + whole + ["values for synthesize", *stepped]
+                                         "(reserved)"] + ["bounds for synthesize", "values for synthesize",
+                                                          "bins for synthesize", "values for synthesize", *stepped]
                                         + ["categories for synthesize"] * 2 + stepped)
-    assert ledger["columns"].tolist()[1:] == ["age"] * 2 + ["income"] * 4 + ["city", "job"] + ["joined"] * 3
+    assert ledger["columns"].tolist()[1:] == ["age"] * 3 + ["income"] * 4 + ["city", "job"] + ["joined"] * 3
     # Each Gaussian line: its pro-rata share of (0.9, 9e-7) (a column's is a tenth of it); a selection adds its
-    # delta (1e-7 / 3) and twice that in epsilon.
-    parts = [1 / 2, 1 / 2, 1 / 4, 1 / 8, 1 / 2, 1 / 8, 1, 1, 1 / 4, 0, 1 / 4]
-    selection = [0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0]
+    # delta (1e-7 / 4) and twice that in epsilon. Integers and floats select their common values first.
+    # Integers select theirs once their range holds more values than bins, from the bins' half.
+    parts = [1 / 2, 1 / 4, 1 / 4] + [1 / 4, 1 / 8, 1 / 2, 1 / 8] + [1, 1, 1 / 4, 0, 1 / 4]
+    selection = [0, 1, 0] + [1, 0, 0, 0] + [1, 1, 0, 0, 0]
     assert ledger["epsilon"].tolist()[1:] == pytest.approx(
-        [0.09 * f + 2e-7 / 3 * s for f, s in zip(parts, selection)][:9] + [0.1, 0.09 / 4], rel=1e-9)
-    assert ledger["delta"].tolist()[1:] == pytest.approx([9e-8 * f + 1e-7 / 3 * s for f, s in zip(parts, selection)],
+        [0.09 * f + 2e-7 / 4 * s for f, s in zip(parts, selection)][:10] + [0.1, 0.09 / 4], rel=1e-9)
+    assert ledger["delta"].tolist()[1:] == pytest.approx([9e-8 * f + 1e-7 / 4 * s for f, s in zip(parts, selection)],
                                                          rel=1e-9)
     assert [d.name for d in domains] == list(frame.columns)
     age, income, city, job, sex, joined = domains
@@ -525,7 +527,7 @@ def test_shares_add_up_to_the_privacy() -> None:
     whole = Share(zcdp.rho, Fraction(0), Fraction(2, 10**7), zcdp)
     shares = plan.shares(whole)
     assert sum((s.most() for s in shares.values()), Cost()) == whole.most()
-    assert [s.delta for s in shares.values()] == [0, Fraction(1, 10**7), Fraction(1, 10**7)]
+    assert [s.delta for s in shares.values()] == [Fraction(2, 3 * 10**7)] * 3  # age selects its common values
     assert {s.noise(1).mechanism for s in shares.values()} == {"gaussian"}
 
 
@@ -604,3 +606,16 @@ def test_float_values_are_not_selected_without_delta() -> None:
     with seeded_noise(1):
         p.dp.synthesize(epsilon=1.0, method="mst", progress=False, random_state=0)
     assert "values for synthesize" not in p.dp.budget.ledger["query"].tolist()
+
+
+def test_integer_points_decode_to_their_values() -> None:
+    """A common integer value keeps a code of its own and comes back exactly (issue 33: ages 44-57 vanished)."""
+    domain = NumericDomain.from_bounds("age", np.dtype("int64"), 0, 99, bins=10).with_points([45.0, 50.0])
+    values = pd.Series([45, 50, 3, 46], dtype="int64")
+    codes = domain.encode(values)
+    assert codes.tolist()[:2] == [10, 11] and codes[2] == 0
+    decoded = domain.decode(codes, rng())
+    assert decoded.dtype == np.dtype("int64") and decoded.tolist()[:2] == [45, 50]
+    nullable = NumericDomain.from_bounds("age", pd.Int64Dtype(), 0, 99, bins=10).with_points([45.0])
+    out = nullable.decode(nullable.encode(pd.Series([45, None], dtype="Int64")), rng())
+    assert out.tolist()[0] == 45 and out.isna().tolist() == [False, True]

@@ -476,7 +476,7 @@ class NumericDomain(ColumnDomain):
         return self._of(self.name, self.dtype, self.kind, snapped, step)
 
     def with_points(self, points: Sequence[float]) -> NumericDomain:
-        """This domain with codes of their own for ``points``, exact values (of a continuous float column)."""
+        """This domain with codes of their own for ``points``, exact values (that a number column holds often)."""
         ordered = tuple(sorted({float(v) for v in points}))
         return NumericDomain(self.name, self.size + len(ordered) - len(self.points), self.dtype, self.missing,
                              self.kind, self.edges, self.step, ordered, self.fine_edges, self.fine_weights)
@@ -554,8 +554,10 @@ class NumericDomain(ColumnDomain):
         absent = codes == self.missing_code if self.missing else np.zeros(len(codes), dtype=bool)
         j = np.minimum(codes, self.bins - 1)
         lo, hi = self._fine_cells(j, edges[j], edges[j + 1], rng)
+        at_point = (codes >= self.bins) & ~absent
         if self.kind == "integer":
             ints = rng.integers(lo.astype(np.int64), hi.astype(np.int64))
+            ints[at_point] = np.asarray(self.points)[codes[at_point] - self.bins].astype(np.int64)
             if isinstance(self.dtype, np.dtype):
                 return pd.Series(ints.astype(self.dtype), name=self.name)
             array = pd.array(ints.astype(self.dtype.numpy_dtype), dtype=self.dtype)
@@ -567,7 +569,6 @@ class NumericDomain(ColumnDomain):
                 floats = _within(multiples, lo, hi, np.ones(len(multiples), dtype=bool), numpy_dtype)
             else:
                 floats = _within(rng.uniform(lo, hi), lo, hi, hi < edges[-1], numpy_dtype)
-            at_point = (codes >= self.bins) & ~absent
             floats[at_point] = np.asarray(self.points)[codes[at_point] - self.bins]
             if isinstance(self.dtype, np.dtype):
                 floats[absent] = np.nan
@@ -703,13 +704,14 @@ class DomainPlan:
     ...     (age,) = plan_domains(df, ["age"], bounds=None, categories=None, bins=16).discover(
     ...         Target.of(p), share).domains
     >>> age.labels()[:3]
-    ['25', '26', '27']
+    ['[16, 21]', '[22, 25]', '[26, 28]']
     >>> p.dp.budget.ledger[["query", "columns", "rho"]].values.tolist()
     [['bounds for synthesize', 'age', 0.01], ['bins for synthesize', 'age', 0.01]]
     """
 
     columns: tuple[Any, ...]
     entries: tuple[_ColumnPlan, ...]
+    select_values: bool = True  # given delta, numbers' common values are selected privately
 
     @property
     def needs(self) -> dict[Any, Need]:
@@ -723,8 +725,9 @@ class DomainPlan:
 
     @property
     def selections(self) -> tuple[Any, ...]:
-        """The columns whose discovery can spend delta: text categories, and the values of float columns."""
-        return tuple(e.name for e in self.entries if e.need == "categories" or (e.need == "bounds" and e.kind == "float"))
+        """The columns whose discovery can spend delta: text categories, and the common values of numbers."""
+        return tuple(e.name for e in self.entries if e.need == "categories" or (
+            self.select_values and e.need == "bounds" and e.kind in ("float", "integer")))
 
     @property
     def needs_delta(self) -> bool:
@@ -1053,28 +1056,28 @@ def _discover_bins(
     bins' (an eighth each; the range keeps its half, so no range is lost to
     the selection): if nearly every value is one of them
     (:func:`_discover_step`), they are its domain and the rest of the share is
-    left unspent. A datetime's range is the sparse vector's
-    (:meth:`Share.sparse_vector`). Returns what each line spent.
+    left unspent. An integer column selects its common values (a quarter,
+    from the bins' half) only once its range turns out to hold more values
+    than bins. A datetime's range is the sparse vector's
+    (:meth:`Share.sparse_vector`). Selected values keep codes of their own.
+    Returns what each line spent.
     """
     spent: list[tuple[Cost, Fraction]] = []
     selected: pd.Index[Any] | None = None
     half, quarter = Fraction(1, 2), Fraction(1, 4)
+    for_range, rest = share.part(half), share.part(half, selection=entry.kind == "integer")
     if entry.kind == "float" and share.delta > 0:
-        for_values, for_range, rest = share.part(quarter, selection=True), share.part(half), share.part(quarter)
+        for_values, rest = share.part(quarter, selection=True), share.part(quarter)
         selected = _select(target, entry, for_values, "values")
         spent.append(for_values.spent())
-    else:
-        for_range, rest = share.part(half), share.part(half)
     step: float | None = 1.0 if entry.kind == "integer" else None
     if _STEPS[entry.kind]:
-        for_step, for_bins = rest.part(half), rest.part(half)
+        for_step, rest = rest.part(half), rest.part(half)
         step, discrete = _discover_step(target, entry, for_step, count, selected)
         spent.append(for_step.spent())
         if discrete:
             assert selected is not None
             return CategoryDomain.build(entry.name, entry.dtype, selected.sort_values(), other=True), spent, ""
-    else:
-        for_bins = rest
     if entry.kind == "datetime":
         # Dates lie far from zero, where octaves are decades wide (2**30 s is 34 years): the sparse
         # vector's grid of 3% steps finds their range better. It needs numbers: seconds.
@@ -1089,19 +1092,24 @@ def _discover_bins(
     fine = NumericDomain.from_bounds(
         entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
     ).on_steps(step)
-    # Selected values keep codes of their own (unless the values are already kept to a step).
-    points = [float(v) for v in selected] if selected is not None and step is None else []
-    with_points = fine.with_points(points)
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
-        return with_points, spent, note
+        return fine, spent, note
+    if rest.delta > 0:
+        for_values, rest = rest.part(half, selection=True), rest.part(half)
+        selected = _select(target, entry, for_values, "values")
+        spent.append(for_values.spent())
+    # Selected values keep codes of their own: within a bin of several steps, a spike (19% of the rows at
+    # 0.000 of values kept to thousandths) would be spread over the bin's fine cell.
+    points = [float(v) for v in selected] if selected is not None else []
+    with_points = fine.with_points(points)
     # Bins follow the values that are not points: those are counted in cells of their own, left unused.
-    noisy, noise = _noisy_histogram(target, entry, for_bins, count, with_points.codes_of, with_points.size, "bins")
+    noisy, noise = _noisy_histogram(target, entry, rest, count, with_points.codes_of, with_points.size, "bins")
     edges = _edges_following(np.asarray(fine.edges), noisy[: fine.bins], entry.bins)
     # Edges taken from the fine domain's: already integers, or multiples of the step (the top one exclusive).
     # Within its bin, a value is drawn from the fine cells in proportion to their noisy counts (post-processing).
     domain = NumericDomain._of(entry.name, entry.dtype, fine.kind, edges, fine.step).with_points(points).within(
         fine.edges, noisy[: fine.bins].tolist(), _scale(noise))
-    return domain, [*spent, for_bins.spent()], note
+    return domain, [*spent, rest.spent()], note
 
 
 def _edges_following(fine_edges: NDArray[np.float64], noisy: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
@@ -1203,8 +1211,11 @@ def plan_domains(
     bounds: Mapping[Any, tuple[float, float]] | None = None,
     categories: Mapping[Any, Sequence[Any]] | None = None,
     bins: int | Mapping[Any, int | Sequence[float]] = DEFAULT_BINS,
+    select_values: bool = True,
 ) -> DomainPlan:
     """Decide every column's domain from the schema and the arguments only (the data is never read).
+
+    ``select_values=False`` (a reader that cannot select them: Dask) finds no common values of numbers.
 
     ``bounds`` and ``bins`` apply to numeric, datetime and timedelta columns
     (bounds of datetimes as timestamps, of timedeltas as durations);
@@ -1255,7 +1266,7 @@ def plan_domains(
             _plan_column(series, name, declared_bounds.get(name), declared_categories.get(name),
                          bin_specs.get(name), default_bins)
         )
-    return DomainPlan(names, tuple(entries))
+    return DomainPlan(names, tuple(entries), select_values)
 
 
 def _plan_column(

@@ -201,6 +201,10 @@ def _check_rows(n: Any) -> int | None:
 class Reader(Protocol):
     """How :func:`synthesize` reads the protected data (pandas in memory by default; Dask partitions)."""
 
+    @property
+    def selects_values(self) -> bool:
+        """Whether it can select the common values of numbers (partition selection of a column's values)."""
+
     def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Before any charge: refuse, from the plan and what discovery spends, what this reader cannot read."""
 
@@ -213,6 +217,11 @@ class Reader(Protocol):
 
 class PandasReader:
     """The pandas frame's codes, in memory (the rows in use after contribution bounding)."""
+
+    @property
+    def selects_values(self) -> bool:
+        """Yes: value counts of the column in memory."""
+        return True
 
     def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Every plan can be read from pandas."""
@@ -283,7 +292,9 @@ def synthesize(
     names = list(frame.columns if columns is None else columns)
     if not names:
         raise ValueError("there are no columns to synthesize")
-    plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins)
+    reader = PandasReader() if reader is None else reader
+    plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins,
+                        select_values=reader.selects_values)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
     if privacy.kind == "rdp":  # planned and charged in rho, as on a zCDP budget (a Rényi budget composes rho)
@@ -296,7 +307,6 @@ def synthesize(
         )
     discovery, zcdp = _plan(privacy, plan)
     plan.check_privacy(discovery)
-    reader = PandasReader() if reader is None else reader
     reader.check(plan, discovery)
     target.reserve(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
