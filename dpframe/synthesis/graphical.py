@@ -168,7 +168,7 @@ def aim(
         step(f"{len(measurements)} marginals measured", 0.8 * float(spent))
         # The model's marginals of candidates that straddle cliques: counted in records drawn from it.
         drawn = model.sample(int(min(max(model.total, 50_000), 100_000)), rng)
-        sample = CodedData(tuple(drawn.T.astype(np.int32)), sizes)
+        sample = CodedData(tuple(drawn.T.astype(np.int64)), sizes)
         scale = model.total / sample.rows
         unread = [r for r in fits if r not in exact]  # read together: one pass over distributed data
         exact.update(zip(unread, data.counts_of(unread)))

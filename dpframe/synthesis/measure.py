@@ -8,6 +8,7 @@ selections use the exponential mechanism on scores computed here.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ class CodedData:
     (3, [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
     """
 
-    columns: tuple[NDArray[np.int32], ...]
+    columns: tuple[NDArray[np.int32] | NDArray[np.int64], ...]  # int64 for counting many marginals of few rows
     sizes: tuple[int, ...]
     # Per attribute, the codes that decode as missing values (public, from the schema).
     missing: tuple[tuple[int, ...], ...] = ()
@@ -113,12 +114,17 @@ class CodedData:
         Records with a dropped code (-1, see :class:`Compression`) in any of its columns are not counted.
         """
         shape = tuple(self.sizes[a] for a in clique)
-        columns = [self.columns[a].astype(np.int64) for a in clique]
-        present = np.logical_and.reduce([c >= 0 for c in columns])
-        if not present.all():
+        columns = [np.asarray(self.columns[a], dtype=np.int64) for a in clique]  # no copy of int64 codes
+        if not all(self._complete[a] for a in clique):
+            present = np.logical_and.reduce([c >= 0 for c in columns])
             columns = [c[present] for c in columns]
         cells = np.ravel_multi_index(tuple(columns), shape)
         return np.bincount(cells, minlength=math.prod(shape)).astype(np.float64).reshape(shape)
+
+    @functools.cached_property
+    def _complete(self) -> tuple[bool, ...]:
+        """Per attribute, whether no record has a dropped code (checked once, not at every count)."""
+        return tuple(bool((column >= 0).all()) for column in self.columns)
 
     def counts_of(self, cliques: Sequence[Clique]) -> list[Array]:
         """:meth:`counts` of each clique (:class:`Marginals`)."""

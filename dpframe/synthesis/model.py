@@ -86,39 +86,52 @@ def expand(values: Array, sub: Clique, clique: Clique) -> Array:
     return values.reshape(shape)
 
 
-def _bits(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
-
-
 def _triangulate(cliques: Iterable[Clique], attributes: int, sizes: Sequence[int]) -> list[Clique]:
     """Maximal cliques of a chordal supergraph of the cliques' interaction graph (greedy min-fill).
 
-    Neighbourhoods are bit sets: this runs for every candidate marginal in every round of AIM.
+    Neighbourhoods are bit sets, walked lowest bit first (``m & -m``): this runs for every candidate
+    marginal in every round of AIM.
     """
     adjacent = [0] * attributes
     for clique in cliques:
-        for a, b in itertools.combinations(clique, 2):
-            adjacent[a] |= 1 << b
-            adjacent[b] |= 1 << a
+        mask = 0
+        for a in clique:
+            mask |= 1 << a
+        for a in clique:
+            adjacent[a] |= mask & ~(1 << a)
     log_size = [math.log(s) for s in sizes]
     remaining = (1 << attributes) - 1
     found: list[Clique] = []
     while remaining:
         best: tuple[int, float, int] | None = None
-        for v in _bits(remaining):
+        vertices = remaining
+        while vertices:
+            low = vertices & -vertices
+            vertices ^= low
+            v = low.bit_length() - 1
             near = adjacent[v] & remaining
-            members = _bits(near)
-            missing = sum((near & ~adjacent[u] & ~(1 << u)).bit_count() for u in members)
+            missing, weight = 0, 0.0
+            members = near
+            while members:
+                bit = members & -members
+                members ^= bit
+                missing += (near & ~adjacent[bit.bit_length() - 1] & ~bit).bit_count()
+                weight += log_size[bit.bit_length() - 1]
             # Ties go to the smaller resulting table: cheaper inference.
-            key = (missing, log_size[v] + sum(log_size[u] for u in members), v)
+            key = (missing, log_size[v] + weight, v)
             if best is None or key < best:
                 best = key
         assert best is not None
         v = best[2]
         near = adjacent[v] & remaining
-        for u in _bits(near):
-            adjacent[u] |= near & ~(1 << u)
-        found.append(tuple(sorted(_bits(near) + [v])))
+        eliminated = [v]
+        members = near
+        while members:
+            bit = members & -members
+            members ^= bit
+            adjacent[bit.bit_length() - 1] |= near & ~bit
+            eliminated.append(bit.bit_length() - 1)
+        found.append(tuple(sorted(eliminated)))
         remaining &= ~(1 << v)
     sets = [set(c) for c in found]
     return sorted({c for c, s in zip(found, sets) if not any(s < other for other in sets)})
