@@ -190,8 +190,8 @@ def test_numeric_domains_found_privately_as_on_pandas(ddf: Any, method: str, bud
     assert frames[0].attrs["dp"] == frames[1].attrs["dp"]
     queries = [line["query"] for line in ledger_lines(on_dask)]
     assert ledger_lines(pandas) == ledger_lines(on_dask)
-    # age (int): bounds, bins; income (float): resolution, bounds, bins; then the model.
-    assert queries == ["bounds for synthesize", "bins for synthesize", "resolution for synthesize",
+    # The rows; age (int): bounds, bins; income (float): resolution, bounds, bins; then the model.
+    assert queries == ["rows for synthesize", "bounds for synthesize", "bins for synthesize", "resolution for synthesize",
                        "bounds for synthesize", "bins for synthesize", "synthesize"]
     assert len(reader.computes) == len(queries)  # one pass per histogram, one for every marginal
 

@@ -33,7 +33,7 @@ of numbers, which pandas selects given delta, are not selected.
 (['int64', 'bool'], True, ['synthesize'])
 >>> syn = p.dp.synthesize(epsilon=1.0, method="mst", progress=False)  # the bounds of age found privately
 >>> p.dp.budget.ledger["query"].tolist()[1:]
-['bounds for synthesize', 'bins for synthesize', 'synthesize']
+['rows for synthesize', 'bounds for synthesize', 'bins for synthesize', 'synthesize']
 >>> text = dd.from_pandas(pd.DataFrame({"city": ["Oslo", "Rome"] * 100}), npartitions=2)
 >>> text.dp.protect(epsilon=1.0, delta=1e-6, name="text", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
 ...     epsilon=1.0, delta=1e-6, progress=False)
@@ -88,6 +88,11 @@ def _present_cells(part: pd.Series[Any], cells: Cells, size: int) -> list[NDArra
     """The count of one partition's non-missing values (on the column's axis) in each cell."""
     values = axis_values(part)
     return [np.bincount(cells(values[~np.isnan(values)]), minlength=size)]
+
+
+def _length(part: pd.DataFrame) -> list[NDArray[np.int64]]:
+    """One partition's number of rows, as a count table."""
+    return [np.array([len(part)], dtype=np.int64)]
 
 
 def _add(tables: Sequence[list[NDArray[np.int64]]]) -> list[NDArray[np.int64]]:
@@ -221,6 +226,13 @@ class DaskReader:
             return np.asarray(table, dtype=np.int64)
 
         return count
+
+    def rows(self, target: Target) -> int:
+        """The number of rows: per-partition lengths, added up; one compute."""
+        partials = [delayed(_length)(part) for part in self.data.to_delayed()]
+        (table,) = computed(_tree_sum(partials))
+        self.computes.append(1)
+        return int(table[0])
 
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """The lazily coded partitions; counting happens when the synthesizer asks for marginals."""

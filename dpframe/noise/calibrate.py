@@ -891,6 +891,45 @@ def discrete_gaussian_halfwidth(sigma2: float, level: float) -> int:
     return k
 
 
+def discrete_gaussian_tail_point(sigma2: float, probability: float) -> int:
+    """Smallest integer ``m >= 1`` with ``P[X >= m] <= probability`` for ``X ~ N_Z(0, sigma2)``.
+
+    Computed in tail space, never through ``1 - probability`` (which keeps only
+    about 1e-16 of absolute precision): for ``sigma <= 1e4`` the pmf over
+    ``[0, m_max]`` is summed from the far end, where ``m_max`` lies beyond the
+    continuous tail point by two sigma and far past it; for larger sigma the
+    Euler-Maclaurin tail of :func:`discrete_gaussian_halfwidth` is searched from
+    the continuous quantile. ``probability`` must be at least 1e-250 (a
+    threshold beyond that is refused rather than trusted to underflowing terms).
+
+    >>> discrete_gaussian_tail_point(100.0, 1e-6), discrete_gaussian_tail_point(1.0, 0.2)
+    (49, 2)
+    """
+    s2 = _positive("sigma2", sigma2, _SIGMA2_HINT)
+    p = _finite_float("probability", probability, "a tail probability, e.g. 1e-6")
+    if not 1e-250 <= p < 1:
+        raise ValueError(f"probability must lie in [1e-250, 1), got {probability!r}: use a larger delta")
+    sigma = math.sqrt(s2)
+    z = -float(ndtri(p))  # the continuous tail point, in sigmas
+    log_z = _dg_log_norm(sigma)
+    if sigma <= _DG_SUM_SIGMA_MAX:
+        top = int(math.ceil((z + 2.0) * sigma)) + _window(sigma)
+        x = np.arange(top + 1, dtype=np.float64)
+        pmf = np.exp(-(x * x) / (2.0 * s2) - log_z)
+        upper = np.cumsum(pmf[::-1])[::-1]  # upper[j] = P[X >= j] (the rest beyond top is below 1e-87 of it)
+        return max(int(np.flatnonzero(upper <= p)[0]), 1)
+
+    def tail_at(m: int) -> float:
+        return _dg_upper_sum(float(m), sigma) / math.exp(log_z)
+
+    m = max(1, math.ceil(sigma * z))
+    while tail_at(m) > p:
+        m += 1
+    while m > 1 and tail_at(m - 1) <= p:
+        m -= 1
+    return m
+
+
 # ---------------------------------------------------------------------------
 # zCDP
 # ---------------------------------------------------------------------------

@@ -149,8 +149,7 @@ class NoiseSpec:
             # = -1/scale exactly (p may underflow to 0), and +1 against floating-point rounding.
             scale = float(self.param)
             return max(math.ceil(-scale * (math.log(probability) + math.log1p(math.exp(-1.0 / scale)))) + 1, 1)
-        # Symmetric: P[Z >= k + 1] = P[|Z| > k] / 2; the level a hair higher, against rounding.
-        return self.halfwidth(1.0 - 2.0 * probability * (1.0 - 1e-6)) + 1
+        return calibrate.discrete_gaussian_tail_point(float(self.param), probability)
 
     @property
     def name(self) -> str:

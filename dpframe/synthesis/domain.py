@@ -80,11 +80,11 @@ from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
 from dpframe.accounting.costs import Cost
-from dpframe.noise.mechanism import NoiseSpec
+from dpframe.noise.mechanism import NoiseSpec, float_below
 from dpframe.protection.rowwise import time_unit
 from dpframe.queries import kernels
 from dpframe.queries.bounds import private_bounds
-from dpframe.queries.partitioned import selection_threshold
+from dpframe.queries.partitioned import public_order, selection_threshold
 from dpframe.queries.plan import Plan, Target, check_bounds, public_keys
 from dpframe.queries.temporal import NAT_TICKS, TICKS_PER_SECOND, seconds_array
 from dpframe.results import OTHER
@@ -922,18 +922,16 @@ def _select(target: Target, entry: _ColumnPlan, share: Share, what: str) -> pd.I
     """
     k = target.contributions
     noise = share.noise(k)
-    threshold = selection_threshold(noise, k, float(share.delta))
+    threshold = selection_threshold(noise, k, float_below(share.delta))
     Plan(f"{what} for {QUERY}", (str(entry.name),), target, share.charged(), {"count": noise},
          rule=share.rule(f"partition selection: values released at a noisy count >= {threshold} "
                          f"(δ={float(share.delta):.3g})")).charge()
     column, mask = target.column(entry.name), target.rows_in_use()
-    counts = (column if mask is None else column[mask]).value_counts(dropna=True, sort=False)
-    noisy = counts.to_numpy(dtype=np.int64) + noise.sample(len(counts))
-    keys = pd.Index(counts.index[noisy >= threshold], dtype=entry.dtype, name=None)
-    try:
-        ordered: pd.Index[Any] = keys.sort_values()
-    except TypeError:  # mixed types in an object column: by their text
-        ordered = keys[np.argsort(keys.astype(str).to_numpy(), kind="stable")]
+    # Canonical keys: pandas would label equal values (-0.0 and 0.0; True and 1) by the first row it meets.
+    codes, keys = kernels.observed_codes(column if mask is None else column[mask])
+    noisy = np.bincount(codes[codes >= 0], minlength=len(keys)) + noise.sample(len(keys))
+    released = keys[noisy >= threshold]
+    ordered: pd.Index[Any] = pd.Index(released[public_order(released)], dtype=entry.dtype, name=None)
     return ordered
 
 

@@ -34,10 +34,35 @@ FIT_ITERATIONS = 1000
 GUIDE_ITERATIONS = 200
 
 
-def _independent_model(data: Marginals, one_way: list[Measurement]) -> GraphicalModel:
+def _independent_model(data: Marginals, one_way: list[Measurement], iterations: int = GUIDE_ITERATIONS) -> GraphicalModel:
     model = GraphicalModel(JunctionTree.build([], data.sizes), data.sizes, estimate_total(one_way))
-    model.fit(one_way, GUIDE_ITERATIONS)
+    model.fit(one_way, iterations)
     return model
+
+
+def _one_way(data: Marginals, allowance: Allowance, share: Fraction) -> tuple[Marginals, list[Measurement], Compression]:
+    """Every one-way marginal measured with ``share`` of the allowance; the rare codes merged or dropped."""
+    d = len(data.sizes)
+    one_way = measure(data, [(a,) for a in range(d)], allowance.noise(share, d))
+    compression = Compression.of(one_way, data.sizes, data.missing)
+    data, one_way = compression.apply(data, one_way)
+    return data, one_way, compression
+
+
+def independent(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalModel, Compression]:
+    """Every one-way marginal measured with the whole allowance, and the model whose columns are independent:
+    for frames too small for the noise of any marginal of several columns to leave a correlation standing.
+
+    >>> from dpframe.testing import seeded_noise
+    >>> x = np.arange(3000, dtype=np.int32) % 3
+    >>> with seeded_noise(0):
+    ...     model, _ = independent(CodedData((x, x), (3, 3)), Allowance("zcdp", Fraction(1), 1), lambda m, d: None)
+    >>> [c for c, _ in model.tree.order]
+    [0, 1]
+    """
+    step("measuring one-way marginals", 0.0)
+    data, one_way, compression = _one_way(data, allowance, Fraction(1))
+    return _independent_model(data, one_way, FIT_ITERATIONS), compression
 
 
 def _pair_scores(data: Marginals, model: GraphicalModel, pairs: Sequence[Clique]) -> np.ndarray:
@@ -65,9 +90,7 @@ def mst(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalMod
     third = Fraction(1, 3) if d > 1 else Fraction(1)  # one column: nothing to select or pair
     step("measuring one-way marginals", 0.0)
     data.expect(list(itertools.combinations(range(d), 2)))  # every pair is scored
-    one_way = measure(data, [(a,) for a in range(d)], allowance.noise(third, d))
-    compression = Compression.of(one_way, data.sizes, data.missing)
-    data, one_way = compression.apply(data, one_way)
+    data, one_way, compression = _one_way(data, allowance, third)
     tree: list[Clique] = []
     if d > 1:
         step("choosing a spanning tree of pairs", 0.1)
@@ -144,10 +167,8 @@ def aim(
     step("measuring one-way marginals", 0.0)
     candidates = _downward_closure(d, way)
     data.expect(list(candidates))
-    one_way = measure(data, [(a,) for a in range(d)], allowance.noise(measure_share * d, d))
+    data, one_way, compression = _one_way(data, allowance, measure_share * d)
     spent = measure_share * d
-    compression = Compression.of(one_way, data.sizes, data.missing)
-    data, one_way = compression.apply(data, one_way)
     sizes = data.sizes
     measurements = list(one_way)
     cliques: list[Clique] = []

@@ -15,7 +15,11 @@ Three currencies, one per kind of budget:
   datetime's range is pure epsilon, composed sequentially beside the plan. Each ledger line is charged its
   **share** of the plan's (epsilon, delta), pro rata of its rho (plus its selection's delta and margin): the
   lines add up to the budget's (epsilon, delta), which the whole composition guarantees. One line alone is a
-  part of that plan, not a guarantee of its own; the ledger's rule says so.
+  part of that plan, not a guarantee of its own; the ledger's rule says so. The composition is adaptive: how
+  the domains' share splits, and what the model gets, depend on earlier releases (a noisy row count, what the
+  domains left unspent), and the sparse vector runs between Gaussian steps. zCDP composes adaptively (Bun &
+  Steinke 2016, Lemma 2.3), and with a total fixed in advance (rho, the sparse vectors' epsilon and the
+  selections' delta never exceed theirs) a Rényi filter covers the interleaving (Feldman & Zrnic 2021).
 
   Why: splitting (epsilon, delta) sequentially between ten columns' measurements and the model costs far more.
   At epsilon = 1, delta = 1e-6 the fifth of epsilon that the domains had (pure epsilon, Laplace) was worth more
@@ -40,7 +44,7 @@ from fractions import Fraction
 
 from dpframe.accounting.costs import Cost
 from dpframe.noise.calibrate import zcdp_rho_for
-from dpframe.noise.mechanism import NoiseSpec, Privacy, laplace_epsilon, round_down
+from dpframe.noise.mechanism import NoiseSpec, Privacy, float_below, laplace_epsilon, round_down
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class ZcdpPlan:
     def of(cls, epsilon: Fraction, delta: Fraction) -> ZcdpPlan:
         """The largest rho (rounded down) whose tight conversion gives at most (``epsilon``, ``delta``)."""
         try:
-            rho = round_down(zcdp_rho_for(float(epsilon), float(delta)))
+            rho = round_down(zcdp_rho_for(float_below(epsilon), float_below(delta)))
         except (ValueError, OverflowError, ZeroDivisionError):
             raise ValueError(
                 f"synthesize cannot plan with ε={float(epsilon):.3g}, δ={float(delta):.3g}: use a larger epsilon and "
