@@ -840,6 +840,10 @@ _LOW, _HIGH = -40, 51
 _OCTAVES = _HIGH - _LOW + 1
 # The probability that the noise of some empty cell crosses the threshold (a bound an octave too far).
 SUPPORT_FALSE_ALARM = 0.001
+# A non-negative column whose values stood out in this many positive octaves (a range of 32x and more) gets
+# fine cells at equal ratios rather than equal widths: votes from 5 to 157,000 put 80% of the rows in the
+# first of 512 equal cells (issue 33, movies).
+SPREAD_OCTAVES = 6
 # Resolutions that values may keep, coarsest first (axis units): whole numbers and decimals of floats; whole days,
 # hours, minutes and seconds of times (UTC for zoned datetimes).
 _STEPS: dict[str, tuple[float, ...]] = {"float": (1.0, 0.1, 0.01, 0.001), "datetime": (86400.0, 3600.0, 60.0, 1.0),
@@ -937,8 +941,12 @@ def _select(target: Target, entry: _ColumnPlan, share: Share, what: str) -> pd.I
 
 def _discover_range(
     target: Target, entry: _ColumnPlan, share: Share, count: Count, step: float | None
-) -> tuple[float, float, str]:
-    """Bounds from a noisy histogram of octaves (of both signs, and zero): ``(lower, upper, note)``.
+) -> tuple[float, float, str, float | None]:
+    """Bounds from a noisy histogram of octaves (of both signs, and zero): ``(lower, upper, note, spread)``.
+
+    ``spread`` is the low edge of the lowest positive octave that stood out when the range is non-negative
+    and :data:`SPREAD_OCTAVES` or more positive octaves stood out (values over orders of magnitude: counts of
+    votes, budgets, incomes), else None.
 
     The bounds are the outer edges of the outermost octaves whose noisy count
     clears a threshold that the noise of an empty cell crosses with
@@ -962,7 +970,28 @@ def _discover_range(
     if lower == upper:  # one value stood out (only zeros, only ones): keep the next step up as well
         upper = lower + (step or max(abs(lower), 1.0) * 2.0 ** (_LOW - 1))
     lower, upper = _with_zero(lower, upper)
-    return lower, upper, note
+    positive = occupied[occupied > _OCTAVES]
+    spread = (_cell_edges(int(positive[0]), step)[0]
+              if lower >= 0 and len(positive) >= SPREAD_OCTAVES else None)
+    return lower, upper, note, spread
+
+
+def _geometric(fine: NumericDomain, start: float) -> NumericDomain:
+    """``fine``'s range cut at equal ratios from ``start`` (one cell below it), as many cells as ``fine`` has,
+    on its grid (integers, or multiples of its step): cells that resolve values spread over many octaves.
+
+    >>> fine = NumericDomain.from_bounds("votes", np.dtype("int64"), 0, 1023, bins=8)
+    >>> _geometric(fine, 4.0).labels()
+    ['[0, 3]', '[4, 7]', '[8, 15]', '[16, 31]', '[32, 63]', '[64, 127]', '[128, 255]', '[256, 511]', '[512, 1023]']
+    """
+    first, last = fine.edges[0], fine.edges[-1]
+    inner = np.geomspace(max(start, first), last, fine.bins + 1)[:-1]
+    if fine.kind == "integer":
+        inner = np.ceil(np.round(inner, 6))  # 512.0000000001 is 512
+    elif fine.step is not None:
+        inner = on_grid(np.round(inner / fine.step), fine.step)
+    edges = np.unique(np.concatenate([[first], inner[(inner > first) & (inner < last)], [last]]))
+    return NumericDomain._of(fine.name, fine.dtype, fine.kind, edges, fine.step)
 
 
 def _with_zero(lower: float, upper: float) -> tuple[float, float]:
@@ -1083,13 +1112,15 @@ def _discover_bins(
         seconds = pd.Series(axis_values(column), index=column.index, name=column.name)
         lower, upper = private_bounds(target, seconds, for_range.sparse_vector(), query=QUERY)
         spent.append(for_range.sparse_vector_spent())
-        note = ""
+        note, spread = "", None
     else:
-        lower, upper, note = _discover_range(target, entry, for_range, count, step)
+        lower, upper, note, spread = _discover_range(target, entry, for_range, count, step)
         spent.append(for_range.spent())
     fine = NumericDomain.from_bounds(
         entry.name, entry.dtype, lower, upper, bins=FINE_CELLS * entry.bins, strict=False
     ).on_steps(step)
+    if spread is not None and fine.bins > entry.bins:
+        fine = _geometric(fine, spread)
     if fine.bins <= entry.bins:  # few values (or a degenerate range): one code each, no histogram needed
         return fine, spent, note
     if rest.delta > 0:
