@@ -1075,3 +1075,29 @@ def test_columns_without_missing_values_do_not_grow_any(method: str) -> None:
     p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
     syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, progress=False, random_state=12)
     assert int(syn.isna().sum().sum()) == 0
+
+
+def test_a_small_frame_gives_the_domains_more_and_measures_columns_alone() -> None:
+    """A noisy row count sizes the plan (issue 33): a few hundred rows cannot show correlations at epsilon = 1,
+    so the domains get three quarters and the model one-way marginals; the report says so."""
+    rng = np.random.default_rng(21)
+    small = pd.DataFrame({"x": rng.integers(0, 1000, 300), "y": rng.normal(50, 5, 300).round(1),
+                          "z": rng.choice(["a", "b"], 300)})
+    p = small.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+    syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, progress=False, random_state=5)
+    report = syn.attrs["dp"]
+    assert all(len(m) == 1 for m in report.marginals)
+    assert any("too small for correlations" in note and "three quarters" in note for note in report.notes)
+    ledger = p.dp.budget.ledger
+    assert ledger["query"].iloc[0] == "rows for synthesize"
+    model = ledger[ledger["query"] == "synthesize"].iloc[0]
+    assert model["mechanism"] == "discrete Gaussian marginals"
+    # The model's line is the rest of the plan: a quarter of it (less what the domains left unspent).
+    assert 0.2 < model["epsilon"] < 0.5
+    assert p.dp.budget.spent.epsilon.exact == 1
+    large = pd.concat([small] * 70, ignore_index=True)
+    q = large.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+    report = q.dp.synthesize(epsilon=1.0, delta=1e-6, progress=False, random_state=5).attrs["dp"]
+    assert any(len(m) > 1 for m in report.marginals)
+    line = q.dp.budget.ledger.query("query == 'synthesize'").iloc[0]
+    assert line["mechanism"].startswith("AIM") and line["epsilon"] > 0.75

@@ -380,15 +380,17 @@ def synthesize(
                                     select_values=reader.selects_values)
         found = plan.discover(target, discovery, functools.partial(reader.counts, target))
         domains = found.domains
+        alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
         model_privacy, allowance = _model_privacy(privacy, found.cost + counted[0], found.rho + counted[1], zcdp,
                                                   target.contributions)
         unit = "ρ" if allowance.kind == "zcdp" else "ε"
         model_plan = Plan(
             "synthesize", tuple(map(str, names)), target, model_privacy,
-            mechanism_name=_MECHANISMS[method].format(
+            mechanism_name=_MECHANISMS["marginals" if alone else method].format(
                 noise="discrete Gaussian" if allowance.kind == "zcdp" else "discrete Laplace"
             ),
-            detail=f"{method} over {len(names)} columns, planned as {unit}={float(allowance.amount):.4g}"
+            detail=(f"one-way marginals of a small frame (method {method})" if alone else method)
+            + f" over {len(names)} columns, planned as {unit}={float(allowance.amount):.4g}"
             + (" (zCDP, converted to (ε, δ) by CKS20 Cor. 13)" if zcdp is not None and whole is None else "")
             + (f" (the rest of a zCDP plan of ρ={float(zcdp.rho):.4g} with the domains' measurements, converted to "
                "(ε, δ) by CKS20 Cor. 13; charged its pro-rata share)" if zcdp is not None and whole is not None else ""),
@@ -399,7 +401,7 @@ def synthesize(
         with Progress("synthesize", enabled=progress) as bar:
             compression = None
             model: GraphicalModel | MarginalsModel
-            if small and method != "marginals":
+            if alone:
                 model, compression = graphical.independent(coded, allowance, bar)
             elif method == "aim":
                 model, compression = graphical.aim(coded, allowance, bar, rng)
@@ -418,7 +420,7 @@ def synthesize(
         method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
         found.notes + _missing_note(names, domains, compression)
-        + (_small_note(model.total, len(names)) if small and method != "marginals" else ())
+        + (_small_note(model.total, len(names)) if alone else ())
         + _correlation_note(model.measurements, model.total),
     )
     return out
