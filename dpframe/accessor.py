@@ -643,8 +643,9 @@ class DataFrameAccessor(_Accessor[ProtectedFrame]):
         pairs (McKenna et al. 2021), faster; ``"marginals"`` samples
         independent noisy marginals (the book's ch. 15; ``marginals=[("a",
         "b"), ...]`` for joint ones). Numeric and date columns are binned
-        within ``bounds={col: (lo, hi)}`` (otherwise found privately, with
-        bin edges that follow a noisy histogram) into ``bins`` bins (default 32; an int, or ``{col: n or [edges]}``); text columns use ``categories={col: [...]}``, a
+        within ``bounds={col: (lo, hi)}`` (otherwise found privately) into
+        ``bins`` bins (default 32; an int, or ``{col: n or [edges]}``): equal widths when ``bins=``
+        is given, else edges that follow a noisy histogram; text columns use ``categories={col: [...]}``, a
         categorical dtype, or categories selected privately (needs delta).
         Missing values are a value of their own. ``n=`` fixes the row count.
         ``random_state`` makes everything reproducible -- tests only, NOT

@@ -88,7 +88,7 @@ def test_accessor_filters_and_random_state(ddf: Any) -> None:
         with dask.config.set(scheduler="sync"):
             frames.append(p[p["age"] > 30].dp.synthesize(1.0, 1e-6, method="mst", columns=["age", "sex", "city"],
                                                          random_state=3, progress=False, bounds={"age": (18, 90)},
-                                                         categories={"city": CITIES}))
+                                                         bins=16, categories={"city": CITIES}))
     pd.testing.assert_frame_equal(frames[0], frames[1])
     assert ledger_lines(pandas) == ledger_lines(on_dask)
 

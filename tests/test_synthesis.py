@@ -1038,13 +1038,14 @@ def test_synthesize_reports_progress_on_a_terminal_when_slow(monkeypatch: pytest
 
 
 def test_adult_mst_beats_independent_marginals(adult: pd.DataFrame) -> None:
-    # Public categories (as a data dictionary would give them): nothing to discover but age's bounds.
+    # Public categories (as a data dictionary would give them) and age's bounds with a code per year: nothing
+    # to discover.
     df = adult.astype({c: "category" for c in adult.columns if c != "age"})
     errors = {}
     for method in ("mst", "marginals"):
         p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
-        syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, bounds={"age": (17, 90)}, progress=False,
-                              random_state=3)
+        syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, bounds={"age": (17, 90)}, bins={"age": 74},
+                              progress=False, random_state=3)
         pd.testing.assert_series_equal(syn.dtypes, df.dtypes)
         assert p.dp.budget.ledger["query"].tolist() == ["synthesize"]
         assert abs(len(syn) - len(df)) < 0.02 * len(df)
@@ -1101,3 +1102,19 @@ def test_a_small_frame_gives_the_domains_more_and_measures_columns_alone() -> No
     assert any(len(m) > 1 for m in report.marginals)
     line = q.dp.budget.ledger.query("query == 'synthesize'").iloc[0]
     assert line["mechanism"].startswith("AIM") and line["epsilon"] > 0.75
+
+
+def test_declared_bounds_without_bins_still_follow_the_data() -> None:
+    """Declared bounds replace only the range's measurement (issue 33): equal widths over a declared range of
+    counts put nearly every row in the first bin. bins= keeps the bins public and free."""
+    rng = np.random.default_rng(22)
+    df = pd.DataFrame({"votes": np.ceil(rng.lognormal(3, 1.5, 20_000)).astype(np.int64)})
+    df.loc[0, "votes"] = 150_000
+    p = df.dp.protect(ledger=Ledger.in_memory(), epsilon=2.0)
+    syn = p.dp.synthesize(epsilon=1.0, bounds={"votes": (1, 150_000)}, method="mst", progress=False, random_state=6)
+    queries = p.dp.budget.ledger["query"].tolist()
+    assert "bins for synthesize" in queries and "bounds for synthesize" not in queries
+    assert abs(syn["votes"].median() - df["votes"].median()) < 0.25 * df["votes"].median()
+    p.dp.synthesize(epsilon=1.0, bounds={"votes": (1, 150_000)}, bins=32, method="mst", progress=False,
+                    random_state=6)
+    assert p.dp.budget.ledger["query"].tolist()[len(queries):] == ["synthesize"]

@@ -28,7 +28,7 @@ of numbers, which pandas selects given delta, are not selected.
 >>> rng = np.random.default_rng(0)
 >>> df = pd.DataFrame({"age": rng.integers(18, 80, 2000), "smoker": rng.random(2000) < 0.3})
 >>> p = dd.from_pandas(df, npartitions=4).dp.protect(epsilon=2.0, name="doctest", ledger=dpframe.Ledger.in_memory())
->>> syn = p.dp.synthesize(epsilon=1.0, method="mst", bounds={"age": (18, 80)}, progress=False)
+>>> syn = p.dp.synthesize(epsilon=1.0, method="mst", bounds={"age": (18, 80)}, bins=16, progress=False)
 >>> list(syn.dtypes.astype(str)), 1800 < len(syn) < 2200, p.dp.budget.ledger["query"].tolist()
 (['int64', 'bool'], True, ['synthesize'])
 >>> syn = p.dp.synthesize(epsilon=1.0, method="mst", progress=False)  # the bounds of age found privately

@@ -104,7 +104,7 @@ DEFAULT_BINS = 32
 # Ledger lines of the discovery measurements read "bounds for synthesize" and "categories for synthesize".
 QUERY = "synthesize"
 
-Need = Literal["bounds", "categories"]
+Need = Literal["bounds", "bins", "categories"]
 NumericKind = Literal["float", "integer", "datetime", "timedelta"]
 
 _MASKED_INTEGER = (
@@ -686,6 +686,7 @@ class _ColumnPlan:
     domain: ColumnDomain | None  # public domain, or None if it needs a measurement
     need: Need | None
     bins: int
+    bounds: tuple[float, float] | None = None  # declared bounds whose bins are found privately ("bins")
 
 
 @dataclass(frozen=True, eq=False)
@@ -727,7 +728,7 @@ class DomainPlan:
     def selections(self) -> tuple[Any, ...]:
         """The columns whose discovery can spend delta: text categories, and the common values of numbers."""
         return tuple(e.name for e in self.entries if e.need == "categories" or (
-            self.select_values and e.need == "bounds" and e.kind in ("float", "integer")))
+            self.select_values and e.need in ("bounds", "bins") and e.kind in ("float", "integer")))
 
     @property
     def needs_delta(self) -> bool:
@@ -807,7 +808,7 @@ class DomainPlan:
         for entry in self.entries:
             if entry.domain is not None:
                 domains.append(entry.domain)
-            elif entry.need == "bounds":
+            elif entry.need in ("bounds", "bins"):
                 count = present_counts(target, entry.name) if counts is None else counts(entry.name)
                 domain, spent, note = _discover_bins(target, entry, shares[entry.name], count)
                 domains.append(domain)
@@ -1092,9 +1093,11 @@ def _discover_bins(
     spent: list[tuple[Cost, Fraction]] = []
     selected: pd.Index[Any] | None = None
     half, quarter = Fraction(1, 2), Fraction(1, 4)
-    for_range, rest = share.part(half), share.part(half, selection=entry.kind == "integer")
+    # Declared bounds leave the range's half to the rest.
+    whole = Fraction(1) if entry.bounds is not None else half
+    for_range, rest = share.part(half), share.part(whole, selection=entry.kind == "integer")
     if entry.kind == "float" and share.delta > 0:
-        for_values, rest = share.part(quarter, selection=True), share.part(quarter)
+        for_values, rest = share.part(quarter, selection=True), share.part(whole - quarter)
         selected = _select(target, entry, for_values, "values")
         spent.append(for_values.spent())
     step: float | None = 1.0 if entry.kind == "integer" else None
@@ -1105,7 +1108,13 @@ def _discover_bins(
         if discrete:
             assert selected is not None
             return CategoryDomain.build(entry.name, entry.dtype, selected.sort_values(), other=True), spent, ""
-    if entry.kind == "datetime":
+    if entry.bounds is not None:
+        (lower, upper), note = entry.bounds, ""
+        # Without the octaves: equal ratios when the declared range spans many of them (counts, incomes).
+        start = max(lower, step or 1.0)
+        spread = (start if entry.kind in ("integer", "float") and lower >= 0
+                  and upper >= start * 2.0**SPREAD_OCTAVES else None)
+    elif entry.kind == "datetime":
         # Dates lie far from zero, where octaves are decades wide (2**30 s is 34 years): the sparse
         # vector's grid of 3% steps finds their range better. It needs numbers: seconds.
         column = target.column(entry.name)
@@ -1160,6 +1169,8 @@ def _edges_following(fine_edges: NDArray[np.float64], noisy: NDArray[np.float64]
 def _advice(name: Any, need: Need) -> str:
     if need == "bounds":
         return f"declare bounds={{{name!r}: (lower, upper)}} or bin edges bins={{{name!r}: [...]}}"
+    if need == "bins":
+        return f"declare a number of bins={{{name!r}: n}} (equal widths) or bin edges bins={{{name!r}: [...]}}"
     return f"declare categories={{{name!r}: [...]}} or give {name!r} a categorical dtype"
 
 
@@ -1241,10 +1252,13 @@ def plan_domains(
     categories: Mapping[Any, Sequence[Any]] | None = None,
     bins: int | Mapping[Any, int | Sequence[float]] = DEFAULT_BINS,
     select_values: bool = True,
+    follow_data: bool = False,
 ) -> DomainPlan:
     """Decide every column's domain from the schema and the arguments only (the data is never read).
 
     ``select_values=False`` (a reader that cannot select them: Dask) finds no common values of numbers.
+    ``follow_data=True`` (synthesize without ``bins=``): a column with declared bounds whose range holds more
+    values than bins needs ``"bins"``: its resolution, common values and bins found privately within them.
 
     ``bounds`` and ``bins`` apply to numeric, datetime and timedelta columns
     (bounds of datetimes as timestamps, of timedeltas as durations);
@@ -1293,14 +1307,14 @@ def plan_domains(
         series: pd.Series[Any] = frame[name]
         entries.append(
             _plan_column(series, name, declared_bounds.get(name), declared_categories.get(name),
-                         bin_specs.get(name), default_bins)
+                         bin_specs.get(name), default_bins, follow_data)
         )
     return DomainPlan(names, tuple(entries), select_values)
 
 
 def _plan_column(
     series: pd.Series[Any], name: Any, declared_bounds: Any, declared_categories: Any, bin_spec: Any,
-    default_bins: int,
+    default_bins: int, follow_data: bool,
 ) -> _ColumnPlan:
     dtype = series.dtype
     kind = _kind(name, dtype)
@@ -1334,4 +1348,7 @@ def _plan_column(
         raise TypeError(f"bounds for {name!r} must be a pair (lower, upper), got {declared_bounds!r}") from None
     lo, hi = check_bounds((_to_axis(lower, kind, dtype, name), _to_axis(upper, kind, dtype, name)))
     domain = NumericDomain.from_bounds(name, dtype, lo, hi, bins=count)
+    if follow_data and not (kind == "integer" and domain.bins == domain.edges[-1] - domain.edges[0]):
+        # Bins within the declared bounds follow the data (found privately) unless bins= says how many.
+        return _ColumnPlan(name, dtype, kind, None, "bins", count, (lo, hi))
     return _ColumnPlan(name, dtype, kind, domain, None, count)

@@ -221,7 +221,7 @@ def _small_note(total: float, columns: int) -> tuple[str, ...]:
         f"correlations: the budget is too small for correlations at this size (about {max(total, 0.0):,.0f} records "
         f"and {columns} columns): three quarters of it found the domains, the rest measured each column's distribution "
         "alone, so the columns come out independent; use a larger epsilon or fewer columns, and declare bounds "
-        "and categories (nothing then goes to finding them)",
+        "and categories, with bins= (nothing then goes to finding them)",
     )
 
 
@@ -237,7 +237,7 @@ def _correlation_note(measurements: Sequence[Measurement], total: float) -> tupl
         f"correlations: the budget is too small for correlations at this size: a marginal of several columns "
         f"has noise of about {float(np.median(noise)):,.0f} records a cell against about {max(total, 0.0):,.0f} "
         "records, so the columns come out close to independent; use a larger epsilon or fewer columns, and "
-        "declare bounds and categories (nothing then goes to finding them)",
+        "declare bounds and categories, with bins= (nothing then goes to finding them)",
     )
 
 
@@ -353,7 +353,7 @@ def synthesize(
         raise ValueError("there are no columns to synthesize")
     reader = PandasReader() if reader is None else reader
     plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins,
-                        select_values=reader.selects_values)
+                        select_values=reader.selects_values, follow_data=bins is None)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
     if privacy.kind == "rdp":  # planned and charged in rho, as on a zCDP budget (a Rényi budget composes rho)
@@ -377,7 +377,7 @@ def synthesize(
             small, discovery, counted = _sized(target, reader, whole, len(names))
             if small and bins is None:
                 plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=SMALL_BINS,
-                                    select_values=reader.selects_values)
+                                    select_values=reader.selects_values, follow_data=True)
         found = plan.discover(target, discovery, functools.partial(reader.counts, target))
         domains = found.domains
         alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
