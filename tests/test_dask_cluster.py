@@ -79,7 +79,7 @@ CASES = [
     Case("describe, with text and booleans",
          lambda p: p[["x", "g", "b"]].dp.describe(epsilon=1.0, keys={"g": ["a", "b"]}, progress=False)),
     Case("synthesize, declared domains",
-         lambda p: p[["n", "g"]].dp.synthesize(epsilon=1.0, method="mst", bounds={"n": (0, 100)},
+         lambda p: p[["n", "g"]].dp.synthesize(epsilon=1.0, method="mst", bounds={"n": (0, 100)}, bins=16,
                                                categories={"g": ["a", "b"]}, progress=False, random_state=1),
          units=False),
     Case("mode, declared keys", lambda p: p["g"].dp.mode(keys=["a", "b", "c"], epsilon=0.5)),

@@ -137,19 +137,24 @@ def test_refusals_are_the_pandas_ones_and_free(ddf: Any, change: dict[str, Any])
 
 
 @pytest.mark.parametrize(("budget", "asked", "refused"), [
-    ({"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 0.5, "delta": 1e-6}, "['city']"),
-    ({"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 0.5, "delta": 1e-6, "bounds": {"income": (0, 1)}}, "['city']"),
+    ({"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 0.5, "delta": 1e-6, "categories": {"city": CITIES}},
+     "['age', 'income']"),
+    ({"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 0.5, "delta": 1e-6}, "['age', 'income', 'city']"),
+    ({"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 0.5, "delta": 1e-6, "bounds": {"income": (0, 1), "age": (18, 90)},
+      "bins": 8},
+     "['city']"),
 ])
 def test_domains_dask_cannot_find_are_refused_before_any_charge(
         ddf: Any, budget: dict[str, Any], asked: dict[str, Any], refused: str) -> None:
-    """Pandas selects text categories privately; Dask does not yet: it refuses, saying what to declare (the
-    bounds of numbers are found on Dask, without selecting their common values)."""
+    """Pandas selects text categories and numbers' common values privately; Dask does not yet: it refuses,
+    saying what to declare (the bounds of numbers, and their bins without delta, are found on Dask)."""
     p, seen = _watched(ddf, **budget)
     message = f"synthesize on a Dask frame cannot find the domains of {refused} privately yet: "
     with pytest.raises(ValueError) as error:
         p.dp.synthesize(**asked, progress=False)
     assert str(error.value).startswith(message)
-    assert "declare categories={'city': [...]}" in str(error.value)
+    assert ("declare categories={'city': [...]}" in str(error.value)) == ("city" in refused)
+    assert ("pass delta=0 for ['age', 'income']" in str(error.value)) == ("income" in refused)
     assert seen == [] and ledger_lines(p) == []
 
 

@@ -18,11 +18,11 @@ seed, the synthetic frame and the ledger lines are the pandas ones.
 Domains found privately use the pandas discovery with the same seam: every
 histogram it measures of a numeric column (octaves for the bounds,
 resolutions, fine cells for the bins) is counted per partition and added up
-exactly, one Dask compute each, after its own charge. Text categories
-(partition selection, which spends delta) and the bounds of datetimes (the
-sparse vector) are not built on Dask yet: a column that would need one is
-refused before anything is charged, saying what to declare. The common values
-of numbers, which pandas selects given delta, are not selected.
+exactly, one Dask compute each, after its own charge. Text categories and the
+common values of numbers (partition selection, which spends delta) and
+the bounds of datetimes (the sparse vector) are not built on Dask yet: a
+column that would need one is refused before anything is charged, saying what
+to declare.
 
 >>> import numpy as np, pandas as pd, dask.dataframe as dd, dpframe, dpframe.dask
 >>> rng = np.random.default_rng(0)
@@ -195,25 +195,23 @@ class DaskReader:
     data: Any
     computes: list[int] = field(default_factory=list)  # per Dask compute, how many tables it counted
 
-    @property
-    def selects_values(self) -> bool:
-        """No: numbers' common values are not selected on Dask (yet); their bins are found without them."""
-        return False
-
     def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Refuse, before any charge, the domains whose private discovery is not built on Dask yet.
 
         Built: the histograms that find a numeric column's bounds, resolution and bins. Not yet: text
-        categories (partition selection) and the bounds of datetimes (the sparse vector). Numbers' common
-        values are not selected (:attr:`selects_values`).
+        categories and the common values of numbers (partition selection, which pandas makes given delta),
+        and the bounds of datetimes (the sparse vector).
         """
-        needs = {e.name: e.need for e in plan.entries if e.need == "categories" or (
-            e.need == "bounds" and e.kind == "datetime")}
+        selects = discovery is not None and discovery.delta > 0
+        needs = {e.name: e.need for e in plan.entries if e.need is not None and (e.need == "categories" or (
+            e.need == "bounds" and e.kind == "datetime") or (selects and e.name in plan.selections))}
         if needs:
             advice = "; ".join(_advice(name, need) for name, need in needs.items())
+            numbers = [str(e.name) for e in plan.entries if e.name in needs and e.kind in ("float", "integer")]
             raise ValueError(
                 f"synthesize on a Dask frame cannot find the domains of {[str(c) for c in needs]} privately yet: "
-                f"{advice}; or synthesize from a pandas frame"
+                f"{advice}" + (f" (or pass delta=0 for {numbers}: their common values are selected with delta)"
+                               if numbers else "") + "; or synthesize from a pandas frame"
             )
 
     def counts(self, target: Target, name: Any) -> Count:

@@ -712,7 +712,6 @@ class DomainPlan:
 
     columns: tuple[Any, ...]
     entries: tuple[_ColumnPlan, ...]
-    select_values: bool = True  # given delta, numbers' common values are selected privately
 
     @property
     def needs(self) -> dict[Any, Need]:
@@ -728,7 +727,7 @@ class DomainPlan:
     def selections(self) -> tuple[Any, ...]:
         """The columns whose discovery can spend delta: text categories, and the common values of numbers."""
         return tuple(e.name for e in self.entries if e.need == "categories" or (
-            self.select_values and e.need in ("bounds", "bins") and e.kind in ("float", "integer")))
+            e.need in ("bounds", "bins") and e.kind in ("float", "integer")))
 
     @property
     def needs_delta(self) -> bool:
@@ -1251,12 +1250,10 @@ def plan_domains(
     bounds: Mapping[Any, tuple[float, float]] | None = None,
     categories: Mapping[Any, Sequence[Any]] | None = None,
     bins: int | Mapping[Any, int | Sequence[float]] = DEFAULT_BINS,
-    select_values: bool = True,
     follow_data: bool = False,
 ) -> DomainPlan:
     """Decide every column's domain from the schema and the arguments only (the data is never read).
 
-    ``select_values=False`` (a reader that cannot select them: Dask) finds no common values of numbers.
     ``follow_data=True`` (synthesize without ``bins=``): a column with declared bounds whose range holds more
     values than bins needs ``"bins"``: its resolution, common values and bins found privately within them.
 
@@ -1309,7 +1306,7 @@ def plan_domains(
             _plan_column(series, name, declared_bounds.get(name), declared_categories.get(name),
                          bin_specs.get(name), default_bins, follow_data)
         )
-    return DomainPlan(names, tuple(entries), select_values)
+    return DomainPlan(names, tuple(entries))
 
 
 def _plan_column(

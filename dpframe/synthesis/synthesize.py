@@ -252,10 +252,6 @@ def _check_rows(n: Any) -> int | None:
 class Reader(Protocol):
     """How :func:`synthesize` reads the protected data (pandas in memory by default; Dask partitions)."""
 
-    @property
-    def selects_values(self) -> bool:
-        """Whether it can select the common values of numbers (partition selection of a column's values)."""
-
     def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Before any charge: refuse, from the plan and what discovery spends, what this reader cannot read."""
 
@@ -271,11 +267,6 @@ class Reader(Protocol):
 
 class PandasReader:
     """The pandas frame's codes, in memory (the rows in use after contribution bounding)."""
-
-    @property
-    def selects_values(self) -> bool:
-        """Yes: value counts of the column in memory."""
-        return True
 
     def check(self, plan: DomainPlan, discovery: Share | None) -> None:
         """Every plan can be read from pandas."""
@@ -353,7 +344,7 @@ def synthesize(
         raise ValueError("there are no columns to synthesize")
     reader = PandasReader() if reader is None else reader
     plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=DEFAULT_BINS if bins is None else bins,
-                        select_values=reader.selects_values, follow_data=bins is None)
+                        follow_data=bins is None)
     groups = _groups(marginals, names) if method == "marginals" else []
     privacy = target.privacy(epsilon, delta, rho, None, selects_partitions=True)
     if privacy.kind == "rdp":  # planned and charged in rho, as on a zCDP budget (a Rényi budget composes rho)
@@ -377,7 +368,7 @@ def synthesize(
             small, discovery, counted = _sized(target, reader, whole, len(names))
             if small and bins is None:
                 plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=SMALL_BINS,
-                                    select_values=reader.selects_values, follow_data=True)
+                                    follow_data=True)
         found = plan.discover(target, discovery, functools.partial(reader.counts, target))
         domains = found.domains
         alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
