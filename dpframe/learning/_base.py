@@ -24,8 +24,7 @@ from dpframe.accounting.costs import Cost
 from dpframe.errors import NotProtectedError
 from dpframe.learning._design import Design, plan_design
 from dpframe.learning._noisy import Units, gaussian_sigma2, noisy
-from dpframe.noise.calibrate import zcdp_rho_for
-from dpframe.noise.mechanism import Privacy, float_below, round_down
+from dpframe.noise.mechanism import Privacy, largest_rho
 from dpframe.protection.base import Protected, parts
 from dpframe.protection.units import unit_codes, unit_ids
 from dpframe.queries.bounds import private_bounds, pure_share, query_share
@@ -257,13 +256,7 @@ def zcdp_of(privacy: Privacy, estimator: str) -> tuple[Fraction, str]:
     """
     if privacy.kind != "approx":
         return privacy.rho, ""
-    try:
-        rho = round_down(zcdp_rho_for(float_below(privacy.epsilon), float_below(privacy.delta)))
-    except (ValueError, OverflowError, ZeroDivisionError):
-        raise ValueError(f"{estimator} cannot plan its noise with ε={float(privacy.epsilon):.3g}, "
-                         f"δ={float(privacy.delta):.3g}: use a larger epsilon and a delta well below 1 (e.g. 1e-6)"
-                         ) from None
-    return rho, ", converted to (ε, δ) by CKS20 Cor. 13"
+    return largest_rho(privacy.epsilon, privacy.delta, estimator), ", converted to (ε, δ) by CKS20 Cor. 13"
 
 
 def noisy_count(count: int, rho: Fraction) -> float:

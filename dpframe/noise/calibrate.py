@@ -850,13 +850,9 @@ def _dg_upper_sum(m: float, sigma: float) -> float:
 def discrete_gaussian_halfwidth(sigma2: float, level: float) -> int:
     """Smallest integer ``k`` with ``P[|X| <= k] >= level`` for ``X ~ N_Z(0, sigma2)``.
 
-    For ``sigma <= 1e4`` the normalised pmf is summed over ``[0, 40 sigma]``
-    and the two-sided tail ``P[|X| > k]`` (accumulated from the far end, so
-    levels close to 1 keep precision) compared with ``1 - level``.  For
-    larger sigma the starting point is the continuous quantile with a
-    continuity correction, ``ceil(sigma Phi^{-1}((1+level)/2) - 1/2)``, and
-    it is checked (and moved by +-1 as needed) with tails from the
-    Euler-Maclaurin formula, accurate to ~1e-14 relative at that size.
+    By symmetry ``P[|X| > k] = 2 P[X >= k + 1]``, so ``k`` is one below
+    :func:`discrete_gaussian_tail_point` at ``(1 - level) / 2`` (tails summed
+    from the far end, so levels close to 1 keep precision).
 
     >>> discrete_gaussian_halfwidth(1.0, 0.95)
     2
@@ -865,30 +861,11 @@ def discrete_gaussian_halfwidth(sigma2: float, level: float) -> int:
     """
     s2 = _positive("sigma2", sigma2, _SIGMA2_HINT)
     q = _open_unit("level", level, _LEVEL_HINT)
-    target = 1.0 - q
-    sigma = math.sqrt(s2)
-    z = -float(ndtri(target / 2.0))
-    if sigma <= _DG_SUM_SIGMA_MAX:
-        kmax = max(_window(2.0 * sigma), int(math.ceil(2.0 * z * sigma)) + 16)
-        x = np.arange(kmax + 2, dtype=np.float64)
-        f = np.exp(-(x * x) / (2.0 * s2) - _dg_log_norm(sigma))
-        # tail[k] = P[|X| > k] = 2 sum_{x > k} p(x), summed from the far end.
-        upper = np.cumsum(f[::-1])[::-1]  # upper[j] = sum_{x >= j} p(x)
-        tail = 2.0 * upper[1:]
-        hits = np.flatnonzero(tail <= target)
-        return int(hits[0])
+    return discrete_gaussian_tail_point(s2, (1.0 - q) / 2.0) - 1
 
-    log_z = _dg_log_norm(sigma)
 
-    def tail_at(k: int) -> float:
-        return 2.0 * _dg_upper_sum(k + 1.0, sigma) / math.exp(log_z)
-
-    k = max(0, math.ceil(sigma * z - 0.5))
-    while tail_at(k) > target:
-        k += 1
-    while k > 0 and tail_at(k - 1) <= target:
-        k -= 1
-    return k
+# The smallest tail probability a threshold is computed for: below it the pmf's terms underflow.
+SMALLEST_TAIL = 1e-250
 
 
 def discrete_gaussian_tail_point(sigma2: float, probability: float) -> int:
@@ -898,17 +875,17 @@ def discrete_gaussian_tail_point(sigma2: float, probability: float) -> int:
     about 1e-16 of absolute precision): for ``sigma <= 1e4`` the pmf over
     ``[0, m_max]`` is summed from the far end, where ``m_max`` lies beyond the
     continuous tail point by two sigma and far past it; for larger sigma the
-    Euler-Maclaurin tail of :func:`discrete_gaussian_halfwidth` is searched from
-    the continuous quantile. ``probability`` must be at least 1e-250 (a
-    threshold beyond that is refused rather than trusted to underflowing terms).
+    Euler-Maclaurin tail (:func:`_dg_upper_sum`, accurate to ~1e-14 relative at
+    that size) is searched from the continuous quantile. ``probability`` must be at least
+    :data:`SMALLEST_TAIL` (a threshold beyond that is refused rather than trusted to underflowing terms).
 
     >>> discrete_gaussian_tail_point(100.0, 1e-6), discrete_gaussian_tail_point(1.0, 0.2)
     (49, 2)
     """
     s2 = _positive("sigma2", sigma2, _SIGMA2_HINT)
     p = _finite_float("probability", probability, "a tail probability, e.g. 1e-6")
-    if not 1e-250 <= p < 1:
-        raise ValueError(f"probability must lie in [1e-250, 1), got {probability!r}: use a larger delta")
+    if not SMALLEST_TAIL <= p < 1:
+        raise ValueError(f"probability must lie in [{SMALLEST_TAIL:g}, 1), got {probability!r}: use a larger delta")
     sigma = math.sqrt(s2)
     z = -float(ndtri(p))  # the continuous tail point, in sigmas
     log_z = _dg_log_norm(sigma)

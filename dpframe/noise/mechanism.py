@@ -261,6 +261,20 @@ class Privacy:
         return calibrate.analytic_gaussian_sigma(float(self.epsilon), float(self.delta), sensitivity)
 
 
+def largest_rho(epsilon: Fraction, delta: Fraction, what: str) -> Fraction:
+    """The largest rho (rounded down) whose tight conversion (CKS20 Cor. 13) gives at most (``epsilon``,
+    ``delta``); a ValueError naming ``what`` when the parameters are too small for any.
+
+    >>> round(float(largest_rho(Fraction(1), Fraction(1, 10**6), "synthesize")), 4)
+    0.0244
+    """
+    try:
+        return round_down(calibrate.zcdp_rho_for(float_below(epsilon), float_below(delta)))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        raise ValueError(f"{what} cannot plan its noise with ε={float(epsilon):.3g}, δ={float(delta):.3g}: use a "
+                         "larger epsilon and a delta well below 1 (e.g. 1e-6)") from None
+
+
 def float_below(value: Fraction) -> float:
     """The largest float not above ``value``: calibrating to it can only add noise (or spend less).
 

@@ -43,8 +43,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from dpframe.accounting.costs import Cost
-from dpframe.noise.calibrate import zcdp_rho_for
-from dpframe.noise.mechanism import NoiseSpec, Privacy, float_below, laplace_epsilon, round_down
+from dpframe.noise.mechanism import NoiseSpec, Privacy, laplace_epsilon, largest_rho
 
 
 @dataclass(frozen=True)
@@ -58,14 +57,7 @@ class ZcdpPlan:
     @classmethod
     def of(cls, epsilon: Fraction, delta: Fraction) -> ZcdpPlan:
         """The largest rho (rounded down) whose tight conversion gives at most (``epsilon``, ``delta``)."""
-        try:
-            rho = round_down(zcdp_rho_for(float_below(epsilon), float_below(delta)))
-        except (ValueError, OverflowError, ZeroDivisionError):
-            raise ValueError(
-                f"synthesize cannot plan with ε={float(epsilon):.3g}, δ={float(delta):.3g}: use a larger epsilon and "
-                "a delta well below 1 (e.g. 1e-6)"
-            ) from None
-        return cls(epsilon, delta, rho)
+        return cls(epsilon, delta, largest_rho(epsilon, delta, "synthesize"))
 
     def share_of(self, rho: Fraction) -> tuple[Fraction, Fraction]:
         """The (epsilon, delta) a part of ``rho`` is charged: its pro-rata share."""
