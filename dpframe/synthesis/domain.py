@@ -760,6 +760,11 @@ class DomainPlan:
                 "them privately"
             )
 
+    def with_bins(self, bins: int) -> DomainPlan:
+        """This plan with ``bins`` bins for every number whose bins are found privately (the same needs)."""
+        return DomainPlan(self.columns, tuple(replace(e, bins=bins) if e.need in ("bounds", "bins") else e
+                                              for e in self.entries))
+
     def datetime_ranges(self) -> tuple[Any, ...]:
         """The datetime columns whose range the sparse vector finds (pure epsilon)."""
         return tuple(e.name for e in self.entries if e.need == "bounds" and e.kind == "datetime")

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpframe.accounting.costs import Cost
+from dpframe.noise.calibrate import SMALLEST_TAIL
 from dpframe.noise.mechanism import Privacy
 from dpframe.noise.random import current_source
 from dpframe.progress import Progress
@@ -126,7 +127,7 @@ def _plan(privacy: Privacy, plan: DomainPlan) -> tuple[Share | None, ZcdpPlan | 
 
 def _check_selection_delta(per_value: Fraction) -> None:
     """Refuse, before any charge, a selection delta whose threshold would rest on underflowing tails."""
-    if per_value < Fraction(1, 10**250):
+    if per_value < SMALLEST_TAIL:  # the tail point's own floor, checked before the charge
         raise ValueError(
             f"delta is too small to select categories and values: each selection would get δ/k={float(per_value):.3g}"
             "; use a larger delta, or declare the categories and bounds"
@@ -366,9 +367,8 @@ def synthesize(
         counted, small = (Cost(), Fraction(0)), False
         if whole is not None:
             small, discovery, counted = _sized(target, reader, whole, len(names))
-            if small and bins is None:
-                plan = plan_domains(frame, names, bounds=bounds, categories=categories, bins=SMALL_BINS,
-                                    follow_data=True)
+            if small and bins is None:  # the same needs as checked above, fewer bins
+                plan = plan.with_bins(SMALL_BINS)
         found = plan.discover(target, discovery, functools.partial(reader.counts, target))
         domains = found.domains
         alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
