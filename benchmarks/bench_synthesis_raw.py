@@ -21,6 +21,8 @@ Contenders:
   bounds declared as its real minimum and maximum (a codebook's range). Text the draft leaves as ``text``
   (high cardinality) is still selected privately. Its output is written back to the raw representation
   (dates as the same text) before scoring.
+* ``coded``: ``synthesize`` (AIM) on exactly what ``aim-declared`` gets: each column replaced by its code in
+  the real bins, declared as a category over every code (nothing to discover, the domain is free).
 * ``aim-declared``: private-pgm's AIM (``mbi``, the port in ``bench_synthesis_peers.py``) on the real
   bins as the declared domain; runs only where ``mbi`` is importable, else it is reported as skipped.
 
@@ -328,6 +330,12 @@ def declared_run(data: Data, seed: int, method: str) -> pd.DataFrame:
     return synthetic
 
 
+def coded_run(data: Data, seed: int, method: str) -> dict[str, np.ndarray]:
+    frame = pd.DataFrame({c: pd.Categorical(data.codes[c], categories=range(s.size)) for c, s in data.scores.items()})
+    synthetic = _synthesize(frame, seed, method, categories={c: list(range(s.size)) for c, s in data.scores.items()})
+    return {c: synthetic[c].to_numpy(dtype=np.int64) for c in data.scores}
+
+
 def mbi_aim_run(data: Data, seed: int) -> dict[str, np.ndarray]:
     from types import SimpleNamespace
 
@@ -346,7 +354,7 @@ def mbi_available() -> bool:
     return importlib.util.find_spec("mbi") is not None
 
 
-CONTENDERS = ("baseline", "raw", "declared", "aim-declared")
+CONTENDERS = ("baseline", "raw", "declared", "coded", "aim-declared")
 
 
 def run(data: Data, contender: str, seed: int, method: str) -> dict[str, Any]:
@@ -356,6 +364,8 @@ def run(data: Data, contender: str, seed: int, method: str) -> dict[str, Any]:
         codes = baseline(data, seed)
     elif contender == "aim-declared":
         codes = mbi_aim_run(data, seed)
+    elif contender == "coded":
+        codes = coded_run(data, seed, method)
     else:
         synthetic = (raw_run if contender == "raw" else declared_run)(data, seed, method)
         found = violations(data.raw, synthetic, data.scores)

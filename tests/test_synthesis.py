@@ -1062,8 +1062,8 @@ def test_what_discovery_leaves_unspent_goes_to_the_model() -> None:
     assert p.dp.budget.spent.epsilon.exact == Fraction(1, 2)
     ledger = p.dp.budget.ledger
     assert ledger["query"].tolist() == ["rows for synthesize", "bounds for synthesize", "synthesize"]
-    # The rows' count takes a hundredth of 0.5 from the domains' fifth; half of the rest finds the range.
-    assert ledger["epsilon"].tolist() == pytest.approx([0.005, 0.0475, 0.4475])
+    # The rows' count takes a hundredth of 0.5 from the domains' quarter; half of the rest finds the range.
+    assert ledger["epsilon"].tolist() == pytest.approx([0.005, 0.06, 0.435])
     assert set(syn["dice"]) <= set(range(1, 7)) or syn["dice"].between(-10, 20).all()
 
 
@@ -1101,7 +1101,7 @@ def test_a_small_frame_gives_the_domains_more_and_measures_columns_alone() -> No
     report = q.dp.synthesize(epsilon=1.0, delta=1e-6, progress=False, random_state=5).attrs["dp"]
     assert any(len(m) > 1 for m in report.marginals)
     line = q.dp.budget.ledger.query("query == 'synthesize'").iloc[0]
-    assert line["mechanism"].startswith("AIM") and line["epsilon"] > 0.75
+    assert line["mechanism"].startswith("AIM") and line["epsilon"] > 0.7  # the rest after the domains' quarter
 
 
 def test_declared_bounds_without_bins_still_follow_the_data() -> None:

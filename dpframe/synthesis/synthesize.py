@@ -42,11 +42,11 @@ from dpframe.testing import seeded_noise
 Method = Literal["aim", "mst", "marginals"]
 METHODS: tuple[Method, ...] = ("aim", "mst", "marginals")
 
-# The share of epsilon (or rho) spent on discovering domains, when some column needs it. Measured
-# on generated census-like frames (3,000 and 20,000 rows, MST, epsilon = 1, equal-width bins): with 1/10 the bounds
-# of small frames clip a lot (mean 2-way error 0.144 at 3,000 rows), with 1/4 large frames lose
-# model accuracy (0.031 against 0.028 at 20,000 rows); 1/5 is close to the best of both (0.11, 0.028).
-DOMAIN_SHARE = Fraction(1, 5)
+# The share of epsilon (or rho) spent on discovering domains, when some column needs it (and of delta, for the
+# selections). A fifth was the best of 1/10, 1/5 and 1/4 on generated frames with equal-width bins; on the raw
+# benchmark of issue 33 (six sets of 14,000-54,000 rows, 3 seeds, with domain.VALUE_SHARE), a quarter keeps
+# more frequent values (support violations 3.3 -> 2.0 in all) for the same mean 2-way error (0.057).
+DOMAIN_SHARE = Fraction(1, 4)
 # When some domain is found privately, a noisy count of the rows (this share of the whole budget, taken from
 # the domains') first sizes the plan. A frame is small when that count is below SMALL_FRAME standard deviations
 # of the noise one cell of a one-way marginal would get if the whole budget measured every column's: then the
@@ -134,7 +134,7 @@ def _check_selection_delta(per_value: Fraction) -> None:
         )
 
 
-def _sized(target: Target, reader: Reader, whole: Share, columns: int) -> tuple[bool, Share, tuple[Cost, Fraction]]:
+def _sized(target: Target, reader: Reader, whole: Share, columns: int) -> tuple[bool, Share, tuple[Cost, Fraction], float]:
     """Charge :data:`ROWS_SHARE` of ``whole`` (its own ledger line) for a noisy count of the rows in use; return
     whether the frame is small (:data:`SMALL_FRAME`; post-processing of the count), the domains' share, and what
     the count spent."""
@@ -148,7 +148,7 @@ def _sized(target: Target, reader: Reader, whole: Share, columns: int) -> tuple[
                else math.sqrt(2) * k * columns / float(whole.epsilon))
     small = rows < SMALL_FRAME * one_way
     domains = whole.part((SMALL_DOMAIN_SHARE if small else DOMAIN_SHARE) - ROWS_SHARE, selection=True)
-    return small, domains, share.spent()
+    return small, domains, share.spent(), float(rows)
 
 
 def _model_privacy(
@@ -364,12 +364,12 @@ def synthesize(
     reader.check(plan, discovery)
     target.reserve(privacy.cost, query="synthesize")
     with _randomness(random_state) as rng:
-        counted, small = (Cost(), Fraction(0)), False
+        counted, small, noisy_rows = (Cost(), Fraction(0)), False, None
         if whole is not None:
-            small, discovery, counted = _sized(target, reader, whole, len(names))
+            small, discovery, counted, noisy_rows = _sized(target, reader, whole, len(names))
             if small and bins is None:  # the same needs as checked above, fewer bins
                 plan = plan.with_bins(SMALL_BINS)
-        found = plan.discover(target, discovery, functools.partial(reader.counts, target))
+        found = plan.discover(target, discovery, functools.partial(reader.counts, target), noisy_rows)
         domains = found.domains
         alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
         model_privacy, allowance = _model_privacy(privacy, found.cost + counted[0], found.rho + counted[1], zcdp,
