@@ -1104,6 +1104,57 @@ def test_a_small_frame_gives_the_domains_more_and_measures_columns_alone() -> No
     assert line["mechanism"].startswith("AIM") and line["epsilon"] > 0.7  # the rest after the domains' quarter
 
 
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_a_small_frame_with_public_domains_is_measured_column_by_column(method: str) -> None:
+    """With nothing to find, AIM and MST size the frame from their first one-way measurements (post-processing)
+    and, when it is too small for correlations, spend the rest on measuring the columns again: on issue 33's
+    small frames over their real bins, 2-way error 0.380 -> 0.342 (penguins) and 0.250 -> 0.191 (mroz)."""
+    rng = np.random.default_rng(23)
+    small = pd.DataFrame({"x": pd.Categorical(rng.integers(0, 5, 300)), "y": pd.Categorical(rng.integers(0, 4, 300)),
+                          "z": rng.integers(0, 3, 300) == 0})
+    p = small.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+    syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, progress=False, random_state=5)
+    report = syn.attrs["dp"]
+    assert all(len(m) == 1 for m in report.marginals)
+    assert any("too small for correlations" in note and "the model measured each column's distribution alone"
+               in note for note in report.notes), report.notes
+    assert p.dp.budget.ledger["query"].tolist() == ["synthesize"] and p.dp.budget.spent.epsilon.exact == 1
+    large = pd.concat([small] * 100, ignore_index=True)
+    q = large.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+    assert any(len(m) > 1 for m in q.dp.synthesize(epsilon=1.0, delta=1e-6, method=method, progress=False,
+                                                   random_state=5).attrs["dp"].marginals)
+
+
+def test_the_columns_measured_alone_get_the_whole_allowance() -> None:
+    """The first one-way measurements and the second make one with the precision of the whole allowance."""
+    from dpframe.synthesis.graphical import aim, hides_correlations
+    from dpframe.synthesis.measure import Allowance, CodedData
+    from dpframe.testing import seeded_noise
+
+    x = (np.arange(300) % 4).astype(np.int32)
+    allowance = Allowance("zcdp", Fraction(1, 50), 1)
+    assert hides_correlations(300, allowance, 2)
+    with seeded_noise(1):
+        model, _ = aim(CodedData((x, x), (4, 4)), allowance, lambda message, done: None, np.random.default_rng(0))
+    assert [m.clique for m in model.measurements] == [(0,), (1,)]
+    whole = allowance.noise(Fraction(1), 2).std
+    for m in model.measurements:
+        assert np.sqrt(m.variance) == pytest.approx(whole, rel=1e-3)
+
+
+def test_a_small_frame_bins_declared_bounds_at_equal_widths_for_free() -> None:
+    """A histogram to place bins within declared bounds costs a small frame more than it places: its bins are
+    equal-width and public (issue 33: penguins declared 0.338 -> 0.309, mroz 0.249 -> 0.220)."""
+    rng = np.random.default_rng(24)
+    small = pd.DataFrame({"w": rng.normal(50, 5, 300).round(1), "z": rng.choice(["a", "b"], 300)})
+    p = small.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0, delta=1e-6)
+    syn = p.dp.synthesize(epsilon=1.0, delta=1e-6, bounds={"w": (30, 70)}, progress=False, random_state=5)
+    queries = p.dp.budget.ledger["query"].tolist()
+    assert queries == ["rows for synthesize", "categories for synthesize", "synthesize"], queries
+    assert syn.attrs["dp"].domains["w"].startswith("9 codes: [30, 35)")  # 8 bins of 5, and missing values
+    assert p.dp.budget.spent.epsilon.exact == 1
+
+
 def test_declared_bounds_without_bins_still_follow_the_data() -> None:
     """Declared bounds replace only the range's measurement (issue 33): equal widths over a declared range of
     counts put nearly every row in the first bin. bins= keeps the bins public and free."""

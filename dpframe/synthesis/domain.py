@@ -803,10 +803,21 @@ class DomainPlan:
                 "them privately"
             )
 
-    def with_bins(self, bins: int) -> DomainPlan:
-        """This plan with ``bins`` bins for every number whose bins are found privately (the same needs)."""
-        return DomainPlan(self.columns, tuple(replace(e, bins=bins) if e.need in ("bounds", "bins") else e
-                                              for e in self.entries))
+    def for_small_frame(self, bins: int) -> DomainPlan:
+        """This plan for a frame too small for correlations: equal-width ``bins`` over declared bounds (public:
+        their histogram would cost more than it places), and ``bins`` bins found privately for the rest.
+
+        Only measurements are taken away, so every check made on this plan before a charge still holds.
+        """
+        def small(entry: _ColumnPlan) -> _ColumnPlan:
+            if entry.need == "bins":
+                assert entry.bounds is not None
+                lower, upper = entry.bounds
+                domain = NumericDomain.from_bounds(entry.name, entry.dtype, lower, upper, bins=bins)
+                return replace(entry, domain=domain, need=None, bins=bins)
+            return replace(entry, bins=bins) if entry.need == "bounds" else entry
+
+        return DomainPlan(self.columns, tuple(small(e) for e in self.entries))
 
     def datetime_ranges(self) -> tuple[Any, ...]:
         """The datetime columns whose range the sparse vector finds (pure epsilon)."""

@@ -48,16 +48,14 @@ METHODS: tuple[Method, ...] = ("aim", "mst", "marginals")
 # more frequent values (support violations 3.3 -> 2.0 in all) for the same mean 2-way error (0.057).
 DOMAIN_SHARE = Fraction(1, 4)
 # When some domain is found privately, a noisy count of the rows (this share of the whole budget, taken from
-# the domains') first sizes the plan. A frame is small when that count is below SMALL_FRAME standard deviations
-# of the noise one cell of a one-way marginal would get if the whole budget measured every column's: then the
-# model cannot tell correlations from noise: the domains get SMALL_DOMAIN_SHARE and SMALL_BINS bins (when
-# bins= is not given), and the rest measures each column alone (graphical.independent). Measured (issue 33,
-# epsilon = 1, delta = 1e-6, 3-4 seeds; mean 2-way error): penguins (344 rows x 8, 27 deviations) 0.84 with AIM,
-# a fifth and 32 bins; 0.55 measuring columns alone with half and 16 bins; 0.48 with three quarters and 8 bins
-# (0.48 with seven eighths); mroz (753 x 18, 39 deviations) 0.48, 0.33, 0.26 (0.26). The frames of 14,000+
-# rows stand at 1,000+ deviations.
+# the domains') first sizes the plan. A frame is small when that count hides correlations at the whole budget
+# (graphical.hides_correlations): the domains get SMALL_DOMAIN_SHARE and SMALL_BINS bins (when bins= is not
+# given), and the rest measures each column alone (graphical.independent). Measured (issue 33, epsilon = 1,
+# delta = 1e-6, 3-4 seeds; mean 2-way error): penguins (344 rows x 8) 0.84 with AIM, a fifth and 32 bins; 0.55
+# measuring columns alone with half and 16 bins; 0.48 with three quarters and 8 bins (0.48 with seven eighths);
+# mroz (753 x 18) 0.48, 0.33, 0.26 (0.26). With every domain public, AIM and MST decide the same from their
+# first one-way measurements.
 ROWS_SHARE = Fraction(1, 100)
-SMALL_FRAME = 100
 SMALL_DOMAIN_SHARE = Fraction(3, 4)
 SMALL_BINS = 8
 
@@ -136,17 +134,16 @@ def _check_selection_delta(per_value: Fraction) -> None:
 
 def _sized(target: Target, reader: Reader, whole: Share, columns: int) -> tuple[bool, Share, tuple[Cost, Fraction], float]:
     """Charge :data:`ROWS_SHARE` of ``whole`` (its own ledger line) for a noisy count of the rows in use; return
-    whether the frame is small (:data:`SMALL_FRAME`; post-processing of the count), the domains' share, and what
-    the count spent."""
+    whether the frame is small (:func:`graphical.hides_correlations`; post-processing of the count), the domains'
+    share, what the count spent and the count."""
     share = whole.part(ROWS_SHARE)
     k = target.contributions
     noise = share.noise(k)
     Plan(f"rows for {QUERY}", (), target, share.charged(), {"count": noise},
          rule=share.rule("a count, to size the plan")).charge()
     rows = reader.rows(target) + int(noise.sample(1)[0])
-    one_way = (k * math.sqrt(columns / (2 * float(whole.rho))) if whole.rho > 0
-               else math.sqrt(2) * k * columns / float(whole.epsilon))
-    small = rows < SMALL_FRAME * one_way
+    allowance = Allowance("zcdp", whole.rho, k) if whole.rho > 0 else Allowance("pure", whole.epsilon, k)
+    small = graphical.hides_correlations(rows, allowance, columns)
     domains = whole.part((SMALL_DOMAIN_SHARE if small else DOMAIN_SHARE) - ROWS_SHARE, selection=True)
     return small, domains, share.spent(), float(rows)
 
@@ -216,13 +213,15 @@ def _missing_note(
     return tuple(notes)
 
 
-def _small_note(total: float, columns: int) -> tuple[str, ...]:
-    """Says plainly that a small frame's columns were measured one at a time (its noisy row count decided)."""
+def _small_note(total: float, columns: int, sized: bool) -> tuple[str, ...]:
+    """Says plainly that a small frame's columns were measured one at a time (a noisy count decided: the rows'
+    before the domains were found, ``sized``, else the model's first measurements)."""
+    how = ("three quarters of it found the domains, the rest measured each column's distribution alone" if sized
+           else "the model measured each column's distribution alone (its first measurements showed too few records)")
     return (
         f"correlations: the budget is too small for correlations at this size (about {max(total, 0.0):,.0f} records "
-        f"and {columns} columns): three quarters of it found the domains, the rest measured each column's distribution "
-        "alone, so the columns come out independent; use a larger epsilon or fewer columns, and declare bounds "
-        "and categories, with bins= (nothing then goes to finding them)",
+        f"and {columns} columns): {how}, so the columns come out independent; use a larger epsilon or fewer "
+        "columns, and declare bounds and categories, with bins= (nothing then goes to finding them)",
     )
 
 
@@ -368,7 +367,7 @@ def synthesize(
         if whole is not None:
             small, discovery, counted, noisy_rows = _sized(target, reader, whole, len(names))
             if small and bins is None:  # the same needs as checked above, fewer bins
-                plan = plan.with_bins(SMALL_BINS)
+                plan = plan.for_small_frame(SMALL_BINS)
         found = plan.discover(target, discovery, functools.partial(reader.counts, target), noisy_rows)
         domains = found.domains
         alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
@@ -401,6 +400,8 @@ def synthesize(
             else:
                 model = fit_marginals(coded, allowance, groups)
             measured = [m.clique for m in model.measurements]
+            # AIM and MST measure only one-way marginals when their first ones show a frame too small.
+            measured_alone = method != "marginals" and len(names) > 1 and all(len(c) == 1 for c in measured)
             bar("sampling", 0.95)
             count = rows if rows is not None else max(1, int(round(model.total)))
             codes = model.sample(count, rng)
@@ -411,7 +412,7 @@ def synthesize(
         method, target.spent, tuple(dict.fromkeys(tuple(names[a] for a in clique) for clique in measured)),
         {name: _summary(domain.labels()) for name, domain in zip(names, domains)}, count, random_state is not None,
         found.notes + _missing_note(names, domains, compression)
-        + (_small_note(model.total, len(names)) if alone else ())
+        + (_small_note(model.total, len(names), alone) if alone or measured_alone else ())
         + _correlation_note(model.measurements, model.total),
     )
     return out
