@@ -62,6 +62,18 @@ def test_schema_drafts_types_and_says_it_is_not_private(
     assert json.loads(capsys.readouterr().out) == draft
 
 
+def test_schema_draft_prefers_a_type_that_reads_every_value(tmp_path: Path) -> None:
+    """A column of whole numbers with a few decimals is a float column: drafting it as integer read 1.7% of
+    diamonds' table (57.5) as missing. The tolerance stays for stray marks that no type reads."""
+    from dpframe.schema import infer_schema
+
+    file = tmp_path / "d.csv"
+    file.write_text("table,age\n" + "55,41\n" * 98 + "57.5,?\n" * 2, encoding="utf-8")
+    columns = infer_schema(file)["columns"]
+    assert columns["table"] == {"type": "float"}
+    assert columns["age"]["type"] == "integer" and "2 value(s) do not parse as integer" in columns["age"]["note"]
+
+
 def test_semicolon_file_is_read_by_its_header(csv: Path, schema: Path, seeded: None,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["describe", str(csv), "--schema", str(schema), "--epsilon", "1"]) == 0

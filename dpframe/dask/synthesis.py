@@ -18,10 +18,11 @@ seed, the synthetic frame and the ledger lines are the pandas ones.
 Domains found privately use the pandas discovery with the same seam: every
 histogram it measures of a numeric column (octaves for the bounds,
 resolutions, fine cells for the bins) is counted per partition and added up
-exactly, one Dask compute each, after its own charge. Text categories and the
-common values of numbers (partition selection, which spends delta) and
-the bounds of datetimes (the sparse vector) are not built on Dask yet: a
-column that would need one is refused before anything is charged, saying what
+exactly, one Dask compute each, after its own charge; so are the value counts
+that text categories and the common values of numbers are selected from
+(canonical keys in a public order, :func:`~dpframe.synthesis.domain.added_value_counts`).
+The bounds of datetimes (the sparse vector) are not built on Dask yet: a
+column that would need them is refused before anything is charged, saying what
 to declare.
 
 >>> import numpy as np, pandas as pd, dask.dataframe as dd, dpframe, dpframe.dask
@@ -34,13 +35,18 @@ to declare.
 >>> syn = p.dp.synthesize(epsilon=1.0, method="mst", progress=False)  # the bounds of age found privately
 >>> p.dp.budget.ledger["query"].tolist()[1:]
 ['rows for synthesize', 'bounds for synthesize', 'bins for synthesize', 'synthesize']
->>> text = dd.from_pandas(pd.DataFrame({"city": ["Oslo", "Rome"] * 100}), npartitions=2)
->>> text.dp.protect(epsilon=1.0, delta=1e-6, name="text", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
-...     epsilon=1.0, delta=1e-6, progress=False)
+>>> text = dd.from_pandas(pd.DataFrame({"city": ["Oslo", "Rome"] * 1000}), npartitions=2)
+>>> syn = text.dp.protect(epsilon=1.0, delta=1e-6, name="text", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
+...     epsilon=1.0, delta=1e-6, progress=False)  # the categories selected privately
+>>> sorted(syn["city"].unique())
+['Oslo', 'Rome']
+>>> dates = dd.from_pandas(pd.DataFrame({"day": pd.date_range("2020-01-01", periods=200)}), npartitions=2)
+>>> dates.dp.protect(epsilon=1.0, name="dates", ledger=dpframe.Ledger.in_memory()).dp.synthesize(
+...     epsilon=1.0, progress=False)
 Traceback (most recent call last):
 ...
-ValueError: synthesize on a Dask frame cannot find the domains of ['city'] privately yet: declare \
-categories={'city': [...]} or give 'city' a categorical dtype; or synthesize from a pandas frame
+ValueError: synthesize on a Dask frame cannot find the domains of ['day'] privately yet: declare \
+bounds={'day': (lower, upper)} or bin edges bins={'day': [...]}; or synthesize from a pandas frame
 """
 
 from __future__ import annotations
@@ -57,7 +63,9 @@ from numpy.typing import NDArray
 
 from dpframe.dask.shield import computed
 from dpframe.queries.plan import Target
-from dpframe.synthesis.domain import Cells, ColumnDomain, Count, DomainPlan, _advice, axis_values
+from dpframe.synthesis.domain import (
+    Cells, ColumnDomain, Count, DomainPlan, ValueCounts, _advice, added_value_counts, axis_values, value_counts_of,
+)
 from dpframe.synthesis.measure import Marginals
 from dpframe.synthesis.model import Array, Clique
 from dpframe.synthesis.spending import Share
@@ -100,10 +108,10 @@ def _add(tables: Sequence[list[NDArray[np.int64]]]) -> list[NDArray[np.int64]]:
     return [np.sum(same, axis=0) for same in zip(*tables)]
 
 
-def _tree_sum(parts: list[Any]) -> Any:
-    """The delayed sum of per-partition count tables, ``SPLIT_EVERY`` at a time."""
+def _tree_sum(parts: list[Any], add: Any = _add) -> Any:
+    """The delayed sum of per-partition counts (default: count tables), ``SPLIT_EVERY`` at a time."""
     while len(parts) > 1:
-        parts = [delayed(_add)(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        parts = [delayed(add)(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
     return parts[0]
 
 
@@ -190,28 +198,20 @@ class DaskMarginals:
 
 @dataclass(frozen=True)
 class DaskReader:
-    """Reads a protected Dask frame for :func:`~dpframe.synthesis.synthesize.synthesize` (declared domains only)."""
+    """Reads a protected Dask frame for :func:`~dpframe.synthesis.synthesize.synthesize`."""
 
     data: Any
     computes: list[int] = field(default_factory=list)  # per Dask compute, how many tables it counted
 
     def check(self, plan: DomainPlan, discovery: Share | None) -> None:
-        """Refuse, before any charge, the domains whose private discovery is not built on Dask yet.
-
-        Built: the histograms that find a numeric column's bounds, resolution and bins. Not yet: text
-        categories and the common values of numbers (partition selection, which pandas makes given delta),
-        and the bounds of datetimes (the sparse vector).
-        """
-        selects = discovery is not None and discovery.delta > 0
-        needs = {e.name: e.need for e in plan.entries if e.need is not None and (e.need == "categories" or (
-            e.need == "bounds" and e.kind == "datetime") or (selects and e.name in plan.selections))}
+        """Refuse, before any charge, the domains whose private discovery is not built on Dask yet: the bounds of
+        datetimes (the sparse vector). Built: the histograms of numbers and the value counts of selections."""
+        needs = {e.name: e.need for e in plan.entries if e.need == "bounds" and e.kind == "datetime"}
         if needs:
             advice = "; ".join(_advice(name, need) for name, need in needs.items())
-            numbers = [str(e.name) for e in plan.entries if e.name in needs and e.kind in ("float", "integer")]
             raise ValueError(
                 f"synthesize on a Dask frame cannot find the domains of {[str(c) for c in needs]} privately yet: "
-                f"{advice}" + (f" (or pass delta=0 for {numbers}: their common values are selected with delta)"
-                               if numbers else "") + "; or synthesize from a pandas frame"
+                f"{advice}; or synthesize from a pandas frame"
             )
 
     def counts(self, target: Target, name: Any) -> Count:
@@ -224,6 +224,13 @@ class DaskReader:
             return np.asarray(table, dtype=np.int64)
 
         return count
+
+    def values(self, target: Target, name: Any) -> ValueCounts:
+        """A column's values and their exact counts: per partition, added up; one compute."""
+        partials = [delayed(value_counts_of)(part) for part in self.data[name].to_delayed()]
+        counted: ValueCounts = computed(_tree_sum(partials, added_value_counts))
+        self.computes.append(1)
+        return counted
 
     def rows(self, target: Target) -> int:
         """The number of rows: per-partition lengths, added up; one compute."""

@@ -840,11 +840,13 @@ class DomainPlan:
         return out
 
     def discover(self, target: Target, share: Share | None,
-                 counts: Callable[[Any], Count] | None = None, rows: float | None = None) -> Discovery:
+                 counts: Callable[[Any], Count] | None = None, rows: float | None = None,
+                 values: Callable[[Any], ValueCounts] | None = None) -> Discovery:
         """Charge each needed measurement as its own ledger line; return every column's domain, in order.
 
         ``counts`` reads a numeric column's histograms after their charges (default: :func:`present_counts`
-        of ``target``; the Dask front counts on partitions).
+        of ``target``; the Dask front counts on partitions), and ``values`` a column's
+        :data:`ValueCounts` after a selection's charge (default: :func:`present_values`).
 
         ``share`` is split by :meth:`shares`. Everything is checked (privacy,
         schema, the whole cost against the remaining budget) before the first
@@ -857,6 +859,7 @@ class DomainPlan:
             if dtype != entry.dtype:
                 raise TypeError(f"column {entry.name!r} was planned with dtype {entry.dtype} but has dtype {dtype}")
         shares = self.shares(share) if share is not None else {}
+        read_values = functools.partial(present_values, target) if values is None else values
         if shares:
             assert share is not None
             target.reserve(share.most(), query=f"finding the domains of {[str(c) for c in shares]}")
@@ -868,12 +871,14 @@ class DomainPlan:
                 domains.append(entry.domain)
             elif entry.need in ("bounds", "bins"):
                 count = present_counts(target, entry.name) if counts is None else counts(entry.name)
-                domain, spent, note = _discover_bins(target, entry, shares[entry.name], count, rows)
+                domain, spent, note = _discover_bins(target, entry, shares[entry.name], count, rows,
+                                                     functools.partial(read_values, entry.name))
                 domains.append(domain)
                 parts += spent
                 notes += [note] if note else []
             else:
-                keys = _select(target, entry, shares[entry.name], "categories").index
+                keys = _select(target, entry, shares[entry.name], "categories",
+                               functools.partial(read_values, entry.name)).index
                 domains.append(CategoryDomain.build(entry.name, entry.dtype, keys, other=True))
                 parts.append(shares[entry.name].spent())
         return Discovery(domains, sum((c for c, _ in parts), Cost()), tuple(notes), sum((r for _, r in parts), Fraction(0)))
@@ -938,6 +943,48 @@ Cells = Callable[[NDArray[np.float64]], NDArray[np.int64]]
 Count = Callable[[Cells, int], NDArray[np.int64]]
 
 
+# Each value a column holds (rows in use, missing values aside) as canonical keys in a public order, with its
+# exact count: all that selecting a column's values reads.
+ValueCounts = tuple["pd.Index[Any]", NDArray[np.int64]]
+
+
+def value_counts_of(column: pd.Series[Any]) -> ValueCounts:
+    """:data:`ValueCounts` of a pandas column (of the rows in use).
+
+    Canonical keys (:func:`~dpframe.queries.kernels.observed_codes`): pandas would label equal values (-0.0 and
+    0.0; True and 1) by the first row it meets. In :func:`~dpframe.queries.partitioned.public_order`, so that
+    the noise each key gets does not depend on where its rows are (the Dask partitions give the same answer).
+
+    >>> keys, counts = value_counts_of(pd.Series([2.5, -0.0, 0.0, None, 2.5]))
+    >>> keys.tolist(), counts.tolist()
+    ([0.0, 2.5], [2, 2])
+    """
+    codes, keys = kernels.observed_codes(column)
+    counts = np.bincount(codes[codes >= 0], minlength=len(keys)).astype(np.int64)
+    order = public_order(keys)
+    return keys[order], counts[order]
+
+
+def added_value_counts(parts: Sequence[ValueCounts]) -> ValueCounts:
+    """Several :data:`ValueCounts` of one column (its Dask partitions) as one: equal keys add, exactly.
+
+    >>> added_value_counts([value_counts_of(pd.Series([1.0, 2.0])), value_counts_of(pd.Series([-0.0, 1.0]))])
+    (Index([0.0, 1.0, 2.0], dtype='float64'), array([1, 2, 1]))
+    """
+    keys = parts[0][0].append([k for k, _ in parts[1:]])
+    codes, unique = kernels.observed_codes(pd.Series(keys))  # canonical already: only equal keys meet
+    totals = np.zeros(len(unique), dtype=np.int64)
+    np.add.at(totals, codes, np.concatenate([counts for _, counts in parts]))
+    order = public_order(unique)
+    return unique[order], totals[order]
+
+
+def present_values(target: Target, name: Any) -> ValueCounts:
+    """:data:`ValueCounts` of a pandas column's rows in use (read when called: after a charge)."""
+    column, mask = target.column(name), target.rows_in_use()
+    return value_counts_of(column if mask is None else column[mask])
+
+
 def present_counts(target: Target, name: Any) -> Count:
     """:data:`Count` of a pandas column: its non-missing values of the rows in use, read on the first call
     -- made after a charge -- and kept for the column's other measurements.
@@ -978,9 +1025,10 @@ def _scale(noise: NoiseSpec) -> float:
     return float(noise.param) if noise.mechanism == "laplace" else math.sqrt(float(noise.param))
 
 
-def _select(target: Target, entry: _ColumnPlan, share: Share, what: str) -> pd.Series[float]:
+def _select(target: Target, entry: _ColumnPlan, share: Share, what: str, values: Callable[[], ValueCounts]
+            ) -> pd.Series[float]:
     """Charge ``share`` (one ledger line); the column's values whose noisy count clears the selection threshold,
-    as their noisy counts indexed by the values.
+    as their noisy counts indexed by the values (``values`` reads the column's :data:`ValueCounts`).
 
     Partition selection as ``value_counts`` makes it: noise on the count of each value present (rows in use),
     released at a noisy count of at least ``k + m`` where ``P(noise >= m) <= delta / k``
@@ -994,14 +1042,11 @@ def _select(target: Target, entry: _ColumnPlan, share: Share, what: str) -> pd.S
     Plan(f"{what} for {QUERY}", (str(entry.name),), target, share.charged(), {"count": noise},
          rule=share.rule(f"partition selection: values released at a noisy count >= {threshold} "
                          f"(δ={float(share.delta):.3g})")).charge()
-    column, mask = target.column(entry.name), target.rows_in_use()
-    # Canonical keys: pandas would label equal values (-0.0 and 0.0; True and 1) by the first row it meets.
-    codes, keys = kernels.observed_codes(column if mask is None else column[mask])
-    noisy = np.bincount(codes[codes >= 0], minlength=len(keys)) + noise.sample(len(keys))
+    keys, exact = values()
+    noisy = exact + noise.sample(len(keys))
     passed = noisy >= threshold
-    released, counts = keys[passed], noisy[passed].astype(np.float64)
-    order = public_order(released)
-    return pd.Series(counts[order], index=pd.Index(released[order], dtype=entry.dtype, name=None), dtype=np.float64)
+    return pd.Series(noisy[passed].astype(np.float64), index=pd.Index(keys[passed], dtype=entry.dtype, name=None),
+                     dtype=np.float64)
 
 
 def _discover_range(
@@ -1137,7 +1182,8 @@ def _discover_step(
 
 
 def _discover_bins(
-    target: Target, entry: _ColumnPlan, share: Share, count: Count, rows: float | None
+    target: Target, entry: _ColumnPlan, share: Share, count: Count, rows: float | None,
+    values: Callable[[], ValueCounts],
 ) -> tuple[ColumnDomain, list[tuple[Cost, Fraction]], str]:
     """Private resolution and bounds, then (unless few values) bins following a noisy histogram.
 
@@ -1163,7 +1209,7 @@ def _discover_bins(
     for_range, rest = share.part(half), share.part(whole, selection=entry.kind == "integer")
     if entry.kind == "float" and share.delta > 0:
         for_values, rest = share.part(VALUE_SHARE, selection=True), share.part(whole - VALUE_SHARE)
-        selected = _select(target, entry, for_values, "values")
+        selected = _select(target, entry, for_values, "values", values)
         spent.append(for_values.spent())
     step: float | None = 1.0 if entry.kind == "integer" else None
     if _STEPS[entry.kind]:
@@ -1201,7 +1247,7 @@ def _discover_bins(
         return fine, spent, note
     if rest.delta > 0:
         for_values, rest = rest.part(VALUE_SHARE / whole, selection=True), rest.part(1 - VALUE_SHARE / whole)
-        selected = _select(target, entry, for_values, "values")
+        selected = _select(target, entry, for_values, "values", values)
         spent.append(for_values.spent())
     # Selected values keep codes of their own: within a bin of several steps, a spike (19% of the rows at
     # 0.000 of values kept to thousandths) would be spread over the bin's fine cell.

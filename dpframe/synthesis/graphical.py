@@ -11,6 +11,12 @@ refits; when a measurement barely moves the model, later rounds get half
 the noise (four times the rho; twice the epsilon under pure DP). The last
 round spends what is left.
 
+Both first check, from the noisy total of their one-way measurements, that
+the frame is not too small for correlations (:func:`hides_correlations`);
+if it is, the rest of the allowance measures every column again and the
+columns come out independent (:func:`independent`, which small frames found
+by the noisy row count get directly).
+
 Both return the fitted model (sampled exactly by the caller) and the
 compression of rare codes that maps its codes back to the data's.
 """

@@ -31,7 +31,8 @@ from dpframe.queries.plan import Plan, Target
 from dpframe.results import OTHER
 from dpframe.synthesis import graphical
 from dpframe.synthesis.domain import (
-    DEFAULT_BINS, QUERY, CategoryDomain, ColumnDomain, Count, DomainPlan, plan_domains, present_counts,
+    DEFAULT_BINS, QUERY, CategoryDomain, ColumnDomain, Count, DomainPlan, ValueCounts, plan_domains, present_counts,
+    present_values,
 )
 from dpframe.synthesis.marginals import MarginalsModel, fit_marginals
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals
@@ -261,6 +262,10 @@ class Reader(Protocol):
     def rows(self, target: Target) -> int:
         """After its charge: the exact number of rows in use (after contribution bounding)."""
 
+    def values(self, target: Target, name: Any) -> ValueCounts:
+        """After a selection's charge: each value of a column and its exact count
+        (:data:`~dpframe.synthesis.domain.ValueCounts`)."""
+
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """After the model's charge: the records coded with ``domains``, whose exact marginals the model measures."""
 
@@ -279,6 +284,10 @@ class PandasReader:
         """The rows kept by contribution bounding."""
         mask = target.rows_in_use()
         return len(target.obj) if mask is None else int(mask.sum())
+
+    def values(self, target: Target, name: Any) -> ValueCounts:
+        """The column's values of the rows in use, counted."""
+        return present_values(target, name)
 
     def marginals(self, target: Target, names: Sequence[Any], domains: Sequence[ColumnDomain]) -> Marginals:
         """Every column coded at once."""
@@ -368,7 +377,8 @@ def synthesize(
             small, discovery, counted, noisy_rows = _sized(target, reader, whole, len(names))
             if small and bins is None:  # the same needs as checked above, fewer bins
                 plan = plan.for_small_frame(SMALL_BINS)
-        found = plan.discover(target, discovery, functools.partial(reader.counts, target), noisy_rows)
+        found = plan.discover(target, discovery, functools.partial(reader.counts, target), noisy_rows,
+                              functools.partial(reader.values, target))
         domains = found.domains
         alone = small and method != "marginals"  # AIM and MST measure a small frame's columns one at a time
         model_privacy, allowance = _model_privacy(privacy, found.cost + counted[0], found.rho + counted[1], zcdp,
