@@ -1135,8 +1135,9 @@ def test_the_columns_measured_alone_get_the_whole_allowance() -> None:
     allowance = Allowance("zcdp", Fraction(1, 50), 1)
     assert hides_correlations(300, allowance, 2)
     with seeded_noise(1):
-        model, _ = aim(CodedData((x, x), (4, 4)), allowance, lambda message, done: None, np.random.default_rng(0))
-    assert [m.clique for m in model.measurements] == [(0,), (1,)]
+        model, _, alone = aim(CodedData((x, x), (4, 4)), allowance, lambda message, done: None,
+                              np.random.default_rng(0))
+    assert alone and [m.clique for m in model.measurements] == [(0,), (1,)]
     whole = allowance.noise(Fraction(1), 2).std
     for m in model.measurements:
         assert np.sqrt(m.variance) == pytest.approx(whole, rel=1e-3)

@@ -15,6 +15,8 @@ probability at most delta.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -156,34 +158,40 @@ class Partitioning:
         return out, cells
 
 
+# Types whose values are totally ordered by ``<``: others (frozensets order by inclusion, partly) sort by their
+# text, for an argsort over a partial order would follow the rows' order.
+_TOTALLY_ORDERED = (bool, int, float, str, bytes, np.integer, np.floating, np.bool_, datetime.date,
+                    datetime.timedelta, pd.Timestamp, pd.Timedelta, decimal.Decimal)
+
+
 def public_order(cells: pd.Index[Any]) -> NDArray[np.intp]:
-    """An order of released cells that depends only on their values: sorted, by type first where types mix.
+    """An order of released cells that depends only on their values: sorted, by type first where types mix,
+    by text for values that are not totally ordered.
 
     >>> [str(v) for v in pd.Index(["b", 2, "a", 1], dtype=object)[public_order(pd.Index(["b", 2, "a", 1], dtype=object))]]
     ['1', '2', 'a', 'b']
+    >>> sets = pd.Index([frozenset({2}), frozenset({1})], dtype=object)  # neither is below the other
+    >>> [sorted(s) for s in sets[public_order(sets)]]
+    [[1], [2]]
     """
-    try:
-        return np.asarray(cells.argsort(), dtype=np.intp)
-    except TypeError:
-        pass
+    if cells.dtype != object:
+        return np.asarray(cells.argsort(), dtype=np.intp)  # one dtype: numbers, text, times
     values = list(cells)
 
     def by_type(value: Any) -> Any:
         if isinstance(value, tuple):
-            return tuple(by_type(v) for v in value)
-        return (type(value).__name__, value)
+            return ("tuple", 2, tuple(by_type(v) for v in value))
+        if isinstance(value, _TOTALLY_ORDERED):
+            return (type(value).__name__, 0, value)
+        return (type(value).__name__, 1, repr(value))
 
     def by_text(value: Any) -> Any:
-        if isinstance(value, tuple):
-            return tuple(by_text(v) for v in value)
         return (type(value).__name__, repr(value))
 
-    for key in (by_type, by_text):
-        try:
-            return np.array(sorted(range(len(values)), key=lambda i: key(values[i])), dtype=np.intp)
-        except TypeError:
-            continue
-    return np.arange(len(values), dtype=np.intp)
+    try:
+        return np.array(sorted(range(len(values)), key=lambda i: by_type(values[i])), dtype=np.intp)
+    except TypeError:  # two types of one name: text always compares
+        return np.array(sorted(range(len(values)), key=lambda i: by_text(values[i])), dtype=np.intp)
 
 
 class CellReader:

@@ -17,8 +17,9 @@ if it is, the rest of the allowance measures every column again and the
 columns come out independent (:func:`independent`, which small frames found
 by the noisy row count get directly).
 
-Both return the fitted model (sampled exactly by the caller) and the
-compression of rare codes that maps its codes back to the data's.
+Both return the fitted model (sampled exactly by the caller), the
+compression of rare codes that maps its codes back to the data's, and
+whether the columns were measured alone (:class:`Fitted`).
 """
 
 from __future__ import annotations
@@ -27,11 +28,21 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals, estimate_total, measure, select
 from dpframe.synthesis.model import Clique, GraphicalModel, JunctionTree, Measurement
+
+
+class Fitted(NamedTuple):
+    """A synthesizer's fitted model, the compression that maps its codes back to the data's, and whether it
+    measured the columns alone (a frame too small for correlations)."""
+
+    model: GraphicalModel
+    compression: Compression
+    alone: bool
 
 Step = Callable[[str, float], None]  # progress: what is happening, fraction done
 
@@ -88,7 +99,7 @@ def _one_way(
     d = len(data.sizes)
     cliques: list[Clique] = [(a,) for a in range(d)]
     one_way = measure(data, cliques, allowance.noise(share, d))
-    alone = share < 1 and hides_correlations(estimate_total(one_way), allowance, d)
+    alone = share < 1 and d > 1 and hides_correlations(estimate_total(one_way), allowance, d)
     if alone:
         one_way = [_combined(m, again) for m, again in zip(one_way, measure(data, cliques, allowance.noise(1 - share, d)))]
     compression = Compression.of(one_way, data.sizes, data.missing)
@@ -96,20 +107,20 @@ def _one_way(
     return data, one_way, compression, alone
 
 
-def independent(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalModel, Compression]:
+def independent(data: Marginals, allowance: Allowance, step: Step) -> Fitted:
     """Every one-way marginal measured with the whole allowance, and the model whose columns are independent:
     for frames too small for the noise of any marginal of several columns to leave a correlation standing.
 
     >>> from dpframe.testing import seeded_noise
     >>> x = np.arange(3000, dtype=np.int32) % 3
     >>> with seeded_noise(0):
-    ...     model, _ = independent(CodedData((x, x), (3, 3)), Allowance("zcdp", Fraction(1), 1), lambda m, d: None)
+    ...     model, _, _ = independent(CodedData((x, x), (3, 3)), Allowance("zcdp", Fraction(1), 1), lambda m, d: None)
     >>> [c for c, _ in model.tree.order]
     [0, 1]
     """
     step("measuring one-way marginals", 0.0)
     data, one_way, compression, _ = _one_way(data, allowance, Fraction(1))
-    return _independent_model(data, one_way, FIT_ITERATIONS), compression
+    return Fitted(_independent_model(data, one_way, FIT_ITERATIONS), compression, True)
 
 
 def _pair_scores(data: Marginals, model: GraphicalModel, pairs: Sequence[Clique]) -> np.ndarray:
@@ -121,14 +132,14 @@ def _pair_scores(data: Marginals, model: GraphicalModel, pairs: Sequence[Clique]
     return np.array(scores)
 
 
-def mst(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalModel, Compression]:
+def mst(data: Marginals, allowance: Allowance, step: Step) -> Fitted:
     """Fit MST's model; returns it with the compression that maps its codes back to the data's.
 
     >>> from dpframe.testing import seeded_noise
     >>> x = np.arange(3000, dtype=np.int32) % 3
     >>> data = CodedData((x, x, (x + 1) % 3), (3, 3, 3))   # three copies of one column
     >>> with seeded_noise(0):
-    ...     model, compression = mst(data, Allowance("zcdp", Fraction(1), 1), lambda message, done: None)
+    ...     model, compression, alone = mst(data, Allowance("zcdp", Fraction(1), 1), lambda message, done: None)
     >>> records = model.sample(300, np.random.default_rng(0))
     >>> bool((records[:, 0] == records[:, 1]).mean() > 0.95)
     True
@@ -139,7 +150,7 @@ def mst(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalMod
     data.expect(list(itertools.combinations(range(d), 2)))  # every pair is scored
     data, one_way, compression, alone = _one_way(data, allowance, third)
     if alone:
-        return _independent_model(data, one_way, FIT_ITERATIONS), compression
+        return Fitted(_independent_model(data, one_way, FIT_ITERATIONS), compression, True)
     tree: list[Clique] = []
     if d > 1:
         step("choosing a spanning tree of pairs", 0.1)
@@ -166,7 +177,7 @@ def mst(data: Marginals, allowance: Allowance, step: Step) -> tuple[GraphicalMod
     measurements = one_way + two_way
     model = GraphicalModel(JunctionTree.build(tree, data.sizes), data.sizes, estimate_total(measurements))
     model.fit(measurements, FIT_ITERATIONS)
-    return model, compression
+    return Fitted(model, compression, False)
 
 
 # AIM's settings (McKenna et al. 2022, Alg. 2, which plans 16 rounds per column): here at most 6
@@ -197,7 +208,7 @@ def _downward_closure(d: int, way: int) -> dict[Clique, int]:
 
 def aim(
     data: Marginals, allowance: Allowance, step: Step, rng: np.random.Generator, way: int = 3
-) -> tuple[GraphicalModel, Compression]:
+) -> Fitted:
     """Fit AIM's model over every set of at most ``way`` columns (module docstring; McKenna et al. 2022, Alg. 2).
 
     ``rng`` draws the model samples that score candidates straddling cliques
@@ -207,7 +218,7 @@ def aim(
     >>> x = np.arange(3000, dtype=np.int32) % 3
     >>> data = CodedData((x, x, (x + 1) % 3), (3, 3, 3))
     >>> with seeded_noise(0):
-    ...     model, _ = aim(data, Allowance("zcdp", Fraction(1), 1), lambda message, done: None, np.random.default_rng(0))
+    ...     model, _, _ = aim(data, Allowance("zcdp", Fraction(1), 1), lambda message, done: None, np.random.default_rng(0))
     >>> records = model.sample(300, np.random.default_rng(0))
     >>> bool((records[:, 2] == (records[:, 0] + 1) % 3).mean() > 0.95)
     True
@@ -222,7 +233,7 @@ def aim(
     data.expect(list(candidates))
     data, one_way, compression, alone = _one_way(data, allowance, measure_share * d)
     if alone:
-        return _independent_model(data, one_way, FIT_ITERATIONS), compression
+        return Fitted(_independent_model(data, one_way, FIT_ITERATIONS), compression, True)
     spent = measure_share * d
     sizes = data.sizes
     measurements = list(one_way)
@@ -268,7 +279,7 @@ def aim(
             measure_share, select_share = measure_share * growth, select_share * growth
     step("fitting the model", 0.8)
     model.fit(measurements, FIT_ITERATIONS)
-    return model, compression
+    return Fitted(model, compression, False)
 
 
 def _affordable(

@@ -399,19 +399,17 @@ def synthesize(
         model_plan.charge()
         coded = reader.marginals(target, names, domains)
         with Progress("synthesize", enabled=progress) as bar:
-            compression = None
+            compression, measured_alone = None, False
             model: GraphicalModel | MarginalsModel
             if alone:
-                model, compression = graphical.independent(coded, allowance, bar)
+                model, compression, measured_alone = graphical.independent(coded, allowance, bar)
             elif method == "aim":
-                model, compression = graphical.aim(coded, allowance, bar, rng)
+                model, compression, measured_alone = graphical.aim(coded, allowance, bar, rng)
             elif method == "mst":
-                model, compression = graphical.mst(coded, allowance, bar)
+                model, compression, measured_alone = graphical.mst(coded, allowance, bar)
             else:
                 model = fit_marginals(coded, allowance, groups)
             measured = [m.clique for m in model.measurements]
-            # AIM and MST measure only one-way marginals when their first ones show a frame too small.
-            measured_alone = method != "marginals" and len(names) > 1 and all(len(c) == 1 for c in measured)
             bar("sampling", 0.95)
             count = rows if rows is not None else max(1, int(round(model.total)))
             codes = model.sample(count, rng)
