@@ -334,7 +334,8 @@ def coded_run(data: Data, seed: int, method: str) -> dict[str, np.ndarray]:
     frame = pd.DataFrame({c: pd.Categorical(data.codes[c], categories=range(s.size)) for c, s in data.scores.items()})
     synthetic = _synthesize(frame, seed, method, categories={c: list(range(s.size)) for c, s in data.scores.items()})
     # A missing value (the categorical's missing code, whose noisy count may stand out) scores in the missing bin.
-    return {c: np.where(synthetic[c].isna(), s.size - 1, synthetic[c].cat.codes) for c, s in data.scores.items()}
+    return {c: np.where(synthetic[c].isna(), s.size - 1, synthetic[c].cat.codes).astype(np.int64)
+            for c, s in data.scores.items()}
 
 
 def mbi_aim_run(data: Data, seed: int) -> dict[str, np.ndarray]:
