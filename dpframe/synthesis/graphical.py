@@ -236,6 +236,10 @@ def aim(
         return Fitted(_independent_model(data, one_way, FIT_ITERATIONS), compression, True)
     spent = measure_share * d
     sizes = data.sizes
+    # A column left with one code (text none of whose values was released, its missing code dropped) is the
+    # same in every record: a marginal with it says nothing the others do not (post-processing of the sizes).
+    # On movies, 3-way candidates with its title took 22 of 40 rounds and two thirds of the time.
+    candidates = {c: w for c, w in candidates.items() if len(c) == 1 or all(sizes[a] > 1 for a in c)}
     measurements = list(one_way)
     cliques: list[Clique] = []
     model = GraphicalModel(JunctionTree.build(cliques, sizes), sizes, estimate_total(measurements))
