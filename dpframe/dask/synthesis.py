@@ -52,7 +52,7 @@ bounds={'day': (lower, upper)} or bin edges bins={'day': [...]}; or synthesize f
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +108,7 @@ def _add(tables: Sequence[list[NDArray[np.int64]]]) -> list[NDArray[np.int64]]:
     return [np.sum(same, axis=0) for same in zip(*tables)]
 
 
-def _tree_sum(parts: list[Any], add: Any = _add) -> Any:
+def _tree_sum(parts: list[Any], add: Callable[[Sequence[Any]], Any] = _add) -> Any:
     """The delayed sum of per-partition counts (default: count tables), ``SPLIT_EVERY`` at a time."""
     while len(parts) > 1:
         parts = [delayed(add)(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]

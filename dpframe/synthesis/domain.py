@@ -1253,8 +1253,8 @@ def _discover_bins(
     # 0.000 of values kept to thousandths) would be spread over the bin's fine cell.
     # Only values held by half an equal bin's share of the rows or more: a code for each of hundreds of values
     # selected in a smooth column would spread every marginal thin (diamonds' x: 69 codes, 2-way 0.067 -> 0.114).
-    frequent = pd.Index([]) if selected is None else selected[selected >= (0 if rows is None else rows / (2 * entry.bins))].index
-    points = [float(v) for v in frequent]
+    floor = 0.0 if rows is None else rows / (2 * entry.bins)
+    points = [] if selected is None else [float(v) for v in selected.index[selected.to_numpy() >= floor]]
     with_points = fine.with_points(points)
     # Bins follow the values that are not points: those are counted in cells of their own, left unused.
     noisy, noise = _noisy_histogram(target, entry, rest, count, with_points.codes_of, with_points.size, "bins")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
