@@ -303,7 +303,13 @@ class CategoryDomain(ColumnDomain):
     @property
     def draws_other(self) -> bool:
         """Whether the "other" code decodes as a random listed value: numbers (whose unreleased values are no
-        missing values, and no text can say what they are) and dtypes that hold no missing value."""
+        missing values, and no text can say what they are) and dtypes that hold no missing value.
+
+        >>> CategoryDomain.build("x", np.dtype("float64"), pd.Index([0.0, 1.0]), other=True).draws_other
+        True
+        >>> CategoryDomain.build("c", np.dtype(object), pd.Index(["a"]), other=True).draws_other
+        False
+        """
         return self.other and (_draws_other(self.dtype) or not self.missing)
 
     @property
@@ -808,6 +814,13 @@ class DomainPlan:
         their histogram would cost more than it places), and ``bins`` bins found privately for the rest.
 
         Only measurements are taken away, so every check made on this plan before a charge still holds.
+
+        >>> df = pd.DataFrame({"age": [25, 40, 61] * 100, "w": [1.5, 2.5, 3.0] * 100})
+        >>> plan = plan_domains(df, ["age", "w"], bounds={"w": (0, 4)}, categories=None, bins=32, follow_data=True)
+        >>> plan.needs, plan.for_small_frame(8).needs
+        ({'age': 'bounds', 'w': 'bins'}, {'age': 'bounds'})
+        >>> plan.for_small_frame(8).public_domains()["w"].labels()[:2]
+        ['[0, 0.5)', '[0.5, 1)']
         """
         def small(entry: _ColumnPlan) -> _ColumnPlan:
             if entry.need == "bins":
@@ -980,7 +993,14 @@ def added_value_counts(parts: Sequence[ValueCounts]) -> ValueCounts:
 
 
 def present_values(target: Target, name: Any) -> ValueCounts:
-    """:data:`ValueCounts` of a pandas column's rows in use (read when called: after a charge)."""
+    """:data:`ValueCounts` of a pandas column's rows in use (read when called: after a charge).
+
+    >>> import dpframe
+    >>> target = Target.of(pd.DataFrame({"city": ["Rome", "Oslo", "Rome"]}).dp.protect(epsilon=1.0))
+    >>> keys, counts = present_values(target, "city")
+    >>> keys.tolist(), counts.tolist()
+    (['Oslo', 'Rome'], [1, 2])
+    """
     column, mask = target.column(name), target.rows_in_use()
     return value_counts_of(column if mask is None else column[mask])
 
