@@ -490,9 +490,9 @@ def test_the_model_spends_exactly_its_allowance(
         planned.append(marginals)
         return noise(self, share, marginals)
 
-    def recorded_measure(data: Any, cliques: Any, spec: Any) -> Any:
+    def recorded_measure(data: Any, cliques: Any, spec: Any, groups: Any = ()) -> Any:
         measured.append(len(cliques))
-        return measure(data, cliques, spec)
+        return measure(data, cliques, spec, groups)
 
     def recorded_selection(self: Allowance, share: Fraction) -> Fraction:
         shares.append(Fraction(share))

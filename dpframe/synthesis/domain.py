@@ -261,6 +261,15 @@ class ColumnDomain(ABC):
     def labels(self) -> list[str]:
         """A human-readable label per code."""
 
+    def places(self) -> NDArray[np.float64]:
+        """Each code's place on the column's axis, NaN for a code with none (a category, missing values): the
+        model may measure marginals of several columns over runs of neighbouring codes (:func:`graphical.aim`).
+
+        >>> CategoryDomain.build("c", np.dtype(object), pd.Index(["a", "b"]), other=False).places().tolist()
+        [nan, nan, nan]
+        """
+        return np.full(self.size, np.nan)
+
 
 @dataclass(frozen=True, eq=False)
 class CategoryDomain(ColumnDomain):
@@ -525,6 +534,18 @@ class NumericDomain(ColumnDomain):
             weights[cells] += rest * width[cells] / width[cells].sum()
         return NumericDomain(self.name, self.size, self.dtype, self.missing, self.kind, self.edges, self.step,
                              self.points, tuple(float(e) for e in fine), tuple(float(w) for w in weights))
+
+    def places(self) -> NDArray[np.float64]:
+        """A bin's lower edge and a point's value (neighbouring codes have neighbouring places); NaN for the
+        missing code.
+
+        >>> NumericDomain.from_bounds("x", np.dtype("float64"), 0.0, 4.0, bins=2).with_points([1.0]).places().tolist()
+        [0.0, 2.0, 1.0, nan]
+        """
+        places = np.full(self.size, np.nan)
+        places[: self.bins] = self.edges[:-1]
+        places[self.bins : self.bins + len(self.points)] = self.points
+        return places
 
     def _fine_cells(
         self, j: NDArray[np.int64], lo: NDArray[np.float64], hi: NDArray[np.float64], rng: np.random.Generator

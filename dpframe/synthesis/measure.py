@@ -21,7 +21,7 @@ from scipy.special import log_ndtr
 
 from dpframe.noise.mechanism import NoiseSpec, round_down, round_up
 from dpframe.selection.exponential import choose
-from dpframe.synthesis.model import Array, Clique, Measurement
+from dpframe.synthesis.model import Array, Clique, Groups, Measurement, coarsen
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,10 @@ class CodedData:
         return CodedData(tuple(columns), tuple(sizes), tuple(missing))
 
 
-def measure(data: Marginals, cliques: Sequence[Clique], noise: NoiseSpec) -> list[Measurement]:
-    """Noisy counts of each marginal: exact counts plus exact discrete noise, one draw per cell.
+def measure(data: Marginals, cliques: Sequence[Clique], noise: NoiseSpec, groups: Groups = ()) -> list[Measurement]:
+    """Noisy counts of each marginal: exact counts plus exact discrete noise, one draw per cell; with ``groups``
+    (the same for every clique), of each marginal's groups of codes (:func:`~dpframe.synthesis.model.coarsen`:
+    one record is still in one cell, so the sensitivity is the same).
 
     >>> from dpframe.testing import seeded_noise
     >>> data = CodedData((np.array([0, 1, 1] * 100, dtype=np.int32),), (2,))
@@ -157,9 +159,10 @@ def measure(data: Marginals, cliques: Sequence[Clique], noise: NoiseSpec) -> lis
     """
     out = []
     weight = 1.0 / noise.std
-    for clique, exact in zip(cliques, data.counts_of(cliques)):
+    for clique, counts in zip(cliques, data.counts_of(cliques)):
+        exact = coarsen(counts, groups)
         noisy = exact + noise.sample(exact.size).reshape(exact.shape)
-        out.append(Measurement(clique, noisy.astype(np.float64), np.full(exact.shape, weight)))
+        out.append(Measurement(clique, noisy.astype(np.float64), np.full(exact.shape, weight), groups))
     return out
 
 

@@ -12,7 +12,9 @@ Every measured set then lies inside one clique.
 estimation and inference for differential privacy", the estimator of
 private-pgm): find clique marginals mu, consistent with one distribution of
 total mass ``total``, minimising ``sum_M 0.5 * ||w_M * (mu_M - y_M)||^2``
-over the noisy measurements ``y_M`` with weights ``w_M = 1/sigma``. Mirror
+over the noisy measurements ``y_M`` with weights ``w_M = 1/sigma`` (a measurement
+of groups of codes compares ``Q mu_M``, the marginal summed within its groups,
+with its values: :func:`coarsen`; its gradient is spread back by ``Q^T``). Mirror
 descent on the log-potentials ``theta`` with an Armijo line search: every
 iterate is a valid distribution (non-negative and consistent by
 construction), and the marginals of the potentials come from one
@@ -43,9 +45,15 @@ STEP_GROWTH = 1.25
 Array = NDArray[np.float64]
 
 
+Groups = tuple[NDArray[np.int64] | None, ...]  # per clique axis: each code's group, or None (every code its own)
+
+
 @dataclass(frozen=True)
 class Measurement:
     """A noisy marginal: counts ``values`` over ``clique`` (axes in clique order), weighted per cell by 1/sigma.
+
+    With ``groups``, the counts are of groups of codes (:func:`coarsen`): a coarser marginal, whose cells hold
+    more records each, so its noise weighs less against them.
 
     >>> Measurement((0,), np.array([3.0, 5.0]), np.array([0.5, 0.5])).variance.tolist()
     [4.0, 4.0]
@@ -54,11 +62,59 @@ class Measurement:
     clique: Clique
     values: Array
     weights: Array
+    groups: Groups = ()
 
     @property
     def variance(self) -> Array:
         """Noise variance of each cell."""
         return 1.0 / self.weights**2
+
+
+def merged(measurements: Sequence[Measurement]) -> list[Measurement]:
+    """Measurements of the same cells as one, their inverse-variance weighted mean: the same weighted squared
+    error to fit, up to a constant, in fewer terms (post-processing).
+
+    >>> a = Measurement((0,), np.array([10.0, 20.0]), np.ones(2))
+    >>> b = Measurement((0,), np.array([14.0, 20.0]), np.ones(2))
+    >>> [(m.values.tolist(), (m.weights**2).round(9).tolist()) for m in merged([a, b])]
+    [([12.0, 20.0], [2.0, 2.0])]
+    """
+    together: dict[tuple[Clique, tuple[bytes | None, ...]], list[Measurement]] = {}
+    for m in measurements:
+        key = (m.clique, tuple(None if g is None else g.tobytes() for g in m.groups))
+        together.setdefault(key, []).append(m)
+    out: list[Measurement] = []
+    for same in together.values():
+        precision = np.sum([m.weights**2 for m in same], axis=0)
+        values = np.sum([m.weights**2 * m.values for m in same], axis=0) / precision
+        out.append(same[0] if len(same) == 1 else Measurement(same[0].clique, values, np.sqrt(precision), same[0].groups))
+    return out
+
+
+def coarsen(values: Array, groups: Groups) -> Array:
+    """Counts over a clique summed within each axis's groups of codes (``groups`` empty: unchanged).
+
+    >>> coarsen(np.arange(6.0).reshape(3, 2), (np.array([0, 0, 1]), None)).tolist()
+    [[2.0, 4.0], [4.0, 5.0]]
+    """
+    for axis, group in enumerate(groups):
+        if group is not None:
+            summed = np.zeros((int(group.max()) + 1, *np.delete(values.shape, axis)))
+            np.add.at(summed, group, np.moveaxis(values, axis, 0))
+            values = np.moveaxis(summed, 0, axis)
+    return values
+
+
+def spread(values: Array, groups: Groups) -> Array:
+    """The transpose of :func:`coarsen`: each code gets its group's value (the gradient of a coarse fit).
+
+    >>> spread(np.array([[1.0, 2.0], [3.0, 4.0]]), (np.array([0, 0, 1]), None)).tolist()
+    [[1.0, 2.0], [1.0, 2.0], [3.0, 4.0]]
+    """
+    for axis, group in enumerate(groups):
+        if group is not None:
+            values = np.take(values, group, axis=axis)
+    return values
 
 
 def project(values: Array, clique: Clique, onto: Clique) -> Array:
@@ -198,6 +254,16 @@ class JunctionTree:
         """Total number of cells in the clique tables: the model's size."""
         return sum(math.prod(sizes[a] for a in c) for c in self.cliques)
 
+    @staticmethod
+    def cells_of(measured: Iterable[Clique], sizes: Sequence[int]) -> int:
+        """``build(measured, sizes).cells(sizes)`` without building the tree (AIM asks it of every candidate).
+
+        >>> JunctionTree.cells_of([(0, 1), (1, 2), (0, 2), (2, 3)], [2, 2, 2, 2])
+        12
+        """
+        cliques = _triangulate(list(measured) + [(a,) for a in range(len(sizes))], len(sizes), sizes)
+        return sum(math.prod(sizes[a] for a in c) for c in cliques)
+
 
 class GraphicalModel:
     """Log-potentials on a junction tree's cliques and the marginals they imply, scaled to ``total`` records.
@@ -265,12 +331,16 @@ class GraphicalModel:
     def fit(self, measurements: Sequence[Measurement], iterations: int) -> None:
         """Mirror descent on the weighted squared error to the measurements (module docstring)."""
         self.measurements = list(measurements)
-        homes = [self.tree.home(m.clique) for m in measurements]
+        terms = merged(measurements)
+        cliques = list(dict.fromkeys(m.clique for m in terms))
+        homes = {c: self.tree.home(c) for c in cliques}
 
         def evaluate(marginals: list[Array]) -> tuple[float, list[Array], list[Array]]:
+            # Each measured set projected once, however many measurements (over codes or runs) it has.
+            projected = {c: project(marginals[homes[c]], self.tree.cliques[homes[c]], c) for c in cliques}
             loss, grads, fitted = 0.0, [], []
-            for m, h in zip(measurements, homes):
-                fit = project(marginals[h], self.tree.cliques[h], m.clique)
+            for m in terms:
+                fit = coarsen(projected[m.clique], m.groups)
                 diff = fit - m.values
                 loss += 0.5 * float(np.sum((m.weights * diff) ** 2))
                 grads.append(m.weights**2 * diff)
@@ -278,10 +348,15 @@ class GraphicalModel:
             return loss, grads, fitted
 
         def direction(grads: list[Array]) -> list[Array | None]:
-            # The gradient gathered per clique once, reused by every step of the line search.
+            # The gradient gathered per measured set, then per clique, once; reused by every step of the line search.
+            per_set: dict[Clique, Array] = {}
+            for m, g in zip(terms, grads):
+                part = spread(g, m.groups)
+                per_set[m.clique] = per_set[m.clique] + part if m.clique in per_set else part
             per_clique: list[Array | None] = [None] * len(self.potentials)
-            for m, h, g in zip(measurements, homes, grads):
-                part = expand(g, m.clique, self.tree.cliques[h])
+            for c, g in per_set.items():
+                h = homes[c]
+                part = expand(g, c, self.tree.cliques[h])
                 current = per_clique[h]
                 per_clique[h] = part if current is None else current + part
             return per_clique

@@ -403,7 +403,7 @@ def synthesize(
             if alone:
                 model, compression, measured_alone = graphical.independent(coded, allowance, bar)
             elif method == "aim":
-                model, compression, measured_alone = graphical.aim(coded, allowance, bar, rng)
+                model, compression, measured_alone = graphical.aim(coded, allowance, bar, rng, places=[d.places() for d in domains])
             elif method == "mst":
                 model, compression, measured_alone = graphical.mst(coded, allowance, bar)
             else:
