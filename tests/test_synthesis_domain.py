@@ -443,6 +443,21 @@ def test_discovery_on_a_zcdp_budget_finds_bounds() -> None:
     assert [d.size for d in domains[:2]] == [8, 9]
 
 
+def test_a_range_reaches_on_to_a_next_octave_that_clears_the_lower_threshold() -> None:
+    """100 values in [16, 32) next to 1,900 in [8, 16): below the threshold of any octave at this share (about
+    4.4 sigma, 110), above that of a next octave (2.3 sigma, 58); the range reaches them (mroz's experience
+    was found within [8, 15], issue 33)."""
+    values = np.r_[np.arange(1900) % 8 + 8, np.arange(100) % 16 + 16]
+    p = pd.DataFrame({"years": values}).dp.protect(ledger=Ledger.in_memory(), rho=0.5)
+    target = Target.of(p)
+    plan = plan_domains(target.obj, ["years"], bins=8)
+    sigma = 25.0
+    with seeded_noise(0):
+        (years,) = plan.discover(target, Share(Fraction(1) / Fraction(int(sigma**2)), Fraction(0), Fraction(0))).domains
+    assert isinstance(years, NumericDomain)
+    assert years.edges[0] <= 8 and years.edges[-1] >= 31, years.edges
+
+
 def test_small_integer_ranges_skip_the_histogram_and_report_it_unspent() -> None:
     frame = pd.DataFrame({"dice": np.arange(3000) % 6 + 1})
     p = frame.dp.protect(ledger=Ledger.in_memory(), epsilon=1.0)
