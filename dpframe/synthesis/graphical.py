@@ -214,7 +214,7 @@ COARSE_RUNS = 10
 
 def runs(one_way: Measurement, places: NDArray[np.float64], parts: int = COARSE_RUNS) -> NDArray[np.int64] | None:
     """Each code's run of neighbouring codes by ``places``, about ``parts`` runs of equal shares of the noisy
-    one-way counts (a code holding more than a share is a run alone; ``parts`` codes or fewer are each alone);
+    one-way counts (a code holding more than two shares is a run alone; ``parts`` codes or fewer are each alone);
     a code with no place (NaN: a category, missing values) is a run of its own. None when no two codes would
     share a run. Post-processing of the measurement.
 
