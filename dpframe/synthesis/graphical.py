@@ -303,6 +303,7 @@ def aim(
         (c, tuple(coarse[a] for a in c)) for c in candidates if len(c) == 2 and any(coarse[a] is not None for a in c)]
     measurements = list(one_way)
     cliques: list[Clique] = []
+    joined_cells: dict[tuple[tuple[Clique, ...], frozenset[tuple[int, int]]], int] = {}
     model = GraphicalModel(JunctionTree.build(cliques, sizes), sizes, estimate_total(measurements))
     model.fit(measurements, GUIDE_ITERATIONS)
     sensitivity = max(candidates.values())
@@ -315,7 +316,8 @@ def aim(
         spent += measure_share + select_share
         noise = allowance.noise(measure_share, 1)
         useful = np.sqrt(2 / np.pi) * noise.std  # expected |noise| per cell of a new measurement
-        fits = _affordable(options, model.tree, cliques, sizes, AIM_MAX_CELLS * float(spent), model.total / useful)
+        fits = _affordable(options, model.tree, cliques, sizes, AIM_MAX_CELLS * float(spent), model.total / useful,
+                           joined_cells)
         fits = fits or [(r, ()) for r in candidates if len(r) == 1]  # nothing is worth it: refine a column
         step(f"{len(measurements)} marginals measured", 0.8 * float(spent))
         # The model's marginals of candidates that straddle cliques: counted in records drawn from it.
@@ -356,10 +358,12 @@ def _affordable(
     sizes: tuple[int, ...],
     max_cells: float,
     max_size: float,
+    joined_cells: dict[tuple[tuple[Clique, ...], frozenset[tuple[int, int]]], int],
 ) -> list[tuple[Clique, Groups]]:
     """Candidates (over codes or runs of them) whose measurement is worth its noise (fewer cells than
     total / E|noise|) and whose addition to ``cliques`` (whose tree is ``held``) keeps the model within
-    ``max_cells`` (both decided from public or already-released numbers)."""
+    ``max_cells`` (both decided from public or already-released numbers). ``joined_cells`` keeps, from round
+    to round, the cells of the parts a candidate joins, by those parts' cliques and the candidate."""
     current = held.cells(sizes)
     # Adding r re-triangulates only the connected parts of the measured graph that it touches; the others keep
     # their cells (min-fill eliminates a part's vertices in the same order alone as among the others).
@@ -383,7 +387,6 @@ def _affordable(
         part_cliques.setdefault(find(c[0]), []).append(c)
     for a in range(len(sizes)):
         part_attributes.setdefault(find(a), []).append(a)
-    by_edges: dict[frozenset[tuple[int, int]], int] = {}
     out = []
     for r, groups in options:
         measured = [sizes[a] if g is None else int(g.max()) + 1 for a, g in zip(r, groups or (None,) * len(r))]
@@ -392,15 +395,14 @@ def _affordable(
         if any(set(r) <= set(c) for c in held.cliques):
             cells = current
         else:
-            new_edges = frozenset(itertools.combinations(r, 2))
-            if new_edges not in by_edges:
-                touched = sorted({find(a) for a in r})
+            touched = sorted({find(a) for a in r})
+            key = (tuple(sorted(c for t in touched for c in part_cliques.get(t, []))), frozenset(itertools.combinations(r, 2)))
+            if key not in joined_cells:
                 attributes = sorted(a for t in touched for a in part_attributes[t])
                 index = {a: i for i, a in enumerate(attributes)}
-                joined = [tuple(index[a] for a in c) for t in touched for c in part_cliques.get(t, [])]
-                by_edges[new_edges] = current - sum(part_cells[t] for t in touched) + JunctionTree.cells_of(
-                    joined + [tuple(index[a] for a in r)], [sizes[a] for a in attributes])
-            cells = by_edges[new_edges]
+                joined_cells[key] = JunctionTree.cells_of(
+                    [tuple(index[a] for a in c) for c in key[0]] + [tuple(index[a] for a in r)], [sizes[a] for a in attributes])
+            cells = current - sum(part_cells[t] for t in touched) + joined_cells[key]
         if cells <= max_cells:
             out.append((r, groups))
     return out
