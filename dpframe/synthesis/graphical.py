@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dpframe.synthesis.measure import Allowance, CodedData, Compression, Marginals, estimate_total, measure, select
-from dpframe.synthesis.model import Clique, GraphicalModel, Groups, JunctionTree, Measurement, coarsen
+from dpframe.synthesis.model import Clique, GraphicalModel, Groups, JunctionTree, Measurement, coarsen, find_root
 
 
 class Fitted(NamedTuple):
@@ -159,16 +159,10 @@ def mst(data: Marginals, allowance: Allowance, step: Step) -> Fitted:
         pairs = list(itertools.combinations(range(d), 2))
         weights = dict(zip(pairs, _pair_scores(data, model, pairs)))
         component = list(range(d))
-
-        def find(i: int) -> int:
-            while component[i] != i:
-                i = component[i]
-            return i
-
         for _ in range(d - 1):
-            open_pairs = [p for p in pairs if find(p[0]) != find(p[1])]
+            open_pairs = [p for p in pairs if find_root(component, p[0]) != find_root(component, p[1])]
             chosen = open_pairs[select(np.array([weights[p] for p in open_pairs]), allowance, third / (d - 1))]
-            component[find(chosen[0])] = find(chosen[1])
+            component[find_root(component, chosen[0])] = find_root(component, chosen[1])
             tree.append(chosen)
         step("measuring the chosen pairs", 0.4)
         two_way = measure(data, tree, allowance.noise(third, d - 1))
@@ -368,25 +362,19 @@ def _affordable(
     # Adding r re-triangulates only the connected parts of the measured graph that it touches; the others keep
     # their cells (min-fill eliminates a part's vertices in the same order alone as among the others).
     part = list(range(len(sizes)))
-
-    def find(a: int) -> int:
-        while part[a] != a:
-            part[a] = part[part[a]]
-            a = part[a]
-        return a
-
     for c in cliques:
         for a in c[1:]:
-            part[find(a)] = find(c[0])
+            part[find_root(part, a)] = find_root(part, c[0])
     part_cells: dict[int, int] = {}
     part_cliques: dict[int, list[Clique]] = {}
     part_attributes: dict[int, list[int]] = {}
     for c in held.cliques:
-        part_cells[find(c[0])] = part_cells.get(find(c[0]), 0) + math.prod(sizes[a] for a in c)
+        t = find_root(part, c[0])
+        part_cells[t] = part_cells.get(t, 0) + math.prod(sizes[a] for a in c)
     for c in cliques:
-        part_cliques.setdefault(find(c[0]), []).append(c)
+        part_cliques.setdefault(find_root(part, c[0]), []).append(c)
     for a in range(len(sizes)):
-        part_attributes.setdefault(find(a), []).append(a)
+        part_attributes.setdefault(find_root(part, a), []).append(a)
     out = []
     for r, groups in options:
         measured = [sizes[a] if g is None else int(g.max()) + 1 for a, g in zip(r, groups or (None,) * len(r))]
@@ -395,7 +383,7 @@ def _affordable(
         if any(set(r) <= set(c) for c in held.cliques):
             cells = current
         else:
-            touched = sorted({find(a) for a in r})
+            touched = sorted({find_root(part, a) for a in r})
             key = (tuple(sorted(c for t in touched for c in part_cliques.get(t, []))), frozenset(itertools.combinations(r, 2)))
             if key not in joined_cells:
                 attributes = sorted(a for t in touched for a in part_attributes[t])

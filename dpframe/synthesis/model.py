@@ -117,6 +117,20 @@ def spread(values: Array, groups: Groups) -> Array:
     return values
 
 
+def find_root(parent: list[int], i: int) -> int:
+    """``i``'s root in the union-find forest ``parent`` (each entry its parent, a root its own), halving the
+    path on the way.
+
+    >>> parent = [0, 0, 1, 3]
+    >>> find_root(parent, 2), parent
+    (0, [0, 0, 0, 3])
+    """
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
 def project(values: Array, clique: Clique, onto: Clique) -> Array:
     """Sum out the attributes of ``clique`` not in ``onto`` (a subset, both sorted).
 
@@ -218,16 +232,9 @@ class JunctionTree:
             key=lambda ij: -len(set(cliques[ij[0]]) & set(cliques[ij[1]])),
         )
         component = list(range(len(cliques)))
-
-        def find(i: int) -> int:
-            while component[i] != i:
-                component[i] = component[component[i]]
-                i = component[i]
-            return i
-
         adjacent: list[list[int]] = [[] for _ in cliques]
         for i, j in pairs:
-            ri, rj = find(i), find(j)
+            ri, rj = find_root(component, i), find_root(component, j)
             if ri != rj:
                 component[ri] = rj
                 adjacent[i].append(j)
