@@ -234,12 +234,11 @@ def runs(one_way: Measurement, places: NDArray[np.float64], parts: int = COARSE_
 
 def _runs_after(one_way: Sequence[Measurement], compression: Compression,
                 places: Sequence[NDArray[np.float64]]) -> tuple[NDArray[np.int64] | None, ...]:
-    """:func:`runs` of every attribute's compressed codes (the rare code has no place)."""
+    """:func:`runs` of every attribute's compressed codes (the rare code has no place); none without places."""
+    if not places:
+        return (None,) * len(one_way)
     out: list[NDArray[np.int64] | None] = []
     for a, m in enumerate(one_way):
-        if not places:
-            out.append(None)
-            continue
         kept = compression.kept[a]
         where = places[a] if kept is None else np.append(places[a][kept], [np.nan] * int(compression.rare[a] is not None))
         out.append(runs(m, where))
