@@ -326,3 +326,36 @@ def test_remote_frames_of_two_datasets_are_never_combined() -> None:
                      lambda: (a["x"] + b["x"]).dp.mean(bounds=(0, 10), epsilon=1.0)):
         with pytest.raises(RefusedError, match="two dataset\\(\\) calls"):
             combined()
+
+
+def test_the_client_waits_as_the_rate_limit_says_and_sends_the_same_request_again() -> None:
+    """A 429 with Retry-After is the server's rate limit, not an answer: the client waits and sends the same
+    request (a refused request charged nothing); after its attempts it raises the server's error."""
+    import httpx
+
+    from dpframe import errors
+    from dpframe.service.client import ATTEMPTS, Connection
+
+    sent: list[bytes] = []
+
+    def limited_once(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        if len(sent) == 1:
+            return httpx.Response(429, headers={"Retry-After": "0"},
+                                  json={"error": {"type": "RateLimited", "message": "too many requests"}})
+        return httpx.Response(200, json={"value": 1})
+
+    connection = Connection("http://localhost", token="t", transport=httpx.MockTransport(limited_once))
+    assert connection._request("POST", "/v1/datasets/a/run", {"request_id": "r1"}) == 1
+    assert len(sent) == 2 and sent[0] == sent[1]
+
+    def always_limited(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        return httpx.Response(429, headers={"Retry-After": "0"},
+                              json={"error": {"type": "RateLimited", "message": "too many requests"}})
+
+    sent.clear()
+    connection = Connection("http://localhost", token="t", transport=httpx.MockTransport(always_limited))
+    with pytest.raises(errors.RemoteError, match="RateLimited"):
+        connection._request("POST", "/v1/datasets/a/run", {"request_id": "r2"})
+    assert len(sent) == ATTEMPTS

@@ -26,6 +26,7 @@ fresh noise).
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping
@@ -62,6 +63,8 @@ _WARNED: dict[str, type[Warning]] = {
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 # Attempts of one request when the connection fails (the same request id each time).
 ATTEMPTS = 3
+# The longest wait the client takes on the server's word (Retry-After, in seconds) before asking again.
+MAX_RATE_WAIT = 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,12 +188,18 @@ class Connection:
         for attempt in range(ATTEMPTS):
             try:
                 response = self._http.request(method, path, json=body)
-                break
             except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout) as error:
                 if attempt == ATTEMPTS - 1:
                     raise errors.RemoteError(f"the server at {self._http.base_url} did not answer "
                                              f"({type(error).__name__}); the request can be sent again: it is "
                                              "answered once") from None
+                continue
+            wait = response.headers.get("Retry-After", "")
+            if response.status_code != 429 or attempt == ATTEMPTS - 1 or not wait.isdigit():
+                break
+            # The server's rate limit: wait as long as it says and send the same request again (a refused request
+            # charged nothing; its id makes a repeat answered once).
+            time.sleep(min(int(wait), MAX_RATE_WAIT))
         try:
             payload = response.json()
         except ValueError:
